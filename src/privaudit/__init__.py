@@ -1,0 +1,24 @@
+"""privaudit: measure how much a trained artefact leaks about the records it was built from.
+
+``import privaudit`` stays light: numpy, scipy and pandas at most. Heavy libraries (torch,
+transformers, spaCy, Ray, matplotlib) are imported where they are used.
+"""
+
+from privaudit.exceptions import (
+    BaselineWarning,
+    DegenerateInputWarning,
+    NotFittedError,
+    PrivauditWarning,
+)
+from privaudit.results import AttackResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AttackResult",
+    "BaselineWarning",
+    "DegenerateInputWarning",
+    "NotFittedError",
+    "PrivauditWarning",
+    "__version__",
+]

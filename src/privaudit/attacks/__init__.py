@@ -1,0 +1,3 @@
+"""privaudit.attacks (under construction)."""
+
+__all__: list[str] = []

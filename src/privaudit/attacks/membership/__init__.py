@@ -1,0 +1,3 @@
+"""privaudit.attacks.membership (under construction)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""privaudit.data (under construction)."""
+
+__all__: list[str] = []

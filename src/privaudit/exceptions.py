@@ -1,0 +1,35 @@
+"""Warnings and errors raised by privaudit.
+
+Errors follow one template so that a user can see at once which argument is wrong::
+
+    The 'fpr' parameter of tpr_at_fpr must be in [0, 1). Got 1.5 instead.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BaselineWarning",
+    "DegenerateInputWarning",
+    "NotFittedError",
+    "PrivauditWarning",
+]
+
+
+class PrivauditWarning(UserWarning):
+    """Base class of the warnings privaudit emits."""
+
+
+class DegenerateInputWarning(PrivauditWarning):
+    """Valid but degenerate input (one class only, zero variance): the result is NaN."""
+
+
+class BaselineWarning(PrivauditWarning):
+    """An attack is no better than its baseline (e.g. its AUC CI contains 0.5)."""
+
+
+class NotFittedError(ValueError, AttributeError):
+    """An estimator (attack or target) was used before it was fitted.
+
+    Inherits from ``ValueError`` and ``AttributeError`` as scikit-learn's does, so code
+    that catches either keeps working.
+    """

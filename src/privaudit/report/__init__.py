@@ -1,0 +1,3 @@
+"""privaudit.report (under construction)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""privaudit.studies (under construction)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""privaudit.targets (under construction)."""
+
+__all__: list[str] = []
