@@ -1,0 +1,44 @@
+# privaudit developer commands. Two of them are all a new user needs:
+#   make demo   - create .venv, install privaudit, run the overfitting audit (report in demo-report/)
+#   make test   - create .venv, install privaudit with test tools, run the whole test suite
+#
+# TORCH_SPEC: what `pip` installs for the optional PyTorch parts. Empty (the default) installs
+# the newest torch for your platform; CI sets TORCH_SPEC='torch==2.13.0' to use a CPU wheel.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH_SPEC ?=
+PYTEST_ARGS ?=
+OUT ?= demo-report
+
+.PHONY: demo test lint bench clean venv
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[all]'
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(BIN)/privaudit demo --out $(OUT)
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -n 2 --timeout 600 $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests benchmarks
+
+bench: $(VENV)/.installed-dev
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache $(OUT)
