@@ -109,8 +109,14 @@ def _print_summary(console, out: Path) -> None:
     for column in ("target", "attack", "AUC [95% CI]", "TPR@1%FPR", "TPR@0.1%FPR", "advantage"):
         table.add_column(column)
 
+    def number(x: float | None) -> str:
+        # Strict JSON stores NaN (e.g. a bound not computed with --n-bootstrap 0) as null.
+        return "n/a" if x is None else f"{x:.3f}"
+
     def ci(m: dict) -> str:
-        return f"{m['value']:.3f} [{m['low']:.3f}, {m['high']:.3f}]"
+        if m.get("low") is None or m.get("high") is None:
+            return number(m["value"])
+        return f"{number(m['value'])} [{number(m['low'])}, {number(m['high'])}]"
 
     for entry in data["results"]:
         metrics = entry["metrics"]
@@ -119,9 +125,9 @@ def _print_summary(console, out: Path) -> None:
             entry["target"],
             entry["attack"],
             ci(metrics["auc"]),
-            f"{tprs['0.01']['value']:.3f}" if "0.01" in tprs else "-",
-            f"{tprs['0.001']['value']:.3f}" if "0.001" in tprs else "-",
-            f"{metrics['advantage']['value']:.3f}",
+            number(tprs["0.01"]["value"]) if "0.01" in tprs else "-",
+            number(tprs["0.001"]["value"]) if "0.001" in tprs else "-",
+            number(metrics["advantage"]["value"]),
         )
     console.print(table)
 
