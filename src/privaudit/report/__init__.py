@@ -1,3 +1,37 @@
-"""privaudit.report (under construction)."""
+"""Reports of attack results: tables, plots, effective epsilon and one HTML page.
 
-__all__: list[str] = []
+Reports only consume :class:`~privaudit.results.AttackResult` objects; every number comes
+from :mod:`privaudit.metrics`. matplotlib and jinja2 (the ``report`` extra) are imported
+when a plot or page is made, never when this package is imported.
+
+- :class:`BinaryLabelAttackReport`, :class:`MIAttackReport`, :class:`AIAttackReport`:
+  metrics table with confidence intervals and comparison plots (TAPAS style);
+- :class:`ROCReport`: ROC curves on linear and log-log axes;
+- :class:`EffectiveEpsilonReport`: statistically valid effective epsilon (Jagielski et al.);
+- :class:`HtmlReport` / :func:`write_html_report`: one self-contained ``index.html``;
+- :func:`write_results_json` and :func:`build_report`: everything an audit writes.
+"""
+
+from privaudit.report._binary import AIAttackReport, BinaryLabelAttackReport, MIAttackReport
+from privaudit.report._build import build_report, result_folder_names, write_results_json
+from privaudit.report._epsilon import EffectiveEpsilonReport, effective_epsilon_by_target
+from privaudit.report._html import HtmlReport, write_html_report
+from privaudit.report._interpret import AUC_SCALE, AucReading, interpret_auc
+from privaudit.report._roc import ROCReport
+
+__all__ = [
+    "AUC_SCALE",
+    "AIAttackReport",
+    "AucReading",
+    "BinaryLabelAttackReport",
+    "EffectiveEpsilonReport",
+    "HtmlReport",
+    "MIAttackReport",
+    "ROCReport",
+    "build_report",
+    "effective_epsilon_by_target",
+    "interpret_auc",
+    "result_folder_names",
+    "write_html_report",
+    "write_results_json",
+]

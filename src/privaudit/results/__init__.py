@@ -1,5 +1,25 @@
-"""Results of attacks: what every attack returns and every report consumes."""
+"""Results of attacks: what every attack returns and every report consumes.
 
-from privaudit.results._attack_result import AttackResult
+An :class:`AttackResult` holds the labels (1 = member), scores (higher = more likely member),
+record ids and provenance of one attack run; it computes its metrics with confidence
+intervals by calling :mod:`privaudit.metrics`, and saves to / loads from a folder
+(``result.json`` + ``scores.csv`` or ``scores.parquet``) with atomic writes.
+"""
 
-__all__ = ["AttackResult"]
+from privaudit.results._attack_result import (
+    DEFAULT_FPRS,
+    AttackResult,
+    Convention,
+    ScoreView,
+    fpr_key,
+    load_results,
+)
+
+__all__ = [
+    "DEFAULT_FPRS",
+    "AttackResult",
+    "Convention",
+    "ScoreView",
+    "fpr_key",
+    "load_results",
+]

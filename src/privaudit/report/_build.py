@@ -1,0 +1,159 @@
+"""Everything a finished audit writes: HTML, JSON, CSV, plots and per-result folders."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from privaudit.report._binary import write_frame_csv
+from privaudit.report._common import check_results, safe_name, unique_names
+from privaudit.report._html import HtmlReport
+from privaudit.results import DEFAULT_FPRS, AttackResult
+from privaudit.results._attack_result import _check_fprs, _check_n_bootstrap
+from privaudit.results._io import atomic_write, dump_json
+
+__all__ = ["build_report", "result_folder_names", "write_results_json"]
+
+
+def _results_document(
+    results: Sequence[AttackResult], metric_dicts: Sequence[dict[str, Any]],
+    *, n_bootstrap: int, confidence: float, fprs: Sequence[float],
+) -> dict[str, Any]:
+    from privaudit import __version__
+
+    entries = []
+    for result, metrics in zip(results, metric_dicts, strict=True):
+        doc = result.to_dict(metrics=metrics)
+        entries.append({key: doc[key] for key in (
+            "target", "attack", "dataset", "generator", "kind", "parameters", "extra",
+            "metrics")})
+    return {
+        "privaudit_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "settings": {"n_bootstrap": n_bootstrap, "confidence": confidence,
+                     "fprs": [float(f) for f in fprs]},
+        "results": entries,
+    }
+
+
+def write_results_json(
+    results: Sequence[AttackResult],
+    path: str | os.PathLike[str],
+    *,
+    n_bootstrap: int = 1000,
+    fprs: Sequence[float] = DEFAULT_FPRS,
+    confidence: float = 0.95,
+    random_state: int | np.random.Generator | None = 0,
+) -> Path:
+    """Write the metrics of ``results`` as one strict-JSON file.
+
+    The document is ``{"privaudit_version", "created", "settings", "results": [...]}``;
+    each entry has ``target``, ``attack``, ``dataset``, ``generator``, ``kind``,
+    ``parameters``, ``extra`` and ``metrics`` (as :meth:`AttackResult.metrics`: ``auc``,
+    ``advantage``, ``effective_epsilon``... each ``{"value", "low", "high"}``,
+    ``tpr_at_fpr`` keyed by rate). Non-finite numbers are written as ``null``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    func = "write_results_json"
+    results = check_results(results, func)
+    n_bootstrap = _check_n_bootstrap(n_bootstrap, func)
+    fprs = _check_fprs(fprs, func)
+    metric_dicts = [
+        r.metrics(fprs=fprs, n_bootstrap=n_bootstrap, confidence=confidence,
+                  random_state=random_state)
+        for r in results
+    ]
+    doc = _results_document(results, metric_dicts, n_bootstrap=n_bootstrap,
+                            confidence=confidence, fprs=fprs)
+    return dump_json(doc, path, where="results")
+
+
+def result_folder_names(results: Sequence[AttackResult]) -> list[str]:
+    """``<target>__<attack>`` folder names, file-name-safe and unique, in order."""
+    return unique_names([
+        f"{safe_name(r.target, 'target')}__{safe_name(r.attack, 'attack')}" for r in results
+    ])
+
+
+def build_report(
+    results: Sequence[AttackResult],
+    directory: str | os.PathLike[str],
+    *,
+    title: str = "Privacy audit report",
+    n_bootstrap: int = 1000,
+    fprs: Sequence[float] = DEFAULT_FPRS,
+    confidence: float = 0.95,
+    validation_split: float = 0.1,
+    confidence_levels: Sequence[float] = (0.9, 0.95, 0.99),
+    random_state: int | np.random.Generator | None = 0,
+    description: str | None = None,
+    scores_format: Literal["csv", "parquet"] = "csv",
+    save_results: bool = True,
+) -> Path:
+    """Write every output of an audit into ``directory``.
+
+    Files written (each atomically):
+
+    - ``index.html``: the self-contained report (:class:`HtmlReport`);
+    - ``results.json``: metrics of every result (:func:`write_results_json`'s layout, plus
+      ``folder``, the per-result folder of each entry);
+    - ``metrics.csv``: the metrics table (:meth:`BinaryLabelAttackReport.metrics_frame`);
+    - ``effective_epsilon.csv``: the effective-epsilon bounds per target;
+    - ``roc_curves.png``: ROC curves on linear and log-log axes;
+    - ``results/<target>__<attack>/`` (unless ``save_results=False``): each result saved
+      with :meth:`AttackResult.save` (``result.json`` + ``scores.csv``), so that the
+      report can be rebuilt with ``build_report(load_results(directory / "results"), ...)``.
+
+    The metrics are computed once and shared by all outputs, so the numbers in the HTML,
+    JSON and CSV files are identical.
+
+    Parameters
+    ----------
+    results : sequence of AttackResult
+    directory : path-like
+        Created if needed.
+    title, n_bootstrap, fprs, confidence, validation_split, confidence_levels, \
+random_state, description
+        As in :class:`HtmlReport`.
+    scores_format : {"csv", "parquet"}
+        Format of the per-record files.
+    save_results : bool
+        Whether to write the per-result folders.
+
+    Returns
+    -------
+    pathlib.Path
+        The path of ``index.html``.
+    """
+    results = check_results(results, "build_report")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    html = HtmlReport(
+        results, title=title, n_bootstrap=n_bootstrap, fprs=fprs, confidence=confidence,
+        validation_split=validation_split, confidence_levels=confidence_levels,
+        random_state=random_state, description=description,
+    )
+    folders = result_folder_names(results)
+    if save_results:
+        for result, name in zip(results, folders, strict=True):
+            result.save(directory / "results" / name, format=scores_format)
+    doc = _results_document(results, html.metric_dicts, n_bootstrap=html.n_bootstrap,
+                            confidence=html.confidence, fprs=html.fprs)
+    if save_results:
+        for entry, name in zip(doc["results"], folders, strict=True):
+            entry["folder"] = f"results/{name}"
+    dump_json(doc, directory / "results.json", where="results")
+    write_frame_csv(html.metrics_frame(), directory / "metrics.csv")
+    write_frame_csv(html.epsilon_frame, directory / "effective_epsilon.csv")
+    png = html.roc_png
+    atomic_write(directory / "roc_curves.png", lambda tmp: tmp.write_bytes(png))
+    return html.write(directory)

@@ -1,0 +1,145 @@
+"""Shared helpers of the reports: metric names, matplotlib access, file names."""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from privaudit._validation import param_error
+from privaudit.results import AttackResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "DIMENSIONS",
+    "check_results",
+    "figure_png",
+    "format_fpr",
+    "metric_label",
+    "new_figure",
+    "safe_name",
+]
+
+#: The four dimensions TAPAS disaggregates results by.
+DIMENSIONS: tuple[str, ...] = ("dataset", "generator", "target", "attack")
+
+#: Metrics of the scores, then of the hard predictions, in report order.
+SCORE_METRICS: tuple[str, ...] = ("auc", "advantage", "tpr_at_fpr", "effective_epsilon")
+PREDICTION_METRICS: tuple[str, ...] = (
+    "accuracy",
+    "true_positive_rate",
+    "false_positive_rate",
+    "precision",
+    "mia_advantage",
+    "privacy_gain",
+)
+
+_LABELS = {
+    "auc": "AUC",
+    "advantage": "Advantage (max TPR - FPR)",
+    "effective_epsilon": "Effective ε (point estimate)",
+    "accuracy": "Accuracy",
+    "true_positive_rate": "True positive rate",
+    "false_positive_rate": "False positive rate",
+    "precision": "Precision",
+    "mia_advantage": "MIA advantage (TPR - FPR)",
+    "privacy_gain": "Privacy gain",
+}
+
+
+def format_fpr(fpr: float) -> str:
+    """``0.001`` -> ``"0.1%"``; ``0`` -> ``"0%"``."""
+    return f"{fpr * 100:g}%"
+
+
+def metric_label(column: str) -> str:
+    """Human-readable name of a metric column (``tpr_at_fpr_0.001`` -> ``TPR @ 0.1% FPR``)."""
+    if column.startswith("tpr_at_fpr_"):
+        return f"TPR @ {format_fpr(float(column[len('tpr_at_fpr_'):]))} FPR"
+    return _LABELS.get(column, column)
+
+
+def check_results(results: Any, func: str) -> list[AttackResult]:
+    """Return ``results`` as a non-empty list of :class:`AttackResult`, or raise."""
+    if isinstance(results, AttackResult):
+        return [results]
+    if not isinstance(results, Iterable) or isinstance(results, (str, bytes)):
+        raise param_error("results", func, "a sequence of AttackResult", results,
+                          error=TypeError)
+    out = list(results)
+    if not out:
+        raise param_error("results", func, "a non-empty sequence of AttackResult", "<[]>")
+    for item in out:
+        if not isinstance(item, AttackResult):
+            raise param_error(
+                "results", func, "a sequence of AttackResult",
+                f"<an element of type {type(item).__name__}>", error=TypeError,
+            )
+    return out
+
+
+def safe_name(text: str, default: str = "unnamed") -> str:
+    """A file-name-safe version of ``text`` (letters, digits, ``.``, ``_``, ``-``)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
+    return cleaned[:80] or default
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """Make names unique by appending ``__2``, ``__3``... to repeats, in order."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        count = seen.get(name, 0) + 1
+        seen[name] = count
+        out.append(name if count == 1 else f"{name}__{count}")
+    return out
+
+
+def require_matplotlib() -> None:
+    """Raise a clear ImportError naming the extra when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:  # pragma: no cover - matplotlib is in the report extra
+        raise ImportError(
+            "Plots need matplotlib: pip install 'privaudit[report]'"
+        ) from None
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A matplotlib figure drawn by the Agg canvas, without pyplot.
+
+    Using :class:`matplotlib.figure.Figure` directly neither changes the user's backend
+    nor keeps figures alive in pyplot's global registry, and works in threads.
+    """
+    require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def figure_png(fig: Figure, *, dpi: int = 110) -> bytes:
+    """The figure as PNG bytes (no timestamp metadata, so output is reproducible)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None},
+                facecolor="white")
+    return buffer.getvalue()
+
+
+def png_data_uri(png: bytes) -> str:
+    """``data:image/png;base64,...`` for embedding in HTML."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def is_finite(value: Any) -> bool:
+    """Whether ``value`` is a finite real number (None and NaN are not)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(
+        value
+    )
