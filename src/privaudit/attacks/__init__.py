@@ -1,3 +1,28 @@
-"""privaudit.attacks (under construction)."""
+"""Attacks against audited artefacts: membership inference (attribute and unlearning follow).
 
-__all__: list[str] = []
+``get_attack(name, **params)`` creates any registered attack by name.
+"""
+
+from privaudit.attacks._registry import available_attacks, get_attack, register_attack
+from privaudit.attacks.membership import (
+    ConfidenceAttack,
+    EntropyAttack,
+    GaussianThresholdAttack,
+    LossAttack,
+    MembershipAttack,
+    ModifiedEntropyAttack,
+    run_attacks,
+)
+
+__all__ = [
+    "ConfidenceAttack",
+    "EntropyAttack",
+    "GaussianThresholdAttack",
+    "LossAttack",
+    "MembershipAttack",
+    "ModifiedEntropyAttack",
+    "available_attacks",
+    "get_attack",
+    "register_attack",
+    "run_attacks",
+]

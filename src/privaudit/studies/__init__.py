@@ -1,3 +1,5 @@
-"""privaudit.studies (under construction)."""
+"""Reproducible studies built from privaudit's pieces (``privaudit demo`` runs one)."""
 
-__all__: list[str] = []
+from privaudit.studies._overfitting import OVERFITTING_TARGETS, run_overfitting_study
+
+__all__ = ["OVERFITTING_TARGETS", "run_overfitting_study"]

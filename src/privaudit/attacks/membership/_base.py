@@ -1,0 +1,391 @@
+"""Estimator-style base class of the membership attacks.
+
+``__init__`` stores parameters and does no work; ``fit`` calibrates and returns ``self``;
+``score`` returns one float per record (higher = more likely member); ``run`` returns an
+:class:`~privaudit.results.AttackResult`. Learned state ends in ``_``.
+
+Every method takes either a target with records (``target, X, y``: the target is queried
+once) or ``outputs=`` (a :class:`~privaudit.targets.ModelOutputs` already computed), so
+one query can feed several attacks (:func:`run_attacks`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from privaudit._validation import check_binary_labels, param_error
+from privaudit.exceptions import NotFittedError
+from privaudit.results import AttackResult
+from privaudit.targets import ModelOutputs, Target, as_target
+
+__all__ = ["MembershipAttack", "ThresholdAttack", "resolve_outputs"]
+
+
+def resolve_outputs(
+    target: Any,
+    X: Any,
+    y: ArrayLike | None,
+    outputs: ModelOutputs | None,
+    *,
+    func: str,
+    tasks: tuple[str, ...] = ("classification", "regression"),
+) -> tuple[ModelOutputs, Target | None]:
+    """Query ``target`` on ``(X, y)`` once, or take the given ``outputs``; check the task."""
+    resolved: Target | None = None
+    if outputs is not None:
+        if not isinstance(outputs, ModelOutputs):
+            raise param_error(
+                "outputs", func, "a privaudit.targets.ModelOutputs",
+                f"<{type(outputs).__name__}>", error=TypeError,
+            )
+        if target is not None:
+            resolved = as_target(target)
+    else:
+        if target is None:
+            raise param_error(
+                "target", func, "given (with X and y) when 'outputs' is not", None,
+                error=TypeError,
+            )
+        if X is None or y is None:
+            missing = "X" if X is None else "y"
+            raise param_error(
+                missing, func, "given when a target is queried", None, error=TypeError
+            )
+        resolved = as_target(target)
+        if resolved.task not in tasks:
+            raise _task_error(func, tasks, resolved.task, resolved.name)
+        outputs = resolved.query(X, y)
+    if outputs.task not in tasks:
+        raise _task_error(func, tasks, outputs.task, resolved.name if resolved else "")
+    return outputs, resolved
+
+
+def _task_error(func: str, tasks: tuple[str, ...], task: str, name: str) -> ValueError:
+    expected = " or ".join(f"a {t} target" for t in tasks)
+    label = f" {name!r}" if name else ""
+    return param_error("target", func, expected, f"<{task} target{label}>")  # type: ignore[return-value]
+
+
+class MembershipAttack:
+    """Base class of black-box membership attacks reading per-record signals.
+
+    Subclasses set ``name`` (registry name), ``tasks`` and implement
+    :meth:`_raw_statistic` and :meth:`_to_score`; they may override :meth:`_calibrate`,
+    :meth:`_predict` and :meth:`_extra`.
+    """
+
+    name: ClassVar[str] = ""
+    tasks: ClassVar[tuple[str, ...]] = ("classification", "regression")
+    #: Whether ``score`` needs ``fit`` first (e.g. parameters estimated from data).
+    requires_fit: ClassVar[bool] = False
+    #: Whether the attack reads class probabilities (label-only outputs are refused).
+    needs_probabilities: ClassVar[bool] = False
+
+    # ----------------------------------------------------------- parameters (sklearn style)
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+
+    def get_params(self, deep: bool = False) -> dict[str, Any]:
+        """The constructor parameters and their values (as scikit-learn's)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params: Any) -> MembershipAttack:
+        """Set constructor parameters; returns ``self``."""
+        valid = self._param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise param_error(
+                    "params", f"{type(self).__name__}.set_params", f"among {valid}", key
+                )
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        sig = inspect.signature(type(self).__init__)
+        shown = []
+        for key, value in self.get_params().items():
+            default = sig.parameters[key].default
+            if default is inspect.Parameter.empty or not _same(value, default):
+                shown.append(f"{key}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def _is_fitted(self) -> bool:
+        return any(k.endswith("_") and not k.startswith("_") for k in vars(self))
+
+    def _check_fitted(self, func: str) -> None:
+        if self.requires_fit and not self._is_fitted():
+            raise NotFittedError(
+                f"This {type(self).__name__} is not fitted: call fit(...) (or give its "
+                f"parameters explicitly) before {func}."
+            )
+
+    # ----------------------------------------------------------- hooks
+    def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
+        raise NotImplementedError
+
+    def _to_score(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
+        raise NotImplementedError  # pragma: no cover
+
+    def _calibrate(self, outputs: ModelOutputs, labels: NDArray[np.int8] | None) -> None:
+        """Learn state from calibration outputs (default: nothing to learn)."""
+
+    def _predict(self, scores: NDArray[np.float64]) -> NDArray[np.int8] | None:
+        return None
+
+    def _extra(
+        self,
+        outputs: ModelOutputs,
+        labels: NDArray[np.int8],
+        scores: NDArray[np.float64],
+        predictions: NDArray[np.int8] | None,
+    ) -> dict[str, Any]:
+        return {}
+
+    # ----------------------------------------------------------- public API
+    def fit(
+        self,
+        target: Any = None,
+        X: Any = None,
+        y: ArrayLike | None = None,
+        labels: ArrayLike | None = None,
+        *,
+        outputs: ModelOutputs | None = None,
+    ) -> MembershipAttack:
+        """Calibrate the attack on records whose membership is known; returns ``self``.
+
+        Parameters
+        ----------
+        target : Target or fitted scikit-learn estimator, optional
+            The model to query (the audited target, or a shadow/reference model).
+        X, y : array-like, optional
+            Calibration records and their true labels/targets.
+        labels : array-like of 0/1, optional
+            Membership of the calibration records (1 = member of the queried model's
+            training set). Attacks document what they do without it.
+        outputs : ModelOutputs, optional
+            Precomputed outputs instead of ``target, X, y``.
+
+        Returns
+        -------
+        self
+        """
+        func = f"{type(self).__name__}.fit"
+        out, _ = self._outputs(target, X, y, outputs, func)
+        lab = None if labels is None else self._check_labels(labels, len(out), func)
+        self._calibrate(out, lab)
+        return self
+
+    def score(
+        self,
+        target: Any = None,
+        X: Any = None,
+        y: ArrayLike | None = None,
+        *,
+        outputs: ModelOutputs | None = None,
+    ) -> NDArray[np.float64]:
+        """One membership score per record, higher = more likely member.
+
+        Parameters
+        ----------
+        target : Target or fitted scikit-learn estimator, optional
+            The audited model.
+        X, y : array-like, optional
+            Audited records and their true labels/targets.
+        outputs : ModelOutputs, optional
+            Precomputed outputs instead of ``target, X, y``.
+
+        Returns
+        -------
+        ndarray of shape (n_records,)
+        """
+        func = f"{type(self).__name__}.score"
+        self._check_fitted(func)
+        out, _ = self._outputs(target, X, y, outputs, func)
+        raw, _ = self._raw_statistic(out)
+        return self._to_score(raw)
+
+    def run(
+        self,
+        target: Any = None,
+        X: Any = None,
+        y: ArrayLike | None = None,
+        labels: ArrayLike | None = None,
+        *,
+        outputs: ModelOutputs | None = None,
+        record_ids: ArrayLike | None = None,
+        dataset: str = "",
+        target_name: str | None = None,
+    ) -> AttackResult:
+        """Score the audited records and package the result.
+
+        Parameters
+        ----------
+        target : Target or fitted scikit-learn estimator, optional
+            The audited model (its ``name`` goes into the result).
+        X, y : array-like, optional
+            Audited records and their true labels/targets.
+        labels : array-like of 0/1
+            Ground truth, 1 = member, 0 = non-member.
+        outputs : ModelOutputs, optional
+            Precomputed outputs instead of querying ``target``.
+        record_ids : array-like, optional
+            Identifiers of the audited records (default ``0..n-1``).
+        dataset : str
+            Dataset name for provenance.
+        target_name : str, optional
+            Overrides the target's name (needed when only ``outputs`` is given).
+
+        Returns
+        -------
+        AttackResult
+        """
+        func = f"{type(self).__name__}.run"
+        if labels is None:
+            raise param_error(
+                "labels", func, "given (1 = member, 0 = non-member)", None, error=TypeError
+            )
+        self._check_fitted(func)
+        out, resolved = self._outputs(target, X, y, outputs, func)
+        lab = self._check_labels(labels, len(out), func)
+        raw, raw_name = self._raw_statistic(out)
+        scores = self._to_score(raw)
+        predictions = self._predict(scores)
+        name = target_name if target_name is not None else (resolved.name if resolved else "")
+        return AttackResult(
+            labels=lab,
+            scores=scores,
+            record_ids=None if record_ids is None else np.asarray(record_ids),
+            attack=self.name,
+            target=name,
+            dataset=dataset,
+            kind="membership",
+            predictions=predictions,
+            raw_statistic=raw,
+            raw_statistic_name=raw_name,
+            parameters=_jsonable(self.get_params()),
+            extra=self._extra(out, lab, scores, predictions),
+        )
+
+    def _outputs(
+        self, target: Any, X: Any, y: ArrayLike | None, outputs: ModelOutputs | None, func: str
+    ) -> tuple[ModelOutputs, Target | None]:
+        out, resolved = resolve_outputs(target, X, y, outputs, func=func, tasks=self.tasks)
+        if self.needs_probabilities and out.probabilities is None:
+            raise param_error(
+                "target", func, "a target revealing class probabilities",
+                "<label-only outputs>",
+            )
+        return out, resolved
+
+    @staticmethod
+    def _check_labels(labels: ArrayLike, n: int, func: str) -> NDArray[np.int8]:
+        lab = check_binary_labels(labels, func=func)
+        if lab.shape[0] != n:
+            raise param_error(
+                "labels", func, f"one label per audited record ({n}, the length of X)",
+                f"<length {lab.shape[0]}>",
+            )
+        return lab
+
+
+class ThresholdAttack(MembershipAttack):
+    """A membership attack that thresholds one per-record statistic.
+
+    Parameters
+    ----------
+    threshold : float, optional
+        Decision threshold on the raw statistic (units of the statistic, e.g. a loss).
+        When ``None``, :meth:`fit` calibrates it; without either, ``run`` gives scores but
+        no hard predictions.
+
+    Notes
+    -----
+    Calibration on members and non-members (e.g. a shadow model's training and held-out
+    records) picks the threshold maximising TPR - FPR on them, as Song & Mittal choose
+    their thresholds on shadow data.
+    """
+
+    #: +1 when a larger statistic means "more likely member" (confidence), -1 when a
+    #: smaller one does (loss, entropy): score = sign * statistic.
+    sign: ClassVar[float] = -1.0
+
+    def __init__(self, threshold: float | None = None) -> None:
+        self.threshold = threshold
+
+    def _to_score(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self.sign * raw
+
+    def _calibrate(self, outputs: ModelOutputs, labels: NDArray[np.int8] | None) -> None:
+        func = f"{type(self).__name__}.fit"
+        if labels is None or labels.min() == labels.max():
+            raise param_error(
+                "labels", func,
+                "given with both members (1) and non-members (0) to calibrate a threshold",
+                "<one class only>" if labels is not None else None,
+            )
+        raw, _ = self._raw_statistic(outputs)
+        self.threshold_ = self.sign * _best_score_threshold(self._to_score(raw), labels)
+
+    def _raw_threshold(self) -> float | None:
+        t = self.threshold if self.threshold is not None else getattr(self, "threshold_", None)
+        return None if t is None else float(t)
+
+    def _score_threshold(self) -> float | None:
+        t = self._raw_threshold()
+        return None if t is None else self.sign * t
+
+    def _predict(self, scores: NDArray[np.float64]) -> NDArray[np.int8] | None:
+        st = self._score_threshold()
+        return None if st is None else (scores >= st).astype(np.int8)
+
+    def _extra(
+        self,
+        outputs: ModelOutputs,
+        labels: NDArray[np.int8],
+        scores: NDArray[np.float64],
+        predictions: NDArray[np.int8] | None,
+    ) -> dict[str, Any]:
+        t = self._raw_threshold()
+        return {"threshold": t} if t is not None and np.isfinite(t) else {}
+
+
+def _best_score_threshold(scores: NDArray[np.float64], labels: NDArray[np.int8]) -> float:
+    """Score threshold maximising TPR - FPR (member iff score >= threshold; ties: first).
+
+    ``+inf`` (nobody is a member) when no threshold beats random guessing.
+    """
+    from privaudit.metrics import roc_curve
+
+    curve = roc_curve(labels, scores, drop_intermediate=False)
+    best = int(np.argmax(curve.tpr - curve.fpr))
+    return float(curve.thresholds[best]) if best > 0 else float("inf")
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if isinstance(value, (np.floating, np.integer)):
+            value = value.item()
+        if value is None or isinstance(value, (bool, int, float, str)):
+            out[key] = value
+        elif isinstance(value, (list, tuple)):
+            out[key] = list(value)
+        else:
+            out[key] = repr(value)
+    return out

