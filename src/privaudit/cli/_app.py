@@ -21,9 +21,12 @@ app = typer.Typer(
 
 
 def _console():  # rich is light but only needed when a command runs
+    import sys
+
     from rich.console import Console
 
-    return Console(stderr=True)
+    # Off a terminal (CI logs, pipes) rich assumes 80 columns and wraps the table badly.
+    return Console(stderr=True, width=None if sys.stderr.isatty() else 140)
 
 
 @app.command()
