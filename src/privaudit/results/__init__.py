@@ -14,12 +14,16 @@ from privaudit.results._attack_result import (
     fpr_key,
     load_results,
 )
+from privaudit.results._slicing import SLICE_TYPES, slice_metrics, vulnerability_ranking
 
 __all__ = [
     "DEFAULT_FPRS",
+    "SLICE_TYPES",
     "AttackResult",
     "Convention",
     "ScoreView",
     "fpr_key",
     "load_results",
+    "slice_metrics",
+    "vulnerability_ranking",
 ]
