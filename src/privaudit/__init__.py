@@ -7,6 +7,7 @@ transformers, spaCy, Ray, matplotlib) are imported where they are used.
 from privaudit.exceptions import (
     BaselineWarning,
     DegenerateInputWarning,
+    FidelityWarning,
     NotFittedError,
     PrivauditWarning,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "AttackResult",
     "BaselineWarning",
     "DegenerateInputWarning",
+    "FidelityWarning",
     "NotFittedError",
     "PrivauditWarning",
     "__version__",

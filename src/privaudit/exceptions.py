@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "BaselineWarning",
     "DegenerateInputWarning",
+    "FidelityWarning",
     "NotFittedError",
     "PrivauditWarning",
 ]
@@ -25,6 +26,13 @@ class DegenerateInputWarning(PrivauditWarning):
 
 class BaselineWarning(PrivauditWarning):
     """An attack is no better than its baseline (e.g. its AUC CI contains 0.5)."""
+
+
+class FidelityWarning(PrivauditWarning):
+    """Reference models differ clearly from the target (accuracy, data size, model type).
+
+    Such a pool silently invalidates reference-model attacks in other tools.
+    """
 
 
 class NotFittedError(ValueError, AttributeError):

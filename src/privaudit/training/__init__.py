@@ -1,0 +1,32 @@
+"""Reference and shadow models: training recipes, the reference pool, executors, cache.
+
+Reference-model attacks (Shokri et al.'s shadow models, LiRA, RMIA) need many models
+"like the target", each trained on a known random part of the data. This package trains
+them once, in parallel (local processes or Ray, one code path), writes each to disk as it
+finishes so that an interrupted run resumes, and checks that they resemble the target.
+
+Nothing here imports Ray, torch or skops at module level.
+"""
+
+from privaudit.training._executors import Executor, LocalExecutor, RayExecutor, get_executor
+from privaudit.training._fidelity import FidelityReport, FidelityWarning, check_fidelity
+from privaudit.training._hashing import data_fingerprint
+from privaudit.training._pool import ReferencePool, balanced_in_mask
+from privaudit.training._recipes import CallableRecipe, SklearnRecipe, TrainingRecipe, as_recipe
+
+__all__ = [
+    "CallableRecipe",
+    "Executor",
+    "FidelityReport",
+    "FidelityWarning",
+    "LocalExecutor",
+    "RayExecutor",
+    "ReferencePool",
+    "SklearnRecipe",
+    "TrainingRecipe",
+    "as_recipe",
+    "balanced_in_mask",
+    "check_fidelity",
+    "data_fingerprint",
+    "get_executor",
+]

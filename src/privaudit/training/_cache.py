@@ -1,0 +1,224 @@
+"""On-disk cache of a reference-model pool: one directory per pool key, one file per model.
+
+Layout of ``<cache_dir>/refpool-<key[:24]>/``::
+
+    pool.json            what the key was computed from (for people reading the directory)
+    in_mask.npy          the pool's in/out mask, bool (n_models, n_records)
+    model-00003<suffix>  model 3, written by the recipe's ``save``
+    model-00003.json     its manifest: seed, training-set size and hash, file hash, time
+
+Every file is written to a temporary name in the same directory and renamed into place
+(``os.replace`` is atomic on POSIX and Windows), and a model's manifest is written only after
+its model file: a model counts as finished exactly when its manifest exists and matches. A
+run killed at any point leaves either a finished model or nothing (plus, at worst, a stray
+temporary file that is ignored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from privaudit.exceptions import PrivauditWarning
+
+__all__ = ["ModelCache", "atomic_write"]
+
+CACHE_FORMAT = 1
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
+    """Write a file atomically: ``write(tmp)`` to a temporary name, then rename it to ``path``.
+
+    The temporary file lives in the same directory (a rename across file systems is not
+    atomic) and keeps the final suffix (some writers check it). It is removed on failure.
+    """
+    final = Path(os.fspath(path))
+    tmp = final.with_name(f".{final.stem}.{uuid.uuid4().hex}.tmp{final.suffix}")
+    try:
+        write(tmp)
+        _fsync(tmp)
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return final
+
+
+def _write_json(obj: Any) -> Callable[[Path], None]:
+    def write(p: Path) -> None:
+        p.write_text(json.dumps(obj, indent=1, sort_keys=True), encoding="utf-8")
+
+    return write
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def indices_digest(indices: NDArray[np.int64]) -> str:
+    """Hex SHA-256 of a training-index array."""
+    return hashlib.sha256(np.ascontiguousarray(indices, dtype="<i8").tobytes()).hexdigest()
+
+
+class ModelCache:
+    """The cache directory of one pool key.
+
+    Parameters
+    ----------
+    cache_dir : path
+        The user's cache root; created if missing.
+    key : str
+        Hex digest of everything that determines the pool's models.
+    key_info : dict
+        What the key was computed from, written to ``pool.json``.
+    recipe : TrainingRecipe
+        Saves and loads the models.
+    """
+
+    def __init__(self, cache_dir: str | os.PathLike[str], key: str, key_info: dict[str, Any],
+                 recipe: Any) -> None:
+        self.key = key
+        self.key_info = key_info
+        self.recipe = recipe
+        self.path = Path(os.fspath(cache_dir)) / f"refpool-{key[:24]}"
+
+    def model_path(self, i: int) -> Path:
+        """Path of model ``i``'s file."""
+        return self.path / f"model-{i:05d}{self.recipe.suffix}"
+
+    def manifest_path(self, i: int) -> Path:
+        """Path of model ``i``'s manifest."""
+        return self.path / f"model-{i:05d}.json"
+
+    def prepare(self, in_mask: NDArray[np.bool_]) -> None:
+        """Create the directory and write ``pool.json`` and ``in_mask.npy`` if missing."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        info_path = self.path / "pool.json"
+        if info_path.exists():
+            try:
+                stored = json.loads(info_path.read_text(encoding="utf-8")).get("key")
+            except (OSError, ValueError):
+                stored = None
+            if stored != self.key:
+                # A 96-bit prefix collision or a hand-edited file: never mix two pools.
+                raise ValueError(
+                    f"The cache directory {self.path} belongs to another pool; "
+                    "remove it or use another cache_dir."
+                )
+        else:
+            atomic_write(info_path, _write_json({"key": self.key, **self.key_info}))
+        mask_path = self.path / "in_mask.npy"
+        if not mask_path.exists():
+            atomic_write(mask_path, lambda p: np.save(p, in_mask, allow_pickle=False))
+
+    def finished(
+        self, seeds: Sequence[int], train_indices: Sequence[NDArray[np.int64]]
+    ) -> dict[int, float]:
+        """Models already in the cache and valid, as ``{index: training seconds}``.
+
+        A manifest that does not match what this pool would train (another seed, other
+        indices, a model file with another hash) is reported with a warning and its model
+        retrained.
+        """
+        done: dict[int, float] = {}
+        for i, (seed, idx) in enumerate(zip(seeds, train_indices, strict=True)):
+            manifest = self.manifest_path(i)
+            if not manifest.exists():
+                continue
+            problem = None
+            try:
+                info = json.loads(manifest.read_text(encoding="utf-8"))
+                model_file = self.model_path(i)
+                if info.get("format") != CACHE_FORMAT or info.get("pool_key") != self.key:
+                    problem = "written by another pool or format"
+                elif info.get("index") != i or info.get("seed") != int(seed):
+                    problem = "has another index or seed"
+                elif info.get("indices_sha256") != indices_digest(idx):
+                    problem = "was trained on other records"
+                elif not model_file.exists():
+                    problem = "has no model file"
+                elif info.get("model_sha256") != _file_sha256(model_file):
+                    problem = "does not match its model file"
+            except (OSError, ValueError, AttributeError):
+                problem = "is unreadable"
+            if problem is not None:
+                warnings.warn(
+                    f"Cached reference model {i} in {self.path} {problem}; retraining it.",
+                    PrivauditWarning, stacklevel=3,
+                )
+                continue
+            done[i] = float(info.get("train_seconds", float("nan")))
+        return done
+
+    def save(self, i: int, model: Any, *, seed: int, indices: NDArray[np.int64],
+             train_seconds: float) -> None:
+        """Write model ``i`` and then its manifest, each atomically."""
+        model_file = atomic_write(self.model_path(i), lambda p: self.recipe.save(model, p))
+        manifest = {
+            "format": CACHE_FORMAT,
+            "pool_key": self.key,
+            "index": int(i),
+            "seed": int(seed),
+            "n_train": len(indices),
+            "indices_sha256": indices_digest(indices),
+            "model_file": model_file.name,
+            "model_sha256": _file_sha256(model_file),
+            "train_seconds": float(train_seconds),
+        }
+        atomic_write(self.manifest_path(i), _write_json(manifest))
+
+    def load(self, i: int) -> Any:
+        """Load model ``i`` with the recipe's safe loader."""
+        return self.recipe.load(self.model_path(i))
+
+
+class CachedModels(Sequence[Any]):
+    """A read-only list of a pool's models, loaded from the cache on access.
+
+    Keeps memory flat for large pools: each access reads the file again.
+    """
+
+    def __init__(self, cache: ModelCache, n_models: int) -> None:
+        self._cache = cache
+        self._n = n_models
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        j = int(i)
+        if j < 0:
+            j += self._n
+        if not 0 <= j < self._n:
+            raise IndexError(f"model index {i} out of range for a pool of {self._n} models")
+        return self._cache.load(j)
+
+    def __iter__(self) -> Iterator[Any]:
+        for j in range(self._n):
+            yield self._cache.load(j)
+
+    def __repr__(self) -> str:
+        return f"<{self._n} reference models cached in {self._cache.path}>"

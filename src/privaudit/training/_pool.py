@@ -1,0 +1,438 @@
+"""The pool of reference (shadow) models, each trained on a random part of a dataset."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from privaudit._validation import check_fraction, check_random_state, param_error
+from privaudit.exceptions import NotFittedError, PrivauditWarning
+from privaudit.training._cache import CachedModels, ModelCache
+from privaudit.training._executors import Executor, LocalExecutor, get_executor
+from privaudit.training._hashing import data_fingerprint, sha256_json
+from privaudit.training._recipes import TrainingRecipe, as_recipe
+
+__all__ = ["ReferencePool"]
+
+# Bump when the way masks, seeds or training sets are derived changes: the cache key
+# includes it, so older caches are not reused.
+POOL_FORMAT = 1
+
+_NAME = "ReferencePool"
+
+
+def _n_rows(X: Any) -> int:
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    return len(X)
+
+
+def _take_rows(X: Any, idx: NDArray[np.int64]) -> Any:
+    from sklearn.utils import _safe_indexing
+
+    return _safe_indexing(X, idx, axis=0)
+
+
+def _train_task(
+    recipe: TrainingRecipe, indices: NDArray[np.int64], seed: int, *, X: Any, y: Any
+) -> tuple[Any, float]:
+    start = time.perf_counter()
+    model = recipe.train(_take_rows(X, indices), _take_rows(y, indices), random_state=seed)
+    return model, time.perf_counter() - start
+
+
+def _apply_task(
+    handle: tuple[Any, ...], fn: Callable[[Any, Any, Any], Any], *, X: Any, y: Any
+) -> Any:
+    if handle[0] == "path":
+        _, recipe, path = handle
+        model = recipe.load(path)
+    else:
+        model = handle[1]
+    return fn(model, X, y)
+
+
+def _as_indices(value: Any, n: int, param: str) -> NDArray[np.int64]:
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise param_error(param, f"{_NAME}.fit", "a 1-D array of row indices or a boolean mask",
+                          f"<array of shape {arr.shape}>")
+    if arr.dtype == bool:
+        if arr.shape[0] != n:
+            raise param_error(param, f"{_NAME}.fit", f"a boolean mask of length {n}",
+                              f"<mask of length {arr.shape[0]}>")
+        return np.flatnonzero(arr).astype(np.int64)
+    if arr.size and arr.dtype.kind not in "iu":
+        raise param_error(param, f"{_NAME}.fit", "integer row indices or a boolean mask",
+                          f"<array of dtype {arr.dtype}>", error=TypeError)
+    idx = arr.astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise param_error(param, f"{_NAME}.fit", f"row indices in [0, {n})",
+                          f"<indices from {idx.min()} to {idx.max()}>")
+    if np.unique(idx).size != idx.size:
+        raise param_error(param, f"{_NAME}.fit", "free of duplicate indices",
+                          "<repeated indices>")
+    return np.sort(idx)
+
+
+def _seed_sequence(random_state: Any) -> np.random.SeedSequence:
+    if isinstance(random_state, np.random.SeedSequence):
+        # A fresh copy: spawn() mutates its SeedSequence, and fit must be repeatable.
+        return np.random.SeedSequence(
+            random_state.entropy, spawn_key=random_state.spawn_key,
+            pool_size=random_state.pool_size,
+        )
+    if random_state is None:
+        return np.random.SeedSequence()
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        check_random_state(random_state, func=_NAME)  # rejects negative seeds
+        return np.random.SeedSequence(int(random_state))
+    rng = check_random_state(random_state, func=_NAME)
+    return np.random.SeedSequence(int(rng.integers(0, 2**63)))
+
+
+def balanced_in_mask(
+    n_models: int, n_candidates: int, sample_fraction: float, rng: np.random.Generator
+) -> NDArray[np.bool_]:
+    """Random in/out assignment where every record is IN for the same number of models.
+
+    Each record is IN for ``floor(f·N)`` or ``ceil(f·N)`` of the ``N`` models (exactly
+    ``N/2`` when ``f = 1/2`` and ``N`` is even), the records getting the extra one drawn at
+    random so that a fraction ``f`` of all (model, record) pairs are IN; which models a record
+    is IN for is a uniformly random subset, independently per record.
+
+    References
+    ----------
+    .. [1] Carlini, N. et al. "Membership Inference Attacks From First Principles."
+       IEEE S&P 2022 (the ``keep`` mask of the reference implementation).
+    """
+    expected = sample_fraction * n_models
+    k_low = math.floor(expected + 1e-9)
+    n_extra = round((expected - k_low) * n_candidates)
+    k = np.full(n_candidates, k_low, dtype=np.int64)
+    k[rng.permutation(n_candidates)[:n_extra]] += 1
+    # Per record (column), a uniformly random ranking of the models; IN for the top k.
+    ranks = rng.random((n_models, n_candidates)).argsort(axis=0).argsort(axis=0)
+    return ranks < k[None, :]
+
+
+class ReferencePool:
+    """N reference (shadow) models, each trained on a random part of a dataset.
+
+    Parameters
+    ----------
+    recipe : TrainingRecipe, scikit-learn estimator or callable
+        How to train "a model like the target" (see :class:`SklearnRecipe`,
+        :class:`CallableRecipe`). An estimator or a function is wrapped automatically.
+    n_models : int, default=16
+        Number of reference models.
+    mode : {"online", "offline"}, default="online"
+        ``"online"``: the models train on random halves of the audited and population
+        records together, so each audited record is IN for half of the models (online LiRA).
+        ``"offline"``: the models train on population records only; audited records are
+        never IN (offline LiRA, RMIA).
+    sample_fraction : float, default=0.5
+        Fraction of the candidate records each model trains on (in expectation; every record
+        is IN for ``floor`` or ``ceil`` of ``sample_fraction * n_models`` models).
+    executor : {"local", "ray"} or Executor, default="local"
+        Where models train (see :func:`get_executor`).
+    n_jobs : int, optional
+        Local worker processes (``None``/1: inline; -1: all CPUs), or the CPUs of a local
+        Ray instance started here.
+    address : str, optional
+        Ray cluster address (``executor="ray"`` only).
+    cache_dir : path, optional
+        Directory where each model is written as soon as it is trained; a rerun with the
+        same pool, data and recipe loads finished models and trains only the missing ones.
+    random_state : int, SeedSequence, Generator or None
+        Seeds of the in/out mask and of every model. The same value gives identical masks,
+        models and outputs whatever the executor and number of workers.
+
+    Attributes
+    ----------
+    models_ : list or sequence
+        The trained models, in order. With a ``cache_dir``, a sequence that loads each
+        model from disk on access (memory stays flat for large pools).
+    in_mask_ : ndarray of bool, shape (n_models, n_records)
+        ``in_mask_[i, j]`` is True when row ``j`` of the fitted ``X`` is in model ``i``'s
+        training set.
+    seeds_ : ndarray of int64, shape (n_models,)
+        The training seed of each model.
+    train_indices_ : list of ndarray
+        Row indices each model trained on.
+    audited_ : ndarray of int64
+        Rows marked as audited (empty when none were given).
+    candidates_ : ndarray of int64
+        Rows the models could train on (audited + population online, population offline).
+    train_seconds_ : ndarray of float, shape (n_models,)
+        Training time of each model (from the cache manifest for cached models).
+    n_trained_ : int
+        Models trained by the last ``fit`` (the others came from the cache).
+    cache_path_ : pathlib.Path or None
+        This pool's cache directory.
+
+    Notes
+    -----
+    Seeds come from ``numpy.random.SeedSequence(random_state).spawn(n_models + 1)``: the
+    first child draws the mask, child ``i + 1`` gives model ``i``'s seed. Nothing depends on
+    the order in which models finish, which is what makes results identical across
+    executors. The cache key hashes the recipe's fingerprint, the data (values, shape,
+    dtypes), the candidate rows, the mode, the fraction, the number of models, the seed and
+    a format version, so a cache written for another dataset, recipe or seed is never used.
+
+    References
+    ----------
+    .. [1] Shokri, R., Stronati, M., Song, C., Shmatikov, V. "Membership Inference Attacks
+       Against Machine Learning Models." IEEE S&P 2017.
+    .. [2] Carlini, N., Chien, S., Nasr, M., Song, S., Terzis, A., Tramèr, F. "Membership
+       Inference Attacks From First Principles." IEEE S&P 2022.
+    .. [3] Zarifzadeh, S., Liu, P., Chua, Y. S., Shokri, R. "Low-Cost High-Power Membership
+       Inference Attacks." ICML 2024.
+    """
+
+    def __init__(
+        self,
+        recipe: Any,
+        n_models: int = 16,
+        *,
+        mode: str = "online",
+        sample_fraction: float = 0.5,
+        executor: str | Executor = "local",
+        n_jobs: int | None = None,
+        address: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.recipe = recipe
+        self.n_models = n_models
+        self.mode = mode
+        self.sample_fraction = sample_fraction
+        self.executor = executor
+        self.n_jobs = n_jobs
+        self.address = address
+        self.cache_dir = cache_dir
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+
+    def _check_params(self) -> tuple[TrainingRecipe, Executor]:
+        recipe = as_recipe(self.recipe, func=_NAME)
+        n = self.n_models
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise param_error("n_models", _NAME, "a positive integer", n,
+                              error=TypeError if not isinstance(n, numbers.Integral) else
+                              ValueError)
+        if self.mode not in ("online", "offline"):
+            raise param_error("mode", _NAME, "'online' or 'offline'", self.mode)
+        check_fraction(self.sample_fraction, param="sample_fraction", func=_NAME)
+        if self.cache_dir is not None and not getattr(recipe, "can_save", True):
+            raise param_error(
+                "cache_dir", _NAME,
+                "None for a recipe that cannot save models (give CallableRecipe save= and "
+                "load=)", self.cache_dir,
+            )
+        executor = get_executor(self.executor, n_jobs=self.n_jobs, address=self.address)
+        return recipe, executor
+
+    def fit(
+        self, X: Any, y: ArrayLike, *, audited: ArrayLike | None = None,
+        population: ArrayLike | None = None,
+    ) -> ReferencePool:
+        """Train (or load from the cache) every reference model.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_records, ...)
+            Every record the pool knows about: audited records and population records.
+        y : array-like of shape (n_records,)
+            Their labels.
+        audited : array-like of int or bool, optional
+            Rows of ``X`` whose membership in the target is audited. Offline, these rows
+            are never trained on.
+        population : array-like of int or bool, optional
+            Rows that are population data (known non-members of the target). Default: every
+            row not in ``audited``. Offline, ``audited`` and ``population`` must not overlap.
+
+        Returns
+        -------
+        self : ReferencePool
+
+        Raises
+        ------
+        ValueError
+            Mismatched lengths, indices out of range, audited rows in the offline
+            population, no record left to train on.
+        """
+        recipe, executor = self._check_params()
+        n_records = _n_rows(X)
+        if _n_rows(y) != n_records:
+            raise param_error("y", f"{_NAME}.fit", f"of the same length as X ({n_records})",
+                              f"<length {_n_rows(y)}>")
+        aud = (np.empty(0, dtype=np.int64) if audited is None
+               else _as_indices(audited, n_records, "audited"))
+        if population is None:
+            pop = np.setdiff1d(np.arange(n_records), aud)
+        else:
+            pop = _as_indices(population, n_records, "population")
+        if self.mode == "offline":
+            overlap = np.intersect1d(aud, pop)
+            if overlap.size:
+                raise param_error(
+                    "population", f"{_NAME}.fit",
+                    "disjoint from 'audited' in offline mode (reference models must never "
+                    "train on audited records)", f"<{overlap.size} rows in both, e.g. "
+                    f"{overlap[:3].tolist()}>",
+                )
+            candidates = pop
+        else:
+            candidates = np.union1d(aud, pop)
+        if candidates.size == 0:
+            raise param_error("population", f"{_NAME}.fit", "non-empty", "<no rows>")
+
+        ss = _seed_sequence(self.random_state)
+        children = ss.spawn(self.n_models + 1)
+        seeds = np.array(
+            [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children[1:]], dtype=np.int64
+        )
+        sub_mask = balanced_in_mask(
+            self.n_models, candidates.size, float(self.sample_fraction),
+            np.random.default_rng(children[0]),
+        )
+        in_mask = np.zeros((self.n_models, n_records), dtype=bool)
+        in_mask[:, candidates] = sub_mask
+        train_indices = [np.flatnonzero(row).astype(np.int64) for row in in_mask]
+        empty = [i for i, idx in enumerate(train_indices) if idx.size == 0]
+        if empty:
+            raise param_error(
+                "sample_fraction", _NAME,
+                f"large enough that every model gets a record ({candidates.size} candidates)",
+                self.sample_fraction,
+            )
+
+        cache = None
+        if self.cache_dir is not None:
+            if self.random_state is None:
+                warnings.warn(
+                    "ReferencePool has a cache_dir but random_state=None: a rerun draws new "
+                    "seeds and cannot resume from this cache. Pass an integer random_state.",
+                    PrivauditWarning, stacklevel=2,
+                )
+            key_info = {
+                "format": POOL_FORMAT,
+                "recipe": recipe.fingerprint(),
+                "recipe_repr": repr(recipe)[:500],
+                "data": data_fingerprint(X, y),
+                "n_records": n_records,
+                "candidates": sha256_json(candidates.tolist()),
+                "mode": self.mode,
+                "sample_fraction": repr(float(self.sample_fraction)),
+                "n_models": int(self.n_models),
+                "seed_entropy": str(ss.entropy),
+                "seed_spawn_key": [int(k) for k in ss.spawn_key],
+            }
+            key = sha256_json({k: v for k, v in key_info.items() if k != "recipe_repr"})
+            cache = ModelCache(self.cache_dir, key, key_info, recipe)
+            cache.prepare(in_mask)
+            done = cache.finished(seeds.tolist(), train_indices)
+        else:
+            done = {}
+
+        models: list[Any] = [None] * self.n_models
+        train_seconds = np.full(self.n_models, np.nan)
+        for i, secs in done.items():
+            train_seconds[i] = secs
+        missing = [i for i in range(self.n_models) if i not in done]
+        tasks = [(recipe, train_indices[i], int(seeds[i])) for i in missing]
+        for t, (model, secs) in executor.map_unordered(
+            _train_task, tasks, shared={"X": X, "y": y}
+        ):
+            i = missing[t]
+            train_seconds[i] = secs
+            if cache is not None:
+                cache.save(i, model, seed=int(seeds[i]), indices=train_indices[i],
+                           train_seconds=secs)
+            else:
+                models[i] = model
+
+        self.models_: Sequence[Any] = (
+            CachedModels(cache, self.n_models) if cache is not None else models
+        )
+        self.in_mask_ = in_mask
+        self.seeds_ = seeds
+        self.train_indices_ = train_indices
+        self.audited_ = aud
+        self.candidates_ = candidates
+        self.train_seconds_ = train_seconds
+        self.n_trained_ = len(missing)
+        self.n_records_ = n_records
+        self.cache_path_ = None if cache is None else cache.path
+        self._cache = cache
+        self._executor = executor
+        self._recipe = recipe
+        return self
+
+    # ------------------------------------------------------------------ use
+
+    def _check_fitted(self, method: str) -> None:
+        if not hasattr(self, "in_mask_"):
+            raise NotFittedError(
+                f"This ReferencePool is not fitted yet; call fit before {method}."
+            )
+
+    def map(
+        self, fn: Callable[[Any, Any, Any], Any], X: Any, y: Any = None, *, stack: bool = True
+    ) -> Any:
+        """Apply ``fn(model, X, y)`` to every reference model, in parallel.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(model, X, y)``; module-level (picklable) when the executor uses worker
+            processes or Ray.
+        X, y : data passed to ``fn`` (sent once per worker, not once per model).
+        stack : bool, default=True
+            Stack the results into one array of shape ``(n_models, ...)``; else return the
+            list of results in model order.
+
+        Returns
+        -------
+        ndarray or list
+            Results in model order, whatever the order the workers finished in.
+        """
+        self._check_fitted("map")
+        if not callable(fn):
+            raise param_error("fn", f"{_NAME}.map", "callable", f"<{type(fn).__name__}>",
+                              error=TypeError)
+        if self._cache is not None and isinstance(self._executor, LocalExecutor):
+            # Workers read the files themselves rather than receiving pickled models.
+            handles = [("path", self._recipe, self._cache.model_path(i))
+                       for i in range(self.n_models)]
+        else:
+            handles = [("model", m) for m in self.models_]
+        results: list[Any] = [None] * self.n_models
+        for i, out in self._executor.map_unordered(
+            _apply_task, [(h, fn) for h in handles], shared={"X": X, "y": y}
+        ):
+            results[i] = out
+        if not stack:
+            return results
+        return np.stack([np.asarray(r) for r in results])
+
+    def check_fidelity(
+        self, target: Any, X_test: Any, y_test: ArrayLike, *, target_n_train: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Compare the reference models with the target; see :func:`check_fidelity`."""
+        from privaudit.training._fidelity import check_fidelity
+
+        return check_fidelity(target, self, X_test, y_test, target_n_train=target_n_train,
+                              **kwargs)
