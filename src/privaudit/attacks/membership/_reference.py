@@ -1,0 +1,240 @@
+"""Outputs of reference (shadow) models, computed once and shared by every attack using them.
+
+LiRA, RMIA and the Shokri shadow attack all need the same thing: what each reference model
+answers on the audited records (and, for RMIA and Shokri, on population records), and which
+records each model was trained on. :func:`collect_reference_outputs` trains the pool (through
+the executor and the on-disk cache of :class:`~privaudit.training.ReferencePool`), queries
+every model once on every record, and returns a :class:`ReferenceOutputs` that the attacks
+read; nothing is queried twice.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from privaudit._validation import param_error
+from privaudit.targets import ModelOutputs, Target, as_target
+
+__all__ = ["ReferenceOutputs", "collect_reference_outputs", "stack_signal"]
+
+Part = Literal["audited", "population"]
+
+
+def stack_signal(outputs: tuple[ModelOutputs, ...], name: str) -> NDArray[np.float64]:
+    """Stack one signal of several models' outputs into an array (n_models, n_records)."""
+    return np.stack([o.signal(name) for o in outputs])
+
+
+@dataclass(frozen=True, eq=False)
+class ReferenceOutputs:
+    """What N reference models answer on the audited records and on population records.
+
+    Parameters
+    ----------
+    audited : tuple of ModelOutputs
+        One per reference model, on the audited records (in the audited order).
+    audited_in : ndarray of bool, shape (n_models, n_audited)
+        ``audited_in[i, j]``: audited record ``j`` was in model ``i``'s training set
+        (always False in offline mode).
+    population : tuple of ModelOutputs, optional
+        One per reference model, on the population records.
+    population_in : ndarray of bool, shape (n_models, n_population), optional
+        Membership of the population records in each model's training set.
+    mode : {"online", "offline"}
+        Online: the models were trained on random halves of audited + population records;
+        offline: on population records only.
+    pool : ReferencePool, optional
+        The pool the outputs came from (kept for fidelity checks and provenance).
+    """
+
+    audited: tuple[ModelOutputs, ...]
+    audited_in: NDArray[np.bool_]
+    population: tuple[ModelOutputs, ...] | None = None
+    population_in: NDArray[np.bool_] | None = None
+    mode: Literal["online", "offline"] = "online"
+    pool: Any = None
+    _signals: dict[tuple[str, str], NDArray[np.float64]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        func = "ReferenceOutputs"
+        if not self.audited:
+            raise param_error("audited", func, "outputs of at least one reference model", 0)
+        n = len(self.audited[0])
+        if any(len(o) != n for o in self.audited):
+            raise param_error("audited", func, "outputs on the same records for every model",
+                              "<outputs of different lengths>")
+        mask = np.asarray(self.audited_in, dtype=bool)
+        if mask.shape != (len(self.audited), n):
+            raise param_error("audited_in", func, f"of shape ({len(self.audited)}, {n})",
+                              f"<array of shape {mask.shape}>")
+        object.__setattr__(self, "audited_in", mask)
+        if (self.population is None) != (self.population_in is None):
+            raise param_error("population_in", func, "given exactly when 'population' is",
+                              "<only one of them>")
+        if self.population is not None and self.population_in is not None:
+            if len(self.population) != len(self.audited):
+                raise param_error("population", func,
+                                  f"outputs of the same {len(self.audited)} models",
+                                  f"<{len(self.population)} models>")
+            pmask = np.asarray(self.population_in, dtype=bool)
+            n_pop = len(self.population[0])
+            if pmask.shape != (len(self.population), n_pop):
+                raise param_error("population_in", func,
+                                  f"of shape ({len(self.population)}, {n_pop})",
+                                  f"<array of shape {pmask.shape}>")
+            object.__setattr__(self, "population_in", pmask)
+        if self.mode == "offline" and mask.any():
+            raise param_error("audited_in", func,
+                              "all False in offline mode (no model saw an audited record)",
+                              f"<{int(mask.sum())} True entries>")
+
+    @property
+    def n_models(self) -> int:
+        """Number of reference models."""
+        return len(self.audited)
+
+    @property
+    def n_audited(self) -> int:
+        """Number of audited records."""
+        return len(self.audited[0])
+
+    def signal(self, name: str, part: Part = "audited") -> NDArray[np.float64]:
+        """One signal of every model on one part, as an array (n_models, n_records); cached."""
+        key = (name, part)
+        if key not in self._signals:
+            outputs = self.audited if part == "audited" else self.population
+            if outputs is None:
+                raise param_error("part", "ReferenceOutputs.signal",
+                                  "'audited' (no population outputs were collected)", part)
+            stacked = stack_signal(outputs, name)
+            stacked.flags.writeable = False
+            self._signals[key] = stacked
+        return self._signals[key]
+
+    def in_mask(self, part: Part = "audited") -> NDArray[np.bool_]:
+        """Membership of the records of one part in each model's training set."""
+        if part == "audited":
+            return self.audited_in
+        if self.population_in is None:
+            raise param_error("part", "ReferenceOutputs.in_mask",
+                              "'audited' (no population outputs were collected)", part)
+        return self.population_in
+
+
+def _query_model(model: Any, X: Any, y: Any, *, wrap: Callable[[Any], Target]) -> ModelOutputs:
+    # Module level so that worker processes and Ray can unpickle it.
+    return wrap(model).query(X, y)
+
+
+def _concat_rows(a: Any, b: Any) -> Any:
+    import pandas as pd
+
+    if isinstance(a, pd.DataFrame | pd.Series):
+        return pd.concat([a, b], ignore_index=True)
+    return np.concatenate([np.asarray(a), np.asarray(b)], axis=0)
+
+
+def collect_reference_outputs(
+    recipe: Any,
+    X: Any,
+    y: ArrayLike,
+    *,
+    X_population: Any = None,
+    y_population: ArrayLike | None = None,
+    n_models: int = 16,
+    mode: Literal["online", "offline"] = "online",
+    sample_fraction: float = 0.5,
+    query_population: bool = True,
+    wrap: Callable[[Any], Target] = as_target,
+    executor: str = "local",
+    n_jobs: int | None = None,
+    address: str | None = None,
+    cache_dir: Any = None,
+    random_state: Any = None,
+) -> ReferenceOutputs:
+    """Train a pool of reference models and query each of them once on every record.
+
+    Parameters
+    ----------
+    recipe : TrainingRecipe or scikit-learn estimator
+        How to train "a model like the target" (see :func:`privaudit.training.as_recipe`).
+    X, y : array-like
+        The audited records and their true labels.
+    X_population, y_population : array-like, optional
+        Population records from the same distribution, disjoint from the audited ones.
+        Required in offline mode (the models train on them only).
+    n_models : int, default=16
+        Number of reference models.
+    mode : {"online", "offline"}, default="online"
+        Online: each model trains on a random half of audited + population records, every
+        record IN for half of the models (Carlini et al. 2022); offline: on halves of the
+        population only.
+    sample_fraction : float, default=0.5
+        Fraction of the candidate records each model trains on.
+    query_population : bool, default=True
+        Also query the models on the population records (RMIA and Shokri need it).
+    wrap : callable, default=as_target
+        Turns a trained model into a :class:`~privaudit.targets.Target` (e.g. a
+        ``TorchTarget`` factory for torch recipes). Must be picklable for worker processes.
+    executor, n_jobs, address, cache_dir, random_state
+        See :class:`~privaudit.training.ReferencePool`.
+
+    Returns
+    -------
+    ReferenceOutputs
+    """
+    from privaudit.training import ReferencePool
+
+    func = "collect_reference_outputs"
+    if mode not in ("online", "offline"):
+        raise param_error("mode", func, "'online' or 'offline'", mode)
+    n_audited = len(X)
+    if len(y) != n_audited:
+        raise param_error("y", func, f"of the same length as X ({n_audited})",
+                          f"<length {len(y)}>")
+    has_population = X_population is not None
+    if has_population and (y_population is None or len(y_population) != len(X_population)):
+        raise param_error("y_population", func, "given, with one label per population row",
+                          "<missing or of another length>")
+    if mode == "offline" and not has_population:
+        raise param_error("X_population", func,
+                          "given in offline mode (the reference models train on it)", None)
+    if has_population:
+        X_all = _concat_rows(X, X_population)
+        y_all = _concat_rows(y, y_population)
+        n_population = len(X_population)
+    else:
+        X_all, y_all, n_population = X, np.asarray(y), 0
+    audited_idx = np.arange(n_audited)
+    population_idx = np.arange(n_audited, n_audited + n_population)
+    pool = ReferencePool(
+        recipe, n_models, mode=mode, sample_fraction=sample_fraction, executor=executor,
+        n_jobs=n_jobs, address=address, cache_dir=cache_dir, random_state=random_state,
+    )
+    pool.fit(X_all, y_all, audited=audited_idx,
+             population=population_idx if has_population else None)
+    query = functools.partial(_query_model, wrap=wrap)
+    if has_population and query_population:
+        outputs = pool.map(query, X_all, y_all, stack=False)
+        audited = tuple(o.subset(audited_idx) for o in outputs)
+        population = tuple(o.subset(population_idx) for o in outputs)
+        population_in = pool.in_mask_[:, population_idx]
+    else:
+        audited = tuple(pool.map(query, X, y, stack=False))
+        population, population_in = None, None
+    return ReferenceOutputs(
+        audited=audited,
+        audited_in=pool.in_mask_[:, audited_idx],
+        population=population,
+        population_in=population_in,
+        mode=mode,
+        pool=pool,
+    )
