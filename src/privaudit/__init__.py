@@ -4,6 +4,7 @@
 transformers, spaCy, Ray, matplotlib) are imported where they are used.
 """
 
+from privaudit._audit import audit_model
 from privaudit.exceptions import (
     BaselineWarning,
     DegenerateInputWarning,
@@ -23,4 +24,5 @@ __all__ = [
     "NotFittedError",
     "PrivauditWarning",
     "__version__",
+    "audit_model",
 ]

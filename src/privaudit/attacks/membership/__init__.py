@@ -4,6 +4,10 @@ Black-box attacks reading one per-record signal of the target's outputs:
 :class:`LossAttack` (Yeom et al.), :class:`ConfidenceAttack`, :class:`EntropyAttack`,
 :class:`ModifiedEntropyAttack` (Song & Mittal) and, for regression,
 :class:`GaussianThresholdAttack` (Yeom et al.'s Adversary 2 and Theorem 3).
+
+Reference-model attacks read a :class:`ReferenceOutputs` collected once by
+:func:`collect_reference_outputs`: :class:`LiRAAttack` (Carlini et al., online and
+offline) and :class:`RMIAAttack` (Zarifzadeh et al.).
 """
 
 from privaudit.attacks.membership._base import MembershipAttack, ThresholdAttack
@@ -12,6 +16,13 @@ from privaudit.attacks.membership._gaussian import (
     gaussian_advantage,
     gaussian_threshold,
 )
+from privaudit.attacks.membership._likelihood import LiRAAttack, RMIAAttack
+from privaudit.attacks.membership._lira import fit_lira_gaussians, lira_scores
+from privaudit.attacks.membership._reference import (
+    ReferenceOutputs,
+    collect_reference_outputs,
+)
+from privaudit.attacks.membership._rmia import rmia_scores, tune_rmia_offline_a
 from privaudit.attacks.membership._run import run_attacks
 from privaudit.attacks.membership._threshold import (
     ConfidenceAttack,
@@ -24,11 +35,19 @@ __all__ = [
     "ConfidenceAttack",
     "EntropyAttack",
     "GaussianThresholdAttack",
+    "LiRAAttack",
     "LossAttack",
     "MembershipAttack",
     "ModifiedEntropyAttack",
+    "RMIAAttack",
+    "ReferenceOutputs",
     "ThresholdAttack",
+    "collect_reference_outputs",
+    "fit_lira_gaussians",
     "gaussian_advantage",
     "gaussian_threshold",
+    "lira_scores",
+    "rmia_scores",
     "run_attacks",
+    "tune_rmia_offline_a",
 ]

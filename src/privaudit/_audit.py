@@ -1,0 +1,333 @@
+"""``audit_model``: one call that runs every requested membership attack against a model.
+
+The flow of DESIGN.md in one function: the target is queried once on the audited records
+(and once on the population when an attack needs it); reference models are trained once,
+through the executor and the on-disk cache, and queried once; every attack reads those
+shared outputs. Each finished attack is written to ``results_dir`` atomically, so a rerun
+with the same arguments resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from privaudit._validation import check_binary_labels, param_error
+
+__all__ = [
+    "CROSS_FITTED_ATTACKS",
+    "DEFAULT_ATTACKS",
+    "REFERENCE_ATTACKS",
+    "audit_model",
+]
+
+#: Attacks run when none are named: black-box, need no reference models.
+DEFAULT_ATTACKS: tuple[str, ...] = ("loss", "confidence", "entropy", "modified-entropy")
+#: Attacks that need reference (shadow) models trained like the target.
+REFERENCE_ATTACKS: frozenset[str] = frozenset({"shadow", "lira-online", "lira-offline", "rmia"})
+#: Attacks trained on part of the audited records' membership (scored out of fold).
+CROSS_FITTED_ATTACKS: frozenset[str] = frozenset(
+    {"trained-lr", "trained-mlp", "trained-rf", "trained-knn"}
+)
+_POPULATION_ATTACKS = frozenset({"shadow", "rmia"})
+_FUNC = "audit_model"
+
+
+def _n_rows(X: Any) -> int:
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None else len(X)
+
+
+def _row_hashes(X: Any, y: Any) -> np.ndarray:
+    """One 64-bit hash per (features, label) row, vectorised (pandas' hash of rows)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(X if getattr(X, "ndim", 2) == 2 else np.asarray(X).reshape(len(X), -1))
+    frame = frame.copy()
+    frame["__label__"] = np.asarray(y)
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def _check_population_disjoint(X: Any, y: Any, X_pop: Any, y_pop: Any) -> None:
+    common = np.intersect1d(_row_hashes(X, y), _row_hashes(X_pop, y_pop))
+    if common.size:
+        raise param_error(
+            "population", _FUNC,
+            "disjoint from the audited records (a population record that is also audited "
+            "makes reference-model attacks silently wrong)",
+            f"<{common.size} audited rows also in the population>",
+        )
+
+
+def _digest(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            h.update(np.ascontiguousarray(part).tobytes())
+            h.update(str((part.dtype, part.shape)).encode())
+        else:
+            h.update(json.dumps(part, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:20]
+
+
+def _safe_name(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text) or "unnamed"
+
+
+def audit_model(
+    target: Any,
+    X: Any,
+    y: ArrayLike,
+    labels: ArrayLike,
+    *,
+    population: tuple[Any, ArrayLike] | None = None,
+    attacks: Sequence[str] = DEFAULT_ATTACKS,
+    attack_params: dict[str, dict[str, Any]] | None = None,
+    recipe: Any = None,
+    n_reference_models: int = 16,
+    reference_mode: str = "auto",
+    reference_fraction: float | None = None,
+    wrap: Callable[[Any], Any] | None = None,
+    record_ids: ArrayLike | None = None,
+    dataset: str = "",
+    random_state: int = 0,
+    n_jobs: int | None = None,
+    executor: str = "local",
+    address: str | None = None,
+    cache_dir: str | Path | None = None,
+    results_dir: str | Path | None = None,
+    check_fidelity: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> list[Any]:
+    """Run membership attacks against ``target`` and return one result per attack.
+
+    Parameters
+    ----------
+    target : Target or fitted scikit-learn estimator
+        The audited model (wrapped with :func:`privaudit.targets.as_target`).
+    X, y : array-like
+        The audited records and their true labels.
+    labels : array-like of 0/1
+        ``labels[i] = 1`` when row ``i`` of ``X`` was in the target's training set.
+    population : (X_population, y_population), optional
+        Records from the same distribution that the target did NOT train on and that are
+        not audited. Needed by ``shadow``, ``rmia`` and offline reference models.
+    attacks : sequence of str
+        Registry names (see :func:`privaudit.attacks.available_attacks`): ``loss``,
+        ``confidence``, ``entropy``, ``modified-entropy``, ``gaussian-threshold``,
+        ``shadow``, ``trained-lr`` (``-mlp``, ``-rf``, ``-knn``), ``lira-offline``,
+        ``lira-online``, ``rmia``, ``label-only``, ``gradient-norm`` (torch targets).
+    attack_params : dict, optional
+        Constructor parameters per attack name, e.g. ``{"lira-online": {"fix_variance":
+        True}}``.
+    recipe : TrainingRecipe or scikit-learn estimator, optional
+        How to train reference models "like the target". Default for a scikit-learn
+        target: an unfitted clone of it.
+    n_reference_models : int, default=16
+        Size of the reference pool (shared by all reference attacks).
+    reference_mode : {"auto", "online", "offline"}, default="auto"
+        ``auto``: online when ``lira-online`` is requested (the offline attacks then read the
+        OUT models of the same pool, as in Carlini et al.), else offline (reference models
+        train on the population only).
+    reference_fraction : float, optional
+        Fraction of the candidate records (audited + population online, population
+        offline) each reference model trains on. Default: the fraction that gives the
+        reference models as many training records as the target had (``labels.sum()``),
+        since a size mismatch silently weakens reference-model attacks.
+    wrap : callable, optional
+        Turns a trained reference model into a Target (default :func:`as_target`).
+    record_ids : array-like, optional
+        Identifiers of the audited records (default ``0..n-1``).
+    dataset : str
+        Dataset name for provenance.
+    random_state : int, default=0
+        Seeds the reference pool and every attack: same seed, same numbers, whatever
+        ``n_jobs`` or ``executor``.
+    n_jobs, executor, address, cache_dir
+        Parallel training of reference models (``executor="local"`` processes or
+        ``"ray"``, at ``address`` if given) and their on-disk cache (resumable).
+    results_dir : path, optional
+        Each finished attack is saved there (``<target>__<attack>/``) and reused by a rerun
+        with the same inputs.
+    check_fidelity : bool, default=True
+        Warn (:class:`~privaudit.exceptions.FidelityWarning`) when the reference models
+        differ clearly from the target.
+    progress : callable, optional
+        Called with a short message at each step.
+
+    Returns
+    -------
+    list of AttackResult
+        In the order of ``attacks``; ``labels`` and ``scores`` aligned with the rows of X.
+    """
+    from privaudit.attacks import available_attacks, get_attack
+    from privaudit.results import AttackResult
+    from privaudit.targets import as_target
+
+    say = progress or (lambda message: None)
+    tgt = as_target(target)
+    n = _n_rows(X)
+    y_arr = np.asarray(y)
+    if y_arr.shape[0] != n:
+        raise param_error("y", _FUNC, f"one label per row of X ({n})", f"<length {len(y_arr)}>")
+    lab = check_binary_labels(labels, func=_FUNC)
+    if lab.shape[0] != n:
+        raise param_error("labels", _FUNC, f"one membership label per row of X ({n})",
+                          f"<length {lab.shape[0]}>")
+    if isinstance(attacks, str) or not isinstance(attacks, Sequence) or not attacks:
+        raise param_error("attacks", _FUNC, "a non-empty list of attack names", attacks,
+                          error=TypeError)
+    known = set(available_attacks())
+    unknown = [a for a in attacks if a not in known]
+    if unknown:
+        raise param_error("attacks", _FUNC, f"names among {sorted(known)}", unknown)
+    if len(set(attacks)) != len(attacks):
+        raise param_error("attacks", _FUNC, "names without repetition", list(attacks))
+    params = dict(attack_params or {})
+    stray = sorted(set(params) - set(attacks))
+    if stray:
+        raise param_error("attack_params", _FUNC, "keyed by requested attack names", stray)
+    if reference_mode not in ("auto", "online", "offline"):
+        raise param_error("reference_mode", _FUNC, "'auto', 'online' or 'offline'",
+                          reference_mode)
+
+    needs_reference = [a for a in attacks if a in REFERENCE_ATTACKS]
+    needs_population = [a for a in attacks if a in _POPULATION_ATTACKS]
+    mode = reference_mode
+    if mode == "auto":
+        mode = "online" if "lira-online" in attacks else "offline"
+    if mode == "offline" and "lira-online" in attacks:
+        raise param_error("reference_mode", _FUNC, "'online' or 'auto' for lira-online",
+                          reference_mode)
+    X_pop = y_pop = None
+    if population is not None:
+        if not isinstance(population, tuple | list) or len(population) != 2:
+            raise param_error("population", _FUNC, "a pair (X_population, y_population)",
+                              f"<{type(population).__name__}>", error=TypeError)
+        X_pop, y_pop = population[0], np.asarray(population[1])
+        if _n_rows(X_pop) != y_pop.shape[0]:
+            raise param_error("population", _FUNC, "a pair with one label per row",
+                              f"<{_n_rows(X_pop)} rows, {y_pop.shape[0]} labels>")
+        _check_population_disjoint(X, y_arr, X_pop, y_pop)
+    if (needs_population or (needs_reference and mode == "offline")) and X_pop is None:
+        who = needs_population or needs_reference
+        raise param_error("population", _FUNC,
+                          f"given for {', '.join(who)} (reference models and RMIA need records "
+                          "the target did not train on)", None)
+
+    base_key = _digest(
+        tgt.name, type(getattr(tgt, "estimator", tgt)).__name__,
+        np.ascontiguousarray(X, dtype=np.float64) if np.asarray(X).dtype.kind in "biuf" else str(X),
+        y_arr.astype(str), lab, random_state,
+    )
+    out_dir = Path(results_dir) if results_dir is not None else None
+
+    def result_path(name: str) -> Path | None:
+        return None if out_dir is None else out_dir / f"{_safe_name(tgt.name)}__{_safe_name(name)}"
+
+    def attack_key(name: str) -> str:
+        ref_part = ((n_reference_models, mode, reference_fraction)
+                    if name in REFERENCE_ATTACKS else None)
+        return _digest(base_key, name, params.get(name, {}), ref_part)
+
+    results: dict[str, AttackResult] = {}
+    for name in attacks:
+        path = result_path(name)
+        if path is not None and (path / "result.json").exists():
+            saved = AttackResult.load(path)
+            if saved.extra.get("audit_key") == attack_key(name):
+                say(f"{name}: reusing the finished result in {path}")
+                results[name] = saved
+    todo = [a for a in attacks if a not in results]
+
+    def finish(name: str, result: AttackResult) -> None:
+        result.extra["audit_key"] = attack_key(name)
+        if not result.dataset:
+            result.dataset = dataset
+        path = result_path(name)
+        if path is not None:
+            result.save(path)
+        results[name] = result
+
+    if todo:
+        say(f"querying {tgt.name} on {n} audited records")
+        outputs = tgt.query(X, y_arr)
+    common = {"record_ids": record_ids, "dataset": dataset, "target_name": tgt.name}
+
+    for name in [a for a in todo if a not in REFERENCE_ATTACKS and a not in CROSS_FITTED_ATTACKS]:
+        say(f"running {name}")
+        attack = get_attack(name, **params.get(name, {}))
+        _seed(attack, random_state)
+        finish(name, attack.run(tgt, X, y_arr, lab, outputs=outputs, **common))
+
+    for name in [a for a in todo if a in CROSS_FITTED_ATTACKS]:
+        say(f"running {name} (cross-fitted on the audited labels)")
+        attack = get_attack(name, **params.get(name, {}))
+        _seed(attack, random_state)
+        finish(name, attack.run(tgt, X, y_arr, lab, outputs=outputs, **common))
+
+    todo_reference = [a for a in todo if a in REFERENCE_ATTACKS]
+    if todo_reference:
+        from privaudit.attacks.membership import collect_reference_outputs
+
+        if recipe is None:
+            estimator = getattr(tgt, "estimator", None)
+            if estimator is None:
+                raise param_error("recipe", _FUNC,
+                                  f"given to train reference models for {todo_reference} "
+                                  "(only scikit-learn targets default to a clone)", None)
+            from sklearn.base import clone
+
+            recipe = clone(estimator)
+        n_candidates = (n if mode == "online" else 0) + (0 if X_pop is None else len(y_pop))  # type: ignore[arg-type]
+        fraction = reference_fraction
+        if fraction is None:
+            fraction = float(np.clip(lab.sum() / max(n_candidates, 1), 0.05, 0.95))
+        say(f"training {n_reference_models} reference models ({mode}, each on "
+            f"{fraction:.0%} of {n_candidates} records)")
+        reference = collect_reference_outputs(
+            recipe, X, y_arr, X_population=X_pop, y_population=y_pop,
+            n_models=n_reference_models, mode=mode,  # type: ignore[arg-type]
+            sample_fraction=fraction,
+            query_population=bool(needs_population) or X_pop is not None,
+            wrap=wrap or as_target, executor=executor, n_jobs=n_jobs, address=address,
+            cache_dir=cache_dir, random_state=random_state,
+        )
+        if check_fidelity and reference.pool is not None:
+            test_rows = np.flatnonzero(lab == 0)
+            if test_rows.size:
+                from sklearn.utils import _safe_indexing
+
+                reference.pool.check_fidelity(
+                    tgt, _safe_indexing(X, test_rows), y_arr[test_rows],
+                    target_n_train=int(lab.sum()),
+                )
+        population_outputs = None
+        if needs_population:
+            say(f"querying {tgt.name} on {len(y_pop)} population records")  # type: ignore[arg-type]
+            population_outputs = tgt.query(X_pop, y_pop)
+        for name in todo_reference:
+            say(f"running {name}")
+            attack = get_attack(name, **params.get(name, {}))
+            _seed(attack, random_state)
+            if name == "rmia":
+                attack.fit(reference, population_outputs)
+            else:
+                attack.fit(reference)
+            result = attack.run(outputs=outputs, labels=lab, **common)
+            result.extra.setdefault("n_reference_models", n_reference_models)
+            finish(name, result)
+
+    return [results[a] for a in attacks]
+
+
+def _seed(attack: Any, random_state: int) -> None:
+    """Give an attack the audit's seed when it takes one and none was set."""
+    if hasattr(attack, "random_state") and attack.random_state is None:
+        attack.random_state = random_state

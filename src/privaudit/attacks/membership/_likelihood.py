@@ -1,0 +1,241 @@
+"""LiRA and RMIA as estimators over a shared :class:`ReferenceOutputs`.
+
+The numerical cores live in :mod:`._lira` and :mod:`._rmia` (pure numpy/scipy, tested
+against slow reference implementations); this module only wires them to the target's
+outputs and to the outputs of the reference models, collected once for all attacks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from privaudit._validation import param_error
+from privaudit.attacks.membership._base import MembershipAttack
+from privaudit.attacks.membership._lira import lira_scores
+from privaudit.attacks.membership._reference import ReferenceOutputs
+from privaudit.attacks.membership._rmia import rmia_scores, tune_rmia_offline_a
+from privaudit.targets import ModelOutputs
+
+__all__ = ["LiRAAttack", "RMIAAttack", "lira_offline"]
+
+
+def _check_reference(reference: Any, func: str) -> ReferenceOutputs:
+    if not isinstance(reference, ReferenceOutputs):
+        raise param_error(
+            "reference", func,
+            "a ReferenceOutputs (see privaudit.attacks.membership.collect_reference_outputs)",
+            f"<{type(reference).__name__}>", error=TypeError,
+        )
+    return reference
+
+
+class _ReferenceAttack(MembershipAttack):
+    """Shared plumbing: fitted on reference outputs of the SAME audited records it scores."""
+
+    tasks: ClassVar[tuple[str, ...]] = ("classification",)
+    requires_fit: ClassVar[bool] = True
+    needs_probabilities: ClassVar[bool] = True
+
+    def _check_aligned(self, outputs: ModelOutputs, func: str) -> None:
+        n = self.reference_.n_audited  # type: ignore[attr-defined]
+        if len(outputs) != n:
+            raise param_error(
+                "X", func,
+                f"the {n} audited records the reference outputs were collected on",
+                f"<{len(outputs)} records>",
+            )
+
+    def _extra(self, outputs, labels, scores, predictions) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+        ref: ReferenceOutputs = self.reference_  # type: ignore[attr-defined]
+        return {"n_reference_models": ref.n_models, "reference_mode": ref.mode}
+
+
+class LiRAAttack(_ReferenceAttack):
+    """Likelihood-ratio attack (LiRA) of Carlini et al., online or offline.
+
+    For each audited record, the logit-scaled true-class confidence
+    ``phi = log(p_y / (1 - p_y))`` on reference models trained with (IN) and without (OUT)
+    the record is fitted by Gaussians; the target's ``phi`` is scored by the likelihood
+    ratio (online) or by a one-sided test against the OUT Gaussian (offline).
+
+    Parameters
+    ----------
+    online : bool, default=True
+        Online (IN and OUT models; registry name ``"lira-online"``) or offline (OUT models
+        only; ``"lira-offline"``).
+    fix_variance : bool, default=False
+        One pooled variance for all records (better with few reference models, as the
+        paper's Figure 9 shows) instead of one per record.
+    min_models : int, default=2
+        Records with fewer models on a side use the pooled variance there.
+
+    References
+    ----------
+    .. [1] Carlini, N., Chien, S., Nasr, M., Song, S., Terzis, A. and Tramèr, F. (2022).
+       Membership Inference Attacks From First Principles. IEEE S&P 2022.
+    """
+
+    def __init__(self, online: bool = True, fix_variance: bool = False, min_models: int = 2):
+        self.online = online
+        self.fix_variance = fix_variance
+        self.min_models = min_models
+
+    @property  # type: ignore[override]
+    def name(self) -> str:  # type: ignore[override]
+        """Registry name: ``"lira-online"`` or ``"lira-offline"``."""
+        return "lira-online" if self.online else "lira-offline"
+
+    def fit(self, reference: ReferenceOutputs) -> LiRAAttack:  # type: ignore[override]
+        """Read the reference models' statistics on the audited records; returns ``self``.
+
+        Parameters
+        ----------
+        reference : ReferenceOutputs
+            Outputs of the reference models on the audited records. Online LiRA needs an
+            online pool (records IN some models); offline LiRA reads the OUT entries only,
+            so either pool works.
+        """
+        func = f"{type(self).__name__}.fit"
+        ref = _check_reference(reference, func)
+        if self.online and ref.mode != "online":
+            raise param_error(
+                "reference", func,
+                "collected in online mode for online LiRA (or use online=False)",
+                f"<{ref.mode} reference outputs>",
+            )
+        self.reference_ = ref
+        self.reference_stats_ = ref.signal("logit_confidence")
+        self.in_mask_ = ref.in_mask("audited")
+        return self
+
+    def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
+        self._check_aligned(outputs, f"{type(self).__name__}.score")
+        return outputs.signal("logit_confidence"), "logit_confidence"
+
+    def _to_score(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
+        return lira_scores(
+            raw, self.reference_stats_, self.in_mask_, online=self.online,
+            fix_variance=self.fix_variance, min_models=self.min_models,
+        )
+
+
+def lira_offline(**params: Any) -> LiRAAttack:
+    """Offline LiRA (registry name ``"lira-offline"``): ``LiRAAttack(online=False, ...)``."""
+    if "online" in params:
+        raise param_error("online", "lira_offline", "left out (offline LiRA is offline)",
+                          params["online"], error=TypeError)
+    return LiRAAttack(online=False, **params)
+
+
+class RMIAAttack(_ReferenceAttack):
+    """Robust membership inference attack (RMIA) of Zarifzadeh, Liu and Shokri.
+
+    ``score(x)`` is the fraction of population samples ``z`` that ``x`` dominates in
+    likelihood ratio ``(Pr(x|theta)/Pr(x)) / (Pr(z|theta)/Pr(z)) >= gamma``, with
+    ``Pr(.)`` the reference models' average probability of the true label.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+        Threshold on the pairwise likelihood ratio.
+    offline : bool, default=True
+        Offline (OUT models only, with the paper's linear approximation of the missing IN
+        models through ``a``) or online (all reference models).
+    offline_a : float or "tune", default="tune"
+        The ``a`` of the offline approximation; ``"tune"`` picks it on the reference
+        models themselves (one playing the target), as the paper does.
+    n_pseudo_targets : int, default=1
+        Reference models that play the target in turn when tuning ``a``.
+
+    References
+    ----------
+    .. [1] Zarifzadeh, S., Liu, P. and Shokri, R. (2024). Low-Cost High-Power Membership
+       Inference Attacks. ICML 2024.
+    """
+
+    name: ClassVar[str] = "rmia"  # type: ignore[misc]
+
+    def __init__(
+        self,
+        gamma: float = 1.0,
+        offline: bool = True,
+        offline_a: float | str = "tune",
+        n_pseudo_targets: int = 1,
+    ):
+        self.gamma = gamma
+        self.offline = offline
+        self.offline_a = offline_a
+        self.n_pseudo_targets = n_pseudo_targets
+
+    def fit(  # type: ignore[override]
+        self, reference: ReferenceOutputs, population_outputs: ModelOutputs
+    ) -> RMIAAttack:
+        """Calibrate on the reference models and on the target's answers on the population.
+
+        Parameters
+        ----------
+        reference : ReferenceOutputs
+            Reference outputs on the audited records AND on the population records.
+        population_outputs : ModelOutputs
+            The TARGET's outputs on the same population records (``Pr(z | theta)``); the
+            population must be disjoint from the audited records.
+        """
+        func = f"{type(self).__name__}.fit"
+        ref = _check_reference(reference, func)
+        if ref.population is None:
+            raise param_error("reference", func,
+                              "collected with population outputs (query_population=True)",
+                              "<reference outputs without population>")
+        if not isinstance(population_outputs, ModelOutputs):
+            raise param_error("population_outputs", func, "a ModelOutputs",
+                              f"<{type(population_outputs).__name__}>", error=TypeError)
+        if len(population_outputs) != len(ref.population[0]):
+            raise param_error("population_outputs", func,
+                              f"outputs on the {len(ref.population[0])} population records",
+                              f"<{len(population_outputs)} records>")
+        if population_outputs.probabilities is None:
+            raise param_error("population_outputs", func, "outputs with class probabilities",
+                              "<label-only outputs>")
+        self.reference_ = ref
+        self.reference_prob_x_ = ref.signal("true_class_confidence", "audited")
+        self.reference_prob_z_ = ref.signal("true_class_confidence", "population")
+        self.target_prob_z_ = population_outputs.signal("true_class_confidence")
+        if not self.offline:
+            self.a_ = None
+        elif isinstance(self.offline_a, str):
+            if self.offline_a != "tune":
+                raise param_error("offline_a", func, "a number in [0, 1] or 'tune'",
+                                  self.offline_a)
+            # Tune on the population records: their membership in each model is known and
+            # mixed in both pool modes (audited records of an offline pool are all OUT).
+            tuning = tune_rmia_offline_a(
+                self.reference_prob_z_, ref.in_mask("population"), self.reference_prob_z_,
+                in_mask_z=ref.in_mask("population"), n_pseudo_targets=self.n_pseudo_targets,
+                gamma=self.gamma,
+            )
+            self.a_ = float(tuning.a)
+            self.tuning_ = tuning
+        else:
+            self.a_ = float(self.offline_a)
+        return self
+
+    def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
+        self._check_aligned(outputs, f"{type(self).__name__}.score")
+        return outputs.signal("true_class_confidence"), "true_class_confidence"
+
+    def _to_score(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
+        ref: ReferenceOutputs = self.reference_
+        return rmia_scores(
+            raw, self.reference_prob_x_, self.target_prob_z_, self.reference_prob_z_,
+            offline_a=self.a_, in_mask_x=ref.in_mask("audited"),
+            in_mask_z=ref.in_mask("population"), gamma=self.gamma,
+        )
+
+    def _extra(self, outputs, labels, scores, predictions) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+        extra = super()._extra(outputs, labels, scores, predictions)
+        extra["offline_a"] = self.a_
+        extra["n_population"] = len(self.target_prob_z_)
+        return extra

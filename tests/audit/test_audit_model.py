@@ -1,0 +1,155 @@
+"""End-to-end tests of privaudit.audit_model on real offline data (sklearn digits)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.linear_model import LogisticRegression
+from sklearn.neural_network import MLPClassifier
+
+import privaudit
+from privaudit.metrics import roc_auc
+
+
+@pytest.fixture(scope="module")
+def digits_setup():
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(X))
+    audited, population = perm[:600], perm[600:1200]
+    labels = np.zeros(600, dtype=int)
+    labels[:300] = 1
+    members = audited[:300]
+    # Memorises its training set: strong per-record signal at a small size.
+    model = MLPClassifier((64,), alpha=0.0, max_iter=300, random_state=0)
+    model.fit(X[members], y[members])
+    return {
+        "X": X[audited], "y": y[audited], "labels": labels, "model": model,
+        "population": (X[population], y[population]),
+        "recipe": MLPClassifier((64,), alpha=0.0, max_iter=300, random_state=0),
+    }
+
+
+def test_black_box_attacks_are_aligned_with_rows(digits_setup):
+    s = digits_setup
+    results = privaudit.audit_model(s["model"], s["X"], s["y"], s["labels"],
+                                    record_ids=np.arange(600) + 1000, dataset="digits")
+    assert [r.attack for r in results] == list(privaudit._audit.DEFAULT_ATTACKS)
+    for r in results:
+        np.testing.assert_array_equal(r.labels, s["labels"])
+        np.testing.assert_array_equal(r.record_ids, np.arange(600) + 1000)
+        assert r.dataset == "digits"
+        assert r.scores.shape == (600,)
+    loss = results[0]
+    # LOSS score is minus the per-record cross-entropy of the audited model, row by row.
+    proba = s["model"].predict_proba(s["X"])
+    expected = np.log(np.clip(proba[np.arange(600), s["y"]], 1e-300, None))
+    np.testing.assert_allclose(loss.scores, expected, rtol=1e-6, atol=1e-9)
+
+
+def test_reference_attacks_beat_chance_and_are_reproducible(digits_setup, tmp_path):
+    s = digits_setup
+    kwargs = dict(population=s["population"], recipe=s["recipe"], n_reference_models=4,
+                  attacks=["loss", "lira-online", "lira-offline", "rmia"],
+                  attack_params={"lira-online": {"fix_variance": True},
+                                 "lira-offline": {"fix_variance": True}},
+                  random_state=3, check_fidelity=False)
+    messages: list[str] = []
+    first = privaudit.audit_model(s["model"], s["X"], s["y"], s["labels"], n_jobs=1,
+                                  results_dir=tmp_path / "res", progress=messages.append,
+                                  **kwargs)
+    assert [r.attack for r in first] == ["loss", "lira-online", "lira-offline", "rmia"]
+    for r in first:
+        assert roc_auc(r.labels, r.scores) > 0.55, r.attack
+    assert first[1].extra["n_reference_models"] == 4
+    assert any("training 4 reference models (online, each on 25% of 1200" in m
+               for m in messages)
+    # Same seed, two workers: identical numbers.
+    second = privaudit.audit_model(s["model"], s["X"], s["y"], s["labels"], n_jobs=2, **kwargs)
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a.scores, b.scores)
+    # A rerun into the same results_dir reuses every finished attack.
+    messages.clear()
+    third = privaudit.audit_model(s["model"], s["X"], s["y"], s["labels"], n_jobs=1,
+                                  results_dir=tmp_path / "res", progress=messages.append,
+                                  **kwargs)
+    assert sum("reusing" in m for m in messages) == 4
+    assert not any("training" in m for m in messages)
+    for a, b in zip(first, third, strict=True):
+        np.testing.assert_array_equal(a.scores, b.scores)
+
+
+def test_results_dir_is_not_reused_for_other_inputs(digits_setup, tmp_path):
+    s = digits_setup
+    privaudit.audit_model(s["model"], s["X"], s["y"], s["labels"], attacks=["loss"],
+                          results_dir=tmp_path)
+    flipped = 1 - s["labels"]
+    messages: list[str] = []
+    res = privaudit.audit_model(s["model"], s["X"], s["y"], flipped, attacks=["loss"],
+                                results_dir=tmp_path, progress=messages.append)
+    assert not any("reusing" in m for m in messages)
+    np.testing.assert_array_equal(res[0].labels, flipped)
+
+
+def test_population_overlapping_audited_records_is_refused(digits_setup):
+    s = digits_setup
+    X_pop = np.vstack([s["population"][0], s["X"][:3]])
+    y_pop = np.concatenate([s["population"][1], s["y"][:3]])
+    with pytest.raises(ValueError, match=r"'population' parameter of audit_model.*3 audited"):
+        privaudit.audit_model(s["model"], s["X"], s["y"], s["labels"], attacks=["rmia"],
+                              population=(X_pop, y_pop), recipe=s["recipe"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"labels": np.ones(10)}, r"'labels' parameter of audit_model must be one membership"),
+        ({"attacks": ["nope"]}, r"'attacks' parameter of audit_model must be names among"),
+        ({"attacks": ["rmia"]}, r"'population' parameter of audit_model must be given for rmia"),
+        ({"attacks": ["loss"], "attack_params": {"rmia": {}}}, r"'attack_params'"),
+        ({"attacks": ["lira-online"], "reference_mode": "offline",
+          "population": "USE"}, r"'reference_mode'"),
+        ({"attacks": "loss"}, r"'attacks' parameter"),
+    ],
+)
+def test_bad_input_is_named(digits_setup, kwargs, message):
+    s = digits_setup
+    args = {"labels": s["labels"]}
+    args.update(kwargs)
+    if args.get("population") == "USE":
+        args["population"] = s["population"]
+    labels = args.pop("labels")
+    with pytest.raises((ValueError, TypeError), match=message):
+        privaudit.audit_model(s["model"], s["X"], s["y"], labels, **args)
+
+
+def test_non_sklearn_target_needs_a_recipe(digits_setup):
+    from privaudit.targets import ModelOutputs
+
+    s = digits_setup
+    model = s["model"]
+
+    class Wrapped:
+        name = "wrapped"
+        task = "classification"
+        classes_ = model.classes_
+        n_classes = len(model.classes_)
+        n_queries = 0
+
+        def query(self, X, y):
+            return ModelOutputs.from_probabilities(y, model.predict_proba(X), model.classes_)
+
+    with pytest.raises(ValueError, match=r"'recipe' parameter of audit_model must be given"):
+        privaudit.audit_model(Wrapped(), s["X"], s["y"], s["labels"], attacks=["lira-offline"],
+                              population=s["population"])
+
+
+def test_logistic_regression_target_leaks_little(digits_setup):
+    # A strongly regularised linear model: the audit must not report a leak that is not there.
+    s = digits_setup
+    X, y, labels = s["X"], s["y"], s["labels"]
+    model = LogisticRegression(C=0.01, max_iter=500).fit(X[labels == 1], y[labels == 1])
+    results = privaudit.audit_model(model, X, y, labels, attacks=["loss"])
+    assert abs(roc_auc(labels, results[0].scores) - 0.5) < 0.08
