@@ -101,6 +101,44 @@ def report(
     console.print(f"Report: [bold]{index}[/bold]")
 
 
+audit_app = typer.Typer(help="Audit an artefact described by a configuration file.",
+                        no_args_is_help=True)
+app.add_typer(audit_app, name="audit")
+
+
+@audit_app.command("model")
+def audit_model_command(
+    config: Annotated[Path, typer.Option("--config", "-c", help="The audit's YAML file.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Report directory (overrides report.out).")
+    ] = None,
+) -> None:
+    """Run membership attacks against a saved model, as the YAML configuration says.
+
+    The configuration names the model file (scikit-learn, saved with skops: never
+    unpickled), the audited records with their membership column (CSV or Parquet), the
+    population, the attacks, the reference models and the executor. Finished attacks and
+    trained reference models are saved as they complete; a rerun resumes.
+    """
+    from privaudit.cli._config import ConfigError, load_audit_config, run_audit_config
+
+    console = _console()
+    try:
+        cfg = load_audit_config(config)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--config") from None
+    out_dir = out or cfg.out
+    with console.status("Auditing...") as status:
+
+        def progress(message: str) -> None:
+            status.update(message)
+            console.log(message)
+
+        index = run_audit_config(cfg, out=out_dir, progress=progress)
+    _print_summary(console, out_dir)
+    console.print(f"Report: [bold]{index}[/bold]")
+
+
 def _print_summary(console, out: Path) -> None:
     """Print the metrics table that the report wrote (one row per target and attack)."""
     import json

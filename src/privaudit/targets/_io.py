@@ -49,6 +49,10 @@ def save_sklearn_model(estimator: Any, path: str | os.PathLike[str]) -> None:
     sio.dump(estimator, os.fspath(path))
 
 
+def _is_sklearn_type(name: str) -> bool:
+    return name.startswith("sklearn.") and not name.endswith((".function", ".partial"))
+
+
 def load_sklearn_model(
     path: str | os.PathLike[str], trusted: Sequence[str] | None = None
 ) -> Any:
@@ -90,7 +94,11 @@ def load_sklearn_model(
     sio = _import_skops()
     untrusted = list(sio.get_untrusted_types(file=path))
     allowed = set(trusted or ())
-    refused = [t for t in untrusted if t not in allowed]
+    # scikit-learn's own compiled types (e.g. sklearn.tree._tree.Tree, the loss objects)
+    # are data containers rebuilt by skops' loader, not callables: trusting them executes
+    # nothing a user did not write. Functions and classes from anywhere else still need
+    # an explicit `trusted`.
+    refused = [t for t in untrusted if t not in allowed and not _is_sklearn_type(t)]
     if refused:
         raise UntrustedTypesError(
             f"Refusing to load {path!r}: it contains types that are not trusted: "

@@ -1,0 +1,105 @@
+"""The privaudit command line: audit model from a YAML file, report rebuild, version."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from sklearn.datasets import load_breast_cancer
+from sklearn.tree import DecisionTreeClassifier
+from typer.testing import CliRunner
+
+from privaudit import __version__
+from privaudit.cli import app
+from privaudit.targets import save_sklearn_model
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def audit_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("audit")
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(X))
+    members, non_members, population = perm[:150], perm[150:300], perm[300:]
+    # A fully grown tree memorises its training set: a clear, fast-to-find leak.
+    model = DecisionTreeClassifier(random_state=0).fit(X.iloc[members], y.iloc[members])
+    save_sklearn_model(model, root / "model.skops")
+    audited = X.iloc[np.r_[members, non_members]].copy()
+    audited["diagnosis"] = y.iloc[np.r_[members, non_members]].to_numpy()
+    audited["member"] = np.r_[np.ones(150, int), np.zeros(150, int)]
+    audited["patient"] = [f"p{i}" for i in np.r_[members, non_members]]
+    audited.to_csv(root / "audited.csv", index=False)
+    pop = X.iloc[population].copy()
+    pop["diagnosis"] = y.iloc[population].to_numpy()
+    pop.to_parquet(root / "population.parquet")
+    config = {
+        "target": {"path": "model.skops", "name": "tree"},
+        "data": {"path": "audited.csv", "label_column": "diagnosis",
+                 "membership_column": "member", "id_column": "patient"},
+        "population": {"path": "population.parquet"},
+        "attacks": ["loss", "lira-offline", "rmia"],
+        "attack_params": {"lira-offline": {"fix_variance": True}},
+        "reference": {"n_models": 4},
+        "executor": {"name": "local", "n_jobs": 1},
+        "cache_dir": "cache",
+        "random_state": 0,
+        "report": {"out": "report", "n_bootstrap": 50},
+    }
+    (root / "audit.yaml").write_text(yaml.safe_dump(config))
+    return root
+
+
+def test_audit_model_from_config_writes_the_report(audit_files):
+    result = runner.invoke(app, ["audit", "model", "--config", str(audit_files / "audit.yaml")])
+    assert result.exit_code == 0, result.output
+    report = audit_files / "report"
+    assert (report / "index.html").exists()
+    data = json.loads((report / "results.json").read_text())
+    attacks = [entry["attack"] for entry in data["results"]]
+    assert attacks == ["loss", "lira-offline", "rmia"]
+    for entry in data["results"]:
+        assert entry["target"] == "tree"
+        assert entry["metrics"]["auc"]["value"] > 0.55
+    scores = pd.read_csv(report / "results" / "tree__loss" / "scores.csv")
+    assert scores["record_id"].iloc[0].startswith("p")
+    # The reference models were cached: a second run trains none and reuses the results.
+    assert any((audit_files / "cache").rglob("*.skops"))
+    again = runner.invoke(app, ["audit", "model", "--config", str(audit_files / "audit.yaml")])
+    assert again.exit_code == 0, again.output
+    assert "reusing" in again.output
+
+
+def test_report_rebuilds_from_saved_results(audit_files, tmp_path):
+    source = audit_files / "report" / "results"
+    if not source.exists():
+        runner.invoke(app, ["audit", "model", "--config", str(audit_files / "audit.yaml")])
+    result = runner.invoke(app, ["report", str(source), "--out", str(tmp_path / "rebuilt"),
+                                 "--n-bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "rebuilt" / "results.json").read_text())
+    assert len(data["results"]) == 3
+    assert (tmp_path / "rebuilt" / "index.html").exists()
+
+
+def test_bad_config_names_the_key(tmp_path):
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(
+        {"target": {"path": "missing.skops"}, "data": {"path": "x.csv"}}))
+    result = runner.invoke(app, ["audit", "model", "--config", str(tmp_path / "bad.yaml")])
+    assert result.exit_code != 0
+    assert "target.path" in result.output
+
+
+def test_report_without_results_fails_clearly(tmp_path):
+    result = runner.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code != 0
+
+
+def test_version():
+    result = runner.invoke(app, ["version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == __version__
