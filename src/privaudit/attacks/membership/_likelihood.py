@@ -66,9 +66,11 @@ class LiRAAttack(_ReferenceAttack):
     online : bool, default=True
         Online (IN and OUT models; registry name ``"lira-online"``) or offline (OUT models
         only; ``"lira-offline"``).
-    fix_variance : bool, default=False
-        One pooled variance for all records (better with few reference models, as the
-        paper's Figure 9 shows) instead of one per record.
+    fix_variance : bool or "auto", default="auto"
+        One pooled variance for all records instead of one per record. Carlini et al.
+        (Section VI.A, Figure 9) find the global variance better below about 64 reference
+        models (under 32 per side, per-record variances are too noisy) and per-record
+        variances better above; ``"auto"`` follows that rule.
     min_models : int, default=2
         Records with fewer models on a side use the pooled variance there.
 
@@ -78,7 +80,12 @@ class LiRAAttack(_ReferenceAttack):
        Membership Inference Attacks From First Principles. IEEE S&P 2022.
     """
 
-    def __init__(self, online: bool = True, fix_variance: bool = False, min_models: int = 2):
+    #: Below this many reference models, ``fix_variance="auto"`` pools the variance.
+    AUTO_FIXED_VARIANCE_BELOW: ClassVar[int] = 64
+
+    def __init__(
+        self, online: bool = True, fix_variance: bool | str = "auto", min_models: int = 2
+    ):
         self.online = online
         self.fix_variance = fix_variance
         self.min_models = min_models
@@ -106,6 +113,12 @@ class LiRAAttack(_ReferenceAttack):
                 "collected in online mode for online LiRA (or use online=False)",
                 f"<{ref.mode} reference outputs>",
             )
+        if self.fix_variance == "auto":
+            self.fix_variance_ = ref.n_models < self.AUTO_FIXED_VARIANCE_BELOW
+        elif isinstance(self.fix_variance, bool):
+            self.fix_variance_ = self.fix_variance
+        else:
+            raise param_error("fix_variance", func, "True, False or 'auto'", self.fix_variance)
         self.reference_ = ref
         self.reference_stats_ = ref.signal("logit_confidence")
         self.in_mask_ = ref.in_mask("audited")
@@ -115,10 +128,15 @@ class LiRAAttack(_ReferenceAttack):
         self._check_aligned(outputs, f"{type(self).__name__}.score")
         return outputs.signal("logit_confidence"), "logit_confidence"
 
+    def _extra(self, outputs, labels, scores, predictions) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+        extra = super()._extra(outputs, labels, scores, predictions)
+        extra["fixed_variance"] = bool(self.fix_variance_)
+        return extra
+
     def _to_score(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
         return lira_scores(
             raw, self.reference_stats_, self.in_mask_, online=self.online,
-            fix_variance=self.fix_variance, min_models=self.min_models,
+            fix_variance=self.fix_variance_, min_models=self.min_models,
         )
 
 
