@@ -67,7 +67,7 @@ def test_registry_names(setup):
 
 
 def test_online_lira_needs_an_online_pool(setup):
-    with pytest.raises(ValueError, match="'reference' parameter of LiRAAttack.fit"):
+    with pytest.raises(ValueError, match=r"'reference' parameter of LiRAAttack.fit"):
         LiRAAttack(online=True).fit(setup["offline"])
     # Offline LiRA reads OUT models only: either pool works.
     LiRAAttack(online=False).fit(setup["offline"]).score(outputs=setup["out"])
@@ -77,7 +77,7 @@ def test_unfitted_and_misaligned(setup):
     with pytest.raises(NotFittedError):
         LiRAAttack().score(outputs=setup["out"])
     attack = LiRAAttack().fit(setup["online"])
-    with pytest.raises(ValueError, match="'X' parameter of LiRAAttack.score"):
+    with pytest.raises(ValueError, match=r"'X' parameter of LiRAAttack.score"):
         attack.score(outputs=setup["out"].subset(np.arange(10)))
     with pytest.raises(TypeError, match="'reference' parameter"):
         LiRAAttack().fit("not reference outputs")
@@ -105,7 +105,7 @@ def test_rmia_equals_its_core_and_tunes_a(setup):
 
 def test_rmia_bad_input(setup):
     ref = setup["offline"]
-    with pytest.raises(ValueError, match="'population_outputs' parameter of RMIAAttack.fit"):
+    with pytest.raises(ValueError, match=r"'population_outputs' parameter of RMIAAttack.fit"):
         RMIAAttack().fit(ref, setup["pop_out"].subset(np.arange(5)))
     with pytest.raises(ValueError, match="'offline_a' parameter"):
         RMIAAttack(offline_a="guess").fit(ref, setup["pop_out"])
@@ -113,7 +113,7 @@ def test_rmia_bad_input(setup):
         LogisticRegression(max_iter=100), np.random.default_rng(0).normal(size=(40, 3)),
         np.tile([0, 1], 20), n_models=2, random_state=0,
     )
-    with pytest.raises(ValueError, match="'reference' parameter of RMIAAttack.fit"):
+    with pytest.raises(ValueError, match=r"'reference' parameter of RMIAAttack.fit"):
         RMIAAttack().fit(no_pop, setup["pop_out"])
 
 
