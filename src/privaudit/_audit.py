@@ -36,6 +36,8 @@ CROSS_FITTED_ATTACKS: frozenset[str] = frozenset(
     {"trained-lr", "trained-mlp", "trained-rf", "trained-knn"}
 )
 _POPULATION_ATTACKS = frozenset({"shadow", "rmia"})
+#: Attacks that query the target themselves (perturbed copies, gradients): no shared outputs.
+_SELF_QUERYING_ATTACKS = frozenset({"label-only", "gradient-norm"})
 _FUNC = "audit_model"
 
 
@@ -197,6 +199,13 @@ def audit_model(
         raise param_error("reference_mode", _FUNC, "'auto', 'online' or 'offline'",
                           reference_mode)
 
+    if not getattr(tgt, "reveals_probabilities", True):
+        blind = [a for a in attacks
+                 if getattr(get_attack(a, **params.get(a, {})), "needs_probabilities", False)]
+        if blind:
+            raise param_error("attacks", _FUNC,
+                              f"attacks that work on a label-only target (not {blind})",
+                              f"<label-only target {tgt.name!r}>")
     needs_reference = [a for a in attacks if a in REFERENCE_ATTACKS]
     needs_population = [a for a in attacks if a in _POPULATION_ATTACKS]
     mode = reference_mode
@@ -264,7 +273,8 @@ def audit_model(
         say(f"running {name}")
         attack = get_attack(name, **params.get(name, {}))
         _seed(attack, random_state)
-        finish(name, attack.run(tgt, X, y_arr, lab, outputs=outputs, **common))
+        shared = None if name in _SELF_QUERYING_ATTACKS else outputs
+        finish(name, attack.run(tgt, X, y_arr, lab, outputs=shared, **common))
 
     for name in [a for a in todo if a in CROSS_FITTED_ATTACKS]:
         say(f"running {name} (cross-fitted on the audited labels)")

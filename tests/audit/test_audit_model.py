@@ -153,3 +153,37 @@ def test_logistic_regression_target_leaks_little(digits_setup):
     model = LogisticRegression(C=0.01, max_iter=500).fit(X[labels == 1], y[labels == 1])
     results = privaudit.audit_model(model, X, y, labels, attacks=["loss"])
     assert abs(roc_auc(labels, results[0].scores) - 0.5) < 0.08
+
+
+def test_label_only_target(digits_setup):
+    from privaudit.targets import LabelOnlyTarget
+
+    s = digits_setup
+    target = LabelOnlyTarget(s["model"].predict, classes=s["model"].classes_, name="labels")
+    with pytest.raises(ValueError, match=r"'attacks' parameter of audit_model.*'confidence'"):
+        privaudit.audit_model(target, s["X"], s["y"], s["labels"], attacks=["confidence"])
+    assert target.n_queries == 0  # refused before spending any query
+    results = privaudit.audit_model(target, s["X"], s["y"], s["labels"],
+                                    attacks=["label-only"], random_state=0)
+    assert results[0].attack == "label-only"
+    assert roc_auc(s["labels"], results[0].scores) > 0.5
+
+
+def test_torch_module_is_wrapped_and_attacked_white_box():
+    torch = pytest.importorskip("torch")
+    from privaudit.targets import TorchTarget, as_target
+
+    X, y = load_digits(return_X_y=True)
+    X = (X / 16.0).astype(np.float32)
+    gen = torch.Generator().manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(64, 10))
+    torch.nn.init.normal_(net[0].weight, generator=gen)
+    net.eval()
+    assert isinstance(as_target(net), TorchTarget)
+    labels = np.r_[np.ones(50, int), np.zeros(50, int)]
+    results = privaudit.audit_model(net, X[:100], y[:100], labels,
+                                    attacks=["loss", "gradient-norm"])
+    assert [r.attack for r in results] == ["loss", "gradient-norm"]
+    # Untrained weights: nothing was learnt, so neither attack may claim a leak.
+    for r in results:
+        assert abs(roc_auc(labels, r.scores) - 0.5) < 0.2

@@ -16,6 +16,8 @@ _REGISTRY: dict[str, Any] = {
     "entropy": "privaudit.attacks.membership._threshold:EntropyAttack",
     "modified-entropy": "privaudit.attacks.membership._threshold:ModifiedEntropyAttack",
     "gaussian-threshold": "privaudit.attacks.membership._gaussian:GaussianThresholdAttack",
+    "label-only": "privaudit.attacks.membership._label_only:LabelOnlyAttack",
+    "gradient-norm": "privaudit.attacks.membership._gradient:GradientNormAttack",
     "lira-online": "privaudit.attacks.membership._likelihood:LiRAAttack",
     "lira-offline": "privaudit.attacks.membership._likelihood:lira_offline",
     "rmia": "privaudit.attacks.membership._likelihood:RMIAAttack",

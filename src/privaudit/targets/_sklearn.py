@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -208,8 +209,8 @@ def as_target(obj: Any, **kwargs: Any) -> Target:
 
     Parameters
     ----------
-    obj : Target or fitted scikit-learn estimator
-        What to audit.
+    obj : Target, fitted scikit-learn estimator or torch ``nn.Module``
+        What to audit (a torch module is wrapped in a ``TorchTarget`` returning logits).
     **kwargs
         Passed to :class:`SklearnTarget` when ``obj`` is wrapped (``name``, ``task``...).
 
@@ -226,6 +227,11 @@ def as_target(obj: Any, **kwargs: Any) -> Target:
         return obj
     if hasattr(obj, "fit") and hasattr(obj, "predict") and hasattr(obj, "get_params"):
         return SklearnTarget(obj, **kwargs)
+    torch = sys.modules.get("torch")  # a torch module exists only if torch was imported
+    if torch is not None and isinstance(obj, torch.nn.Module):
+        from privaudit.targets._torch import TorchTarget
+
+        return TorchTarget(obj, **kwargs)
     raise param_error(
         "obj", "as_target", "a privaudit Target or a fitted scikit-learn estimator",
         f"<{type(obj).__name__}>", error=TypeError,

@@ -5,6 +5,10 @@ Reference-model attacks (Shokri et al.'s shadow models, LiRA, RMIA) need many mo
 them once, in parallel (local processes or Ray, one code path), writes each to disk as it
 finishes so that an interrupted run resumes, and checks that they resemble the target.
 
+Built-in recipes: :class:`SklearnRecipe` (``clone().fit``), :class:`CallableRecipe` (a
+user's training function, e.g. a torch loop), :class:`TorchMLPRecipe` and
+:class:`TorchCNNRecipe` (PyTorch classifiers saved as safetensors).
+
 Nothing here imports Ray, torch or skops at module level.
 """
 
@@ -13,6 +17,7 @@ from privaudit.training._fidelity import FidelityReport, FidelityWarning, check_
 from privaudit.training._hashing import data_fingerprint
 from privaudit.training._pool import ReferencePool, balanced_in_mask
 from privaudit.training._recipes import CallableRecipe, SklearnRecipe, TrainingRecipe, as_recipe
+from privaudit.training._torch_recipes import TorchCNNRecipe, TorchMLPRecipe
 
 __all__ = [
     "CallableRecipe",
@@ -23,6 +28,8 @@ __all__ = [
     "RayExecutor",
     "ReferencePool",
     "SklearnRecipe",
+    "TorchCNNRecipe",
+    "TorchMLPRecipe",
     "TrainingRecipe",
     "as_recipe",
     "balanced_in_mask",

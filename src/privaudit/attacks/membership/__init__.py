@@ -16,6 +16,8 @@ from privaudit.attacks.membership._gaussian import (
     gaussian_advantage,
     gaussian_threshold,
 )
+from privaudit.attacks.membership._gradient import GradientNormAttack, WhiteBoxFeatures
+from privaudit.attacks.membership._label_only import LabelOnlyAttack
 from privaudit.attacks.membership._likelihood import LiRAAttack, RMIAAttack
 from privaudit.attacks.membership._lira import fit_lira_gaussians, lira_scores
 from privaudit.attacks.membership._reference import (
@@ -35,6 +37,8 @@ __all__ = [
     "ConfidenceAttack",
     "EntropyAttack",
     "GaussianThresholdAttack",
+    "GradientNormAttack",
+    "LabelOnlyAttack",
     "LiRAAttack",
     "LossAttack",
     "MembershipAttack",
@@ -42,6 +46,7 @@ __all__ = [
     "RMIAAttack",
     "ReferenceOutputs",
     "ThresholdAttack",
+    "WhiteBoxFeatures",
     "collect_reference_outputs",
     "fit_lira_gaussians",
     "gaussian_advantage",

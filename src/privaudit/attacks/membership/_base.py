@@ -278,6 +278,14 @@ class MembershipAttack:
     def _outputs(
         self, target: Any, X: Any, y: ArrayLike | None, outputs: ModelOutputs | None, func: str
     ) -> tuple[ModelOutputs, Target | None]:
+        if (self.needs_probabilities and outputs is None and target is not None
+                and not getattr(target, "reveals_probabilities", True)):
+            # Refuse before querying: a label-only target's budget must not be spent on an
+            # attack that cannot use its answers.
+            raise param_error(
+                "target", func, "a target revealing class probabilities",
+                f"<label-only target {getattr(target, 'name', '')!r}>",
+            )
         out, resolved = resolve_outputs(target, X, y, outputs, func=func, tasks=self.tasks)
         if self.needs_probabilities and out.probabilities is None:
             raise param_error(
