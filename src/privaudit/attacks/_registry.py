@@ -21,6 +21,11 @@ _REGISTRY: dict[str, Any] = {
     "lira-online": "privaudit.attacks.membership._likelihood:LiRAAttack",
     "lira-offline": "privaudit.attacks.membership._likelihood:lira_offline",
     "rmia": "privaudit.attacks.membership._likelihood:RMIAAttack",
+    "shadow": "privaudit.attacks.membership._shadow:ShadowModelAttack",
+    "trained-lr": "privaudit.attacks.membership._trained:TrainedLRAttack",
+    "trained-mlp": "privaudit.attacks.membership._trained:TrainedMLPAttack",
+    "trained-rf": "privaudit.attacks.membership._trained:TrainedRFAttack",
+    "trained-knn": "privaudit.attacks.membership._trained:TrainedKNNAttack",
 }
 
 

@@ -7,7 +7,11 @@ Black-box attacks reading one per-record signal of the target's outputs:
 
 Reference-model attacks read a :class:`ReferenceOutputs` collected once by
 :func:`collect_reference_outputs`: :class:`LiRAAttack` (Carlini et al., online and
-offline) and :class:`RMIAAttack` (Zarifzadeh et al.).
+offline), :class:`RMIAAttack` (Zarifzadeh et al.) and :class:`ShadowModelAttack`
+(Shokri et al.). :class:`TrainedAttack` learns membership from output features with
+cross-fitting (TensorFlow Privacy's trained attacks); :class:`LabelOnlyAttack`
+(Choquette-Choo et al.) needs predicted labels only; :class:`GradientNormAttack` is
+white-box (torch targets).
 """
 
 from privaudit.attacks.membership._base import MembershipAttack, ThresholdAttack
@@ -26,11 +30,20 @@ from privaudit.attacks.membership._reference import (
 )
 from privaudit.attacks.membership._rmia import rmia_scores, tune_rmia_offline_a
 from privaudit.attacks.membership._run import run_attacks
+from privaudit.attacks.membership._shadow import ShadowModelAttack
 from privaudit.attacks.membership._threshold import (
     ConfidenceAttack,
     EntropyAttack,
     LossAttack,
     ModifiedEntropyAttack,
+)
+from privaudit.attacks.membership._trained import (
+    TrainedAttack,
+    TrainedKNNAttack,
+    TrainedLRAttack,
+    TrainedMLPAttack,
+    TrainedRFAttack,
+    output_features,
 )
 
 __all__ = [
@@ -45,13 +58,20 @@ __all__ = [
     "ModifiedEntropyAttack",
     "RMIAAttack",
     "ReferenceOutputs",
+    "ShadowModelAttack",
     "ThresholdAttack",
+    "TrainedAttack",
+    "TrainedKNNAttack",
+    "TrainedLRAttack",
+    "TrainedMLPAttack",
+    "TrainedRFAttack",
     "WhiteBoxFeatures",
     "collect_reference_outputs",
     "fit_lira_gaussians",
     "gaussian_advantage",
     "gaussian_threshold",
     "lira_scores",
+    "output_features",
     "rmia_scores",
     "run_attacks",
     "tune_rmia_offline_a",
