@@ -187,3 +187,26 @@ def test_torch_module_is_wrapped_and_attacked_white_box():
     # Untrained weights: nothing was learnt, so neither attack may claim a leak.
     for r in results:
         assert abs(roc_auc(labels, r.scores) - 0.5) < 0.2
+
+
+def test_class_the_target_never_saw_is_refused(digits_setup):
+    s = digits_setup
+    y = s["y"].copy()
+    y[0] = 11  # a class the target has no probability for
+    with pytest.raises(ValueError, match=r"'y' parameter"):
+        privaudit.audit_model(s["model"], s["X"], y, s["labels"], attacks=["loss"])
+
+
+def test_reference_model_missing_a_class_is_refused(digits_setup):
+    # Reference models trained on data without class 9 cannot score class-9 records:
+    # refused with a clear error rather than a silently misaligned probability column.
+    from privaudit.attacks.membership import collect_reference_outputs
+
+    s = digits_setup
+    keep = s["population"][1] != 9
+    with pytest.raises(ValueError, match=r"'y' parameter"):
+        collect_reference_outputs(
+            LogisticRegression(max_iter=200), s["X"], s["y"], mode="offline",
+            X_population=s["population"][0][keep], y_population=s["population"][1][keep],
+            n_models=2, random_state=0,
+        )
