@@ -23,12 +23,15 @@ from privaudit._validation import check_binary_labels, param_error
 __all__ = [
     "CROSS_FITTED_ATTACKS",
     "DEFAULT_ATTACKS",
+    "DEFAULT_REGRESSION_ATTACKS",
     "REFERENCE_ATTACKS",
     "audit_model",
 ]
 
-#: Attacks run when none are named: black-box, need no reference models.
+#: Attacks run on a classifier when none are named: black-box, need no reference models.
 DEFAULT_ATTACKS: tuple[str, ...] = ("loss", "confidence", "entropy", "modified-entropy")
+#: The same for a regressor (Yeom et al.'s loss threshold and Gaussian adversary).
+DEFAULT_REGRESSION_ATTACKS: tuple[str, ...] = ("loss", "gaussian-threshold")
 #: Attacks that need reference (shadow) models trained like the target.
 REFERENCE_ATTACKS: frozenset[str] = frozenset({"shadow", "lira-online", "lira-offline", "rmia"})
 #: Attacks trained on part of the audited records' membership (scored out of fold).
@@ -36,8 +39,6 @@ CROSS_FITTED_ATTACKS: frozenset[str] = frozenset(
     {"trained-lr", "trained-mlp", "trained-rf", "trained-knn"}
 )
 _POPULATION_ATTACKS = frozenset({"shadow", "rmia"})
-#: Attacks that query the target themselves (perturbed copies, gradients): no shared outputs.
-_SELF_QUERYING_ATTACKS = frozenset({"label-only", "gradient-norm"})
 _FUNC = "audit_model"
 
 
@@ -47,13 +48,31 @@ def _n_rows(X: Any) -> int:
 
 
 def _row_hashes(X: Any, y: Any) -> np.ndarray:
-    """One 64-bit hash per (features, label) row, vectorised (pandas' hash of rows)."""
+    """One 64-bit hash per (features, label) row, vectorised (pandas' hash of rows).
+
+    Values are normalised first (numbers to float64, everything else and the labels to
+    str, columns by position) so that the same record read as int in one file and as float
+    or text in another still collides: pandas' row hash depends on the dtype.
+    """
     import pandas as pd
 
-    frame = pd.DataFrame(X if getattr(X, "ndim", 2) == 2 else np.asarray(X).reshape(len(X), -1))
-    frame = frame.copy()
-    frame["__label__"] = np.asarray(y)
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    if isinstance(X, pd.DataFrame):
+        frame = X.reset_index(drop=True)
+        frame.columns = range(frame.shape[1])
+    else:
+        arr = np.asarray(X)
+        frame = pd.DataFrame(arr.reshape(len(arr), -1))
+    columns = {}
+    for col in frame.columns:
+        series = frame[col]
+        numeric = pd.to_numeric(series, errors="coerce")
+        if numeric.notna().sum() == series.notna().sum():
+            columns[col] = numeric.astype(np.float64)
+        else:
+            columns[col] = series.astype(str)
+    normalised = pd.DataFrame(columns)
+    normalised["__label__"] = pd.Series(np.asarray(y)).astype(str).to_numpy()
+    return pd.util.hash_pandas_object(normalised, index=False).to_numpy()
 
 
 def _check_population_disjoint(X: Any, y: Any, X_pop: Any, y_pop: Any) -> None:
@@ -78,8 +97,26 @@ def _digest(*parts: Any) -> str:
     return h.hexdigest()[:20]
 
 
-def _safe_name(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text) or "unnamed"
+def _target_fingerprint(tgt: Any) -> str | None:
+    """Digest of the audited model's parameters, or None when they cannot be read.
+
+    scikit-learn: ``joblib.hash`` of the estimator (hashes its pickled bytes; nothing is
+    unpickled); torch: the state dict's tensors. Other targets are fingerprinted by their
+    answers instead (see :func:`audit_model`).
+    """
+    estimator = getattr(tgt, "estimator", None)
+    if estimator is not None:
+        import joblib
+
+        return str(joblib.hash(estimator))
+    module = getattr(tgt, "module", None)
+    if module is not None and hasattr(module, "state_dict"):
+        h = hashlib.sha256()
+        for key, tensor in sorted(module.state_dict().items()):
+            h.update(key.encode())
+            h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        return h.hexdigest()[:20]
+    return None
 
 
 def audit_model(
@@ -89,7 +126,7 @@ def audit_model(
     labels: ArrayLike,
     *,
     population: tuple[Any, ArrayLike] | None = None,
-    attacks: Sequence[str] = DEFAULT_ATTACKS,
+    attacks: Sequence[str] | None = None,
     attack_params: dict[str, dict[str, Any]] | None = None,
     recipe: Any = None,
     n_reference_models: int = 16,
@@ -120,8 +157,9 @@ def audit_model(
     population : (X_population, y_population), optional
         Records from the same distribution that the target did NOT train on and that are
         not audited. Needed by ``shadow``, ``rmia`` and offline reference models.
-    attacks : sequence of str
-        Registry names (see :func:`privaudit.attacks.available_attacks`): ``loss``,
+    attacks : sequence of str, optional
+        Default: :data:`DEFAULT_ATTACKS` for a classifier, :data:`DEFAULT_REGRESSION_ATTACKS`
+        for a regressor. Registry names (see :func:`privaudit.attacks.available_attacks`): ``loss``,
         ``confidence``, ``entropy``, ``modified-entropy``, ``gaussian-threshold``,
         ``shadow``, ``trained-lr`` (``-mlp``, ``-rf``, ``-knn``), ``lira-offline``,
         ``lira-online``, ``rmia``, ``label-only``, ``gradient-norm`` (torch targets).
@@ -182,6 +220,8 @@ def audit_model(
     if lab.shape[0] != n:
         raise param_error("labels", _FUNC, f"one membership label per row of X ({n})",
                           f"<length {lab.shape[0]}>")
+    if attacks is None:
+        attacks = DEFAULT_REGRESSION_ATTACKS if tgt.task == "regression" else DEFAULT_ATTACKS
     if isinstance(attacks, str) or not isinstance(attacks, Sequence) or not attacks:
         raise param_error("attacks", _FUNC, "a non-empty list of attack names", attacks,
                           error=TypeError)
@@ -230,20 +270,45 @@ def audit_model(
                           f"given for {', '.join(who)} (reference models and RMIA need records "
                           "the target did not train on)", None)
 
+    from privaudit.report._common import safe_name
+    from privaudit.training import data_fingerprint
+
+    # Everything that changes a result goes into the key of a saved result: the model's
+    # parameters (or, when they cannot be read, its answers), the data, the population,
+    # the recipe, the ids, the seed. A stale result is never reused.
+    outputs_cache: dict[str, Any] = {}
+
+    def shared_outputs() -> Any:
+        if "audited" not in outputs_cache:
+            say(f"querying {tgt.name} on {n} audited records")
+            outputs_cache["audited"] = tgt.query(X, y_arr)
+        return outputs_cache["audited"]
+
+    model_part = _target_fingerprint(tgt)
+    recipe_part = None
+    if recipe is not None and needs_reference:
+        from privaudit.training import as_recipe
+
+        recipe_part = as_recipe(recipe, func=_FUNC).fingerprint()
     base_key = _digest(
-        tgt.name, type(getattr(tgt, "estimator", tgt)).__name__,
-        np.ascontiguousarray(X, dtype=np.float64) if np.asarray(X).dtype.kind in "biuf" else str(X),
-        y_arr.astype(str), lab, random_state,
+        tgt.name, type(tgt).__name__, model_part, data_fingerprint(X, y_arr), lab,
+        None if X_pop is None else data_fingerprint(X_pop, y_pop), recipe_part,
+        None if record_ids is None else np.asarray(record_ids).astype(str), dataset,
+        random_state,
     )
     out_dir = Path(results_dir) if results_dir is not None else None
 
     def result_path(name: str) -> Path | None:
-        return None if out_dir is None else out_dir / f"{_safe_name(tgt.name)}__{_safe_name(name)}"
+        return None if out_dir is None else out_dir / f"{safe_name(tgt.name)}__{safe_name(name)}"
 
     def attack_key(name: str) -> str:
         ref_part = ((n_reference_models, mode, reference_fraction)
                     if name in REFERENCE_ATTACKS else None)
-        return _digest(base_key, name, params.get(name, {}), ref_part)
+        answers = None
+        if model_part is None and out_dir is not None:
+            # No readable parameters: the model's answers on the audited records identify it.
+            answers = np.asarray(shared_outputs().loss)
+        return _digest(base_key, name, params.get(name, {}), ref_part, answers)
 
     results: dict[str, AttackResult] = {}
     for name in attacks:
@@ -264,23 +329,24 @@ def audit_model(
             result.save(path)
         results[name] = result
 
-    if todo:
-        say(f"querying {tgt.name} on {n} audited records")
-        outputs = tgt.query(X, y_arr)
     common = {"record_ids": record_ids, "dataset": dataset, "target_name": tgt.name}
 
     for name in [a for a in todo if a not in REFERENCE_ATTACKS and a not in CROSS_FITTED_ATTACKS]:
         say(f"running {name}")
         attack = get_attack(name, **params.get(name, {}))
         _seed(attack, random_state)
-        shared = None if name in _SELF_QUERYING_ATTACKS else outputs
+        if getattr(attack, "requires_fit", False):
+            # Yeom et al.'s Gaussian adversary knows the error scales of members and
+            # non-members (Theorem 3): they are estimated on the audited records.
+            attack.fit(outputs=shared_outputs(), labels=lab)
+        shared = None if name == "gradient-norm" else shared_outputs()
         finish(name, attack.run(tgt, X, y_arr, lab, outputs=shared, **common))
 
     for name in [a for a in todo if a in CROSS_FITTED_ATTACKS]:
         say(f"running {name} (cross-fitted on the audited labels)")
         attack = get_attack(name, **params.get(name, {}))
         _seed(attack, random_state)
-        finish(name, attack.run(tgt, X, y_arr, lab, outputs=outputs, **common))
+        finish(name, attack.run(tgt, X, y_arr, lab, outputs=shared_outputs(), **common))
 
     todo_reference = [a for a in todo if a in REFERENCE_ATTACKS]
     if todo_reference:
@@ -298,7 +364,22 @@ def audit_model(
         n_candidates = (n if mode == "online" else 0) + (0 if X_pop is None else len(y_pop))  # type: ignore[arg-type]
         fraction = reference_fraction
         if fraction is None:
-            fraction = float(np.clip(lab.sum() / max(n_candidates, 1), 0.05, 0.95))
+            # As many training records as the target had, but never more than half of the
+            # candidates: every record must stay OUT of enough models for LiRA's OUT
+            # Gaussians and RMIA's Pr_OUT (and IN of enough for online LiRA).
+            wanted = lab.sum() / max(n_candidates, 1)
+            fraction = float(np.clip(wanted, 0.05, 0.5))
+            if wanted > 0.5:
+                import warnings
+
+                from privaudit.exceptions import FidelityWarning
+
+                warnings.warn(
+                    f"audit_model: the target trained on {int(lab.sum())} records but the "
+                    f"reference models can train on at most half of the {n_candidates} "
+                    "candidate records; give a larger population for faithful reference "
+                    "models.", FidelityWarning, stacklevel=2,
+                )
         say(f"training {n_reference_models} reference models ({mode}, each on "
             f"{fraction:.0%} of {n_candidates} records)")
         reference = collect_reference_outputs(
@@ -330,7 +411,7 @@ def audit_model(
                 attack.fit(reference, population_outputs)
             else:
                 attack.fit(reference)
-            result = attack.run(outputs=outputs, labels=lab, **common)
+            result = attack.run(outputs=shared_outputs(), labels=lab, **common)
             result.extra.setdefault("n_reference_models", n_reference_models)
             finish(name, result)
 

@@ -210,3 +210,72 @@ def test_reference_model_missing_a_class_is_refused(digits_setup):
             X_population=s["population"][0][keep], y_population=s["population"][1][keep],
             n_models=2, random_state=0,
         )
+
+
+def test_saved_result_of_another_model_is_not_reused(tmp_path):
+    # Same name, same data, another model: the saved result must not be reused.
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = load_digits(return_X_y=True)
+    labels = np.r_[np.ones(300, int), np.zeros(300, int)]
+    X, y = X[:600], y[:600]
+    deep = DecisionTreeClassifier(random_state=0).fit(X[:300], y[:300])
+    stump = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X[:300], y[:300])
+    first = privaudit.audit_model(deep, X, y, labels, attacks=["loss"], results_dir=tmp_path)
+    messages: list[str] = []
+    second = privaudit.audit_model(stump, X, y, labels, attacks=["loss"],
+                                   results_dir=tmp_path, progress=messages.append)
+    assert not any("reusing" in m for m in messages)
+    assert not np.array_equal(first[0].scores, second[0].scores)
+
+
+def test_overlap_is_found_across_dtypes(digits_setup):
+    s = digits_setup
+    X_int = np.round(s["X"] * 16).astype(int)
+    X_pop = np.vstack([np.round(s["population"][0] * 16), X_int[:2].astype(float)])
+    y_pop = np.concatenate([s["population"][1], s["y"][:2]]).astype(str)
+    with pytest.raises(ValueError, match=r"2 audited rows also in the population"):
+        privaudit.audit_model(s["model"], X_int / 16, s["y"], s["labels"], attacks=["rmia"],
+                              population=(X_pop / 16, y_pop), recipe=s["recipe"])
+
+
+def test_regressor_defaults_and_gaussian_threshold():
+    from sklearn.datasets import load_diabetes
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = load_diabetes(return_X_y=True)
+    labels = np.r_[np.ones(200, int), np.zeros(200, int)]
+    model = DecisionTreeRegressor(min_samples_leaf=2, random_state=0).fit(X[:200], y[:200])
+    results = privaudit.audit_model(model, X[:400], y[:400], labels)
+    assert [r.attack for r in results] == ["loss", "gaussian-threshold"]
+    for r in results:
+        assert roc_auc(labels, r.scores) > 0.75  # leaves of two memorise their records
+    assert "theoretical_advantage" in results[1].extra
+
+
+def test_small_population_keeps_every_record_out_of_some_models(digits_setup):
+    # More members than half the population: the reference models are capped at half of it
+    # (with a warning) so RMIA and offline LiRA still have OUT models for every record.
+    from privaudit.exceptions import FidelityWarning
+
+    s = digits_setup
+    X_pop, y_pop = s["population"][0][:400], s["population"][1][:400]
+    with pytest.warns(FidelityWarning, match="at most half"):
+        results = privaudit.audit_model(
+            s["model"], s["X"], s["y"], s["labels"], attacks=["rmia", "lira-offline"],
+            population=(X_pop, y_pop), recipe=LogisticRegression(max_iter=200),
+            n_reference_models=4, check_fidelity=False,
+        )
+    assert all(np.isfinite(r.scores).all() for r in results)
+
+
+def test_label_only_audit_spends_only_the_attack_queries(digits_setup):
+    from privaudit.attacks import get_attack
+    from privaudit.targets import LabelOnlyTarget
+
+    s = digits_setup
+    planned = get_attack("label-only").planned_queries(len(s["X"]), s["X"].shape[1])
+    target = LabelOnlyTarget(s["model"].predict, classes=s["model"].classes_,
+                             max_queries=planned)
+    privaudit.audit_model(target, s["X"], s["y"], s["labels"], attacks=["label-only"])
+    assert target.n_queries <= planned

@@ -97,9 +97,25 @@ def test_bad_config_names_the_key(tmp_path):
 def test_report_without_results_fails_clearly(tmp_path):
     result = runner.invoke(app, ["report", str(tmp_path)])
     assert result.exit_code != 0
+    assert "no saved results" in result.output
 
 
 def test_version():
     result = runner.invoke(app, ["version"])
     assert result.exit_code == 0
     assert result.output.strip() == __version__
+
+
+def test_population_columns_are_matched_by_name(tmp_path):
+    from privaudit.cli._config import AuditConfig, _split_columns
+
+    cfg = AuditConfig(target_path=tmp_path, data_path=tmp_path, label_column="y",
+                      membership_column="member")
+    data = pd.DataFrame({"a": [1, 2], "b": [10, 20], "y": [0, 1], "member": [1, 0]})
+    pop = pd.DataFrame({"member": [0, 0], "b": [30, 40], "y": [1, 0], "a": [3, 4]})
+    X, _, labels, _ = _split_columns(data, cfg, where="data", membership=True)
+    X_pop, _, _, _ = _split_columns(pop, cfg, where="population", membership=False,
+                                    features=list(X.columns))
+    assert list(X_pop.columns) == ["a", "b"]
+    np.testing.assert_array_equal(X_pop.to_numpy(), [[3, 30], [4, 40]])
+    np.testing.assert_array_equal(labels, [1, 0])

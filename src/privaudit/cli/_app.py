@@ -106,7 +106,10 @@ def report(
     from privaudit.results import load_results
 
     console = _console()
-    results = load_results(results_dirs)
+    try:
+        results = load_results(results_dirs)
+    except FileNotFoundError:
+        results = []
     if not results:
         raise typer.BadParameter(
             f"no saved results (result.json) found under {', '.join(map(str, results_dirs))}",

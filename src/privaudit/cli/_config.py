@@ -200,21 +200,33 @@ def _read_table(path: Path) -> Any:
     raise ConfigError(f"Data file {str(path)!r} must be CSV (.csv) or Parquet (.parquet).")
 
 
-def _split_columns(frame: Any, cfg: AuditConfig, *, where: str, membership: bool) -> tuple:
+def _split_columns(
+    frame: Any, cfg: AuditConfig, *, where: str, membership: bool,
+    features: list[str] | None = None,
+) -> tuple:
+    """Features (a DataFrame, columns by name), labels, membership and ids of one file.
+
+    The population is read with the audited file's feature list (``features``), by name:
+    the same columns in another order, or an extra membership column, must not shift
+    what the model sees.
+    """
     needed = [cfg.label_column] + ([cfg.membership_column] if membership else [])
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise ConfigError(f"The {where} file has no column {missing[0]!r} "
                           f"(columns: {list(frame.columns)[:20]}).")
-    drop = set(needed) | ({cfg.id_column} if cfg.id_column else set())
-    if cfg.feature_columns is not None:
-        absent = [c for c in cfg.feature_columns if c not in frame.columns]
-        if absent:
-            raise ConfigError(f"The {where} file has no feature column {absent[0]!r}.")
-        features = list(cfg.feature_columns)
-    else:
-        features = [c for c in frame.columns if c not in drop]
-    X = frame[features].to_numpy()
+    if features is None:
+        if cfg.feature_columns is not None:
+            features = list(cfg.feature_columns)
+        else:
+            drop = {cfg.label_column, cfg.membership_column}
+            if cfg.id_column:
+                drop.add(cfg.id_column)
+            features = [c for c in frame.columns if c not in drop]
+    absent = [c for c in features if c not in frame.columns]
+    if absent:
+        raise ConfigError(f"The {where} file has no feature column {absent[0]!r}.")
+    X = frame[features].reset_index(drop=True)
     y = frame[cfg.label_column].to_numpy()
     ids = frame[cfg.id_column].to_numpy() if cfg.id_column and cfg.id_column in frame else None
     labels = frame[cfg.membership_column].to_numpy() if membership else None
@@ -234,7 +246,8 @@ def run_audit_config(cfg: AuditConfig, *, out: Path | None = None, progress: Any
     population = None
     if cfg.population_path is not None:
         X_pop, y_pop, _, _ = _split_columns(_read_table(cfg.population_path), cfg,
-                                            where="population", membership=False)
+                                            where="population", membership=False,
+                                            features=list(X.columns))
         population = (X_pop, y_pop)
     out_dir = out or cfg.out
     results = audit_model(

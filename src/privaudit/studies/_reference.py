@@ -4,8 +4,8 @@ An MLP (256,) without weight decay is trained on a random 600 of sklearn's 1,797
 the audit covers those 600 members and 600 held-out non-members, and the remaining 597
 images are the population (shadow data for Shokri's attack, ``z`` samples for RMIA). The
 reference models are MLPs trained like the target on random subsets of audited +
-population records, each of the size of the target's training set, every record IN for
-half of them (Carlini et al. 2022).
+population records, each of the size of the target's training set (600 of 1,797: every
+record is IN for a third of them, with balanced masks as in Carlini et al. 2022).
 
 The digits target tests at about 0.97 accuracy: LOSS is then close to random, and the
 question the study answers is whether reference-model attacks still expose records at low

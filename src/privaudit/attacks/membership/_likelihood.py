@@ -217,6 +217,12 @@ class RMIAAttack(_ReferenceAttack):
         if population_outputs.probabilities is None:
             raise param_error("population_outputs", func, "outputs with class probabilities",
                               "<label-only outputs>")
+        if not self.offline and ref.mode != "online":
+            raise param_error(
+                "reference", func,
+                "collected in online mode for online RMIA (or use offline=True)",
+                f"<{ref.mode} reference outputs>",
+            )
         self.reference_ = ref
         self.reference_prob_x_ = ref.signal("true_class_confidence", "audited")
         self.reference_prob_z_ = ref.signal("true_class_confidence", "population")
