@@ -249,10 +249,7 @@ class MembershipAttack:
         AttackResult
         """
         func = f"{type(self).__name__}.run"
-        if labels is None:
-            raise param_error(
-                "labels", func, "given (1 = member, 0 = non-member)", None, error=TypeError
-            )
+        self._require_labels(labels, func)
         self._check_fitted(func)
         out, resolved = self._outputs(target, X, y, outputs, func)
         lab = self._check_labels(labels, len(out), func)
@@ -260,19 +257,48 @@ class MembershipAttack:
         scores = self._to_score(raw)
         predictions = self._predict(scores)
         name = target_name if target_name is not None else (resolved.name if resolved else "")
+        return self._package(
+            labels=lab, scores=scores, target_name=name, record_ids=record_ids,
+            dataset=dataset, raw=raw, raw_name=raw_name, predictions=predictions,
+            extra=self._extra(out, lab, scores, predictions),
+        )
+
+    @staticmethod
+    def _require_labels(labels: ArrayLike | None, func: str) -> None:
+        if labels is None:
+            raise param_error(
+                "labels", func, "given (1 = member, 0 = non-member)", None, error=TypeError
+            )
+
+    def _package(
+        self,
+        *,
+        labels: NDArray[np.int8],
+        scores: NDArray[np.float64],
+        target_name: str,
+        record_ids: ArrayLike | None,
+        dataset: str,
+        raw: NDArray[np.float64] | None,
+        raw_name: str,
+        extra: dict[str, Any],
+        predictions: NDArray[np.int8] | None = None,
+        attack: str | None = None,
+        parameters: dict[str, Any] | None = None,
+    ) -> AttackResult:
+        """The one place a membership attack turns its scores into an AttackResult."""
         return AttackResult(
-            labels=lab,
+            labels=labels,
             scores=scores,
             record_ids=None if record_ids is None else np.asarray(record_ids),
-            attack=self.name,
-            target=name,
+            attack=self.name if attack is None else attack,
+            target=target_name,
             dataset=dataset,
             kind="membership",
             predictions=predictions,
             raw_statistic=raw,
             raw_statistic_name=raw_name,
-            parameters=_jsonable(self.get_params()),
-            extra=self._extra(out, lab, scores, predictions),
+            parameters=_jsonable(self.get_params() if parameters is None else parameters),
+            extra=extra,
         )
 
     def _outputs(

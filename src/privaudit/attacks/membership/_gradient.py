@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import param_error
-from privaudit.attacks.membership._base import MembershipAttack, _jsonable
+from privaudit.attacks.membership._base import MembershipAttack
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs
 
@@ -200,10 +200,7 @@ class GradientNormAttack(MembershipAttack):
 
         func = f"{type(self).__name__}.run"
         self._refuse_outputs(outputs, func)
-        if labels is None:
-            raise param_error(
-                "labels", func, "given (1 = member, 0 = non-member)", None, error=TypeError
-            )
+        self._require_labels(labels, func)
         resolved = _white_box_target(target, func)
         n = len(y) if y is not None else 0
         lab = self._check_labels(labels, n, func)
@@ -211,16 +208,9 @@ class GradientNormAttack(MembershipAttack):
         extra: dict[str, Any] = {"mean_loss": float(np.mean(feats.loss))}
         if lab.min() != lab.max():
             extra["loss_auc"] = float(roc_auc(lab, -feats.loss))
-        return AttackResult(
-            labels=lab,
-            scores=-feats.gradient_norm,
-            record_ids=None if record_ids is None else np.asarray(record_ids),
-            attack=self.name,
-            target=target_name if target_name is not None else resolved.name,
-            dataset=dataset,
-            kind="membership",
-            raw_statistic=feats.gradient_norm,
-            raw_statistic_name="gradient_norm",
-            parameters=_jsonable(self.get_params()),
-            extra=extra,
+        return self._package(
+            labels=lab, scores=-feats.gradient_norm,
+            target_name=target_name if target_name is not None else resolved.name,
+            record_ids=record_ids, dataset=dataset, raw=feats.gradient_norm,
+            raw_name="gradient_norm", extra=extra,
         )

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import check_random_state, param_error
-from privaudit.attacks.membership._base import MembershipAttack, _jsonable
+from privaudit.attacks.membership._base import MembershipAttack
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs, QueryBudgetExceededError, Target, as_target
 
@@ -554,25 +554,14 @@ class LabelOnlyAttack(MembershipAttack):
             ``extra`` holds the queries planned and used and the clean accuracy.
         """
         func = f"{type(self).__name__}.run"
-        if labels is None:
-            raise param_error(
-                "labels", func, "given (1 = member, 0 = non-member)", None, error=TypeError
-            )
+        self._require_labels(labels, func)
         _require_inputs(target, X, y, func)
         lab = self._check_labels(labels, len(y), func)  # type: ignore[arg-type]
         raw, raw_name, scores, info, resolved = self._statistic(target, X, y, outputs, func)
-        return AttackResult(
-            labels=lab,
-            scores=scores,
-            record_ids=None if record_ids is None else np.asarray(record_ids),
-            attack=self.name,
-            target=target_name if target_name is not None else resolved.name,
-            dataset=dataset,
-            kind="membership",
-            raw_statistic=raw,
-            raw_statistic_name=raw_name,
-            parameters=_jsonable(self.get_params()),
-            extra=info,
+        return self._package(
+            labels=lab, scores=scores,
+            target_name=target_name if target_name is not None else resolved.name,
+            record_ids=record_ids, dataset=dataset, raw=raw, raw_name=raw_name, extra=info,
         )
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import check_random_state, param_error
-from privaudit.attacks.membership._base import MembershipAttack, _jsonable
+from privaudit.attacks.membership._base import MembershipAttack
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs
 
@@ -520,10 +520,7 @@ class TrainedAttack(MembershipAttack):
             ``extra["out_of_fold"]`` says whether the scores are out-of-fold.
         """
         func = f"{type(self).__name__}.run"
-        if labels is None:
-            raise param_error(
-                "labels", func, "given (1 = member, 0 = non-member)", None, error=TypeError
-            )
+        self._require_labels(labels, func)
         if not cross_fit:
             self._check_fitted(func)
         out, resolved = self._outputs(target, X, y, outputs, func)
@@ -537,19 +534,11 @@ class TrainedAttack(MembershipAttack):
         _, columns = output_features(out, self.features)
         extra["features"] = columns
         name = target_name if target_name is not None else (resolved.name if resolved else "")
-        return AttackResult(
-            labels=lab,
-            scores=scores,
-            record_ids=None if record_ids is None else np.asarray(record_ids),
-            attack=self.attack_name,
-            target=name,
-            dataset=dataset,
-            kind="membership",
-            predictions=self._predict(scores),
-            raw_statistic=scores,
-            raw_statistic_name="membership_probability",
-            parameters=_jsonable({**self.get_params(), "model": self.model}),
-            extra=extra,
+        return self._package(
+            labels=lab, scores=scores, target_name=name, record_ids=record_ids,
+            dataset=dataset, raw=scores, raw_name="membership_probability",
+            predictions=self._predict(scores), extra=extra, attack=self.attack_name,
+            parameters={**self.get_params(), "model": self.model},
         )
 
 
