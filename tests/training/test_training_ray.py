@@ -83,3 +83,19 @@ def test_ray_executor(ray_executor, tmp_path: Path) -> None:
     results = dict(ray_executor.map_unordered(add, [(i,) for i in range(6)],
                                               shared={"x2": 10}))
     assert results == {i: i + 10 for i in range(6)}
+
+    # 4. A whole audit through Ray gives the numbers of an audit with local workers.
+    import privaudit
+
+    labels = np.r_[np.ones(100, int), np.zeros(100, int)]
+    target = MLPClassifier((16,), max_iter=40, random_state=0).fit(X[:100], y[:100])
+    audits = {
+        executor: privaudit.audit_model(
+            target, X[:200], y[:200], labels, population=(X[200:], y[200:]),
+            attacks=["lira-offline", "rmia"], recipe=MLP, n_reference_models=4,
+            executor=executor, n_jobs=2, random_state=0, check_fidelity=False,
+        )
+        for executor in ("local", "ray")
+    }
+    for local, remote in zip(audits["local"], audits["ray"], strict=True):
+        np.testing.assert_array_equal(local.scores, remote.scores)
