@@ -19,6 +19,10 @@ from privaudit.results._io import atomic_write, dump_json
 
 __all__ = ["build_report", "result_folder_names", "write_results_json"]
 
+# Per-slice tables (about 25 rows of 20 numbers per attack) would make results.json some
+# ten times longer; they stay in each result's own result.json and in the HTML page.
+_EXTRA_NOT_IN_SUMMARY = frozenset({"slices"})
+
 
 def _results_document(
     results: Sequence[AttackResult], metric_dicts: Sequence[dict[str, Any]],
@@ -29,6 +33,8 @@ def _results_document(
     entries = []
     for result, metrics in zip(results, metric_dicts, strict=True):
         doc = result.to_dict(metrics=metrics)
+        doc["extra"] = {k: v for k, v in doc["extra"].items()
+                        if k not in _EXTRA_NOT_IN_SUMMARY}
         entries.append({key: doc[key] for key in (
             "target", "attack", "dataset", "generator", "kind", "parameters", "extra",
             "metrics")})
@@ -57,6 +63,12 @@ def write_results_json(
     ``parameters``, ``extra`` and ``metrics`` (as :meth:`AttackResult.metrics`: ``auc``,
     ``advantage``, ``effective_epsilon``... each ``{"value", "low", "high"}``,
     ``tpr_at_fpr`` keyed by rate). Non-finite numbers are written as ``null``.
+
+    ``extra`` is the result's, except ``extra["slices"]`` (the per-slice table that
+    :func:`privaudit.audit_model` adds, some ten times the size of the rest of an entry):
+    it stays in each result's own ``result.json`` (:meth:`AttackResult.save`, and the
+    ``results/`` folders of :func:`build_report`) and in the HTML report. The small
+    ``extra["most_exposed"]`` and ``extra["slice_settings"]`` are kept.
 
     Returns
     -------

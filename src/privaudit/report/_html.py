@@ -58,6 +58,154 @@ def _cell(estimate: dict[str, float] | None, digits: int = 3) -> dict[str, str]:
     return {"value": _fmt(estimate["value"], digits), "ci": ci}
 
 
+_SLICE_TYPE_LABELS = {
+    "entire": "Entire dataset",
+    "class": "Class",
+    "correctness": "Prediction",
+    "loss_percentile": "Loss percentile",
+}
+_SLICE_STATUS_LABELS = {
+    "too_small": "too few records",
+    "one_class": "one class only",
+    "empty": "empty",
+}
+# The TPR column of the slice tables: 1% FPR when the slices have it.
+_SLICE_FPR = 0.01
+
+
+def _number(value: Any) -> float:
+    """A stored number as a float: ``None`` (NaN written to JSON) and junk become NaN."""
+    if value is None or isinstance(value, bool):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _row_estimate(row: dict[str, Any], name: str) -> dict[str, float]:
+    return {"value": _number(row.get(name)), "low": _number(row.get(f"{name}_low")),
+            "high": _number(row.get(f"{name}_high"))}
+
+
+def _slice_tpr_key(rows: list[dict[str, Any]]) -> tuple[str, float] | None:
+    """Column and rate of the TPR shown: 1% FPR if present, else the lowest rate stored."""
+    rates = []
+    for key in rows[0]:
+        if key.startswith("tpr_at_fpr_") and not key.endswith(("_low", "_high")):
+            rate = _number(key[len("tpr_at_fpr_"):])
+            if math.isfinite(rate):
+                rates.append((key, rate))
+    if not rates:
+        return None
+    preferred = [kr for kr in rates if kr[0] == f"tpr_at_fpr_{fpr_key(_SLICE_FPR)}"]
+    return preferred[0] if preferred else min(rates, key=lambda kr: kr[1])
+
+
+def _valid_rows(value: Any) -> list[dict[str, Any]] | None:
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(row, dict) for row in value):
+        return None
+    return value
+
+
+def _slice_sections(results: Sequence[AttackResult]) -> list[dict[str, Any]]:
+    """The per-result slice tables of the page, for results with ``extra["slices"]``.
+
+    A slice is *highlighted* when the lower end of its AUC interval lies above the upper end
+    of the entire dataset's AUC interval (both from the same bootstrap settings): the
+    attack separates members from non-members clearly better there than on average.
+    Empty slices (e.g. loss percentiles collapsed by tied losses) are counted, not shown.
+    """
+    sections = []
+    for i, result in enumerate(results):
+        rows = _valid_rows(result.extra.get("slices"))
+        if rows is None or not all("slice_type" in row for row in rows):
+            continue
+        entire = next((row for row in rows if row.get("slice_type") == "entire"), None)
+        entire_high = _number(entire.get("auc_high")) if entire is not None else math.nan
+        tpr = _slice_tpr_key(rows)
+        table = []
+        n_empty = 0
+        for row in rows:
+            status = str(row.get("status", "ok"))
+            if status == "empty":
+                n_empty += 1
+                continue
+            slice_type = str(row["slice_type"])
+            auc = _row_estimate(row, "auc")
+            hot = (slice_type != "entire" and status == "ok"
+                   and math.isfinite(auc["low"]) and math.isfinite(entire_high)
+                   and auc["low"] > entire_high)
+            sub = ""
+            if slice_type == "loss_percentile":
+                low, high = _number(row.get("loss_low")), _number(row.get("loss_high"))
+                if math.isfinite(low) and math.isfinite(high):
+                    # + 0.0 turns the -0.0 of a zero loss into 0.0 for display.
+                    sub = f"loss {low + 0.0:.3g} – {high + 0.0:.3g}"
+            table.append({
+                "type": _SLICE_TYPE_LABELS.get(slice_type, slice_type),
+                "value": str(row.get("slice_value", "")),
+                "sub": sub,
+                "n_members": _fmt_int(row.get("n_members")),
+                "n_non_members": _fmt_int(row.get("n_non_members")),
+                "status": _SLICE_STATUS_LABELS.get(status, "" if status == "ok" else status),
+                "auc": _cell(auc),
+                "tpr": _cell(_row_estimate(row, tpr[0])) if tpr else _cell(None),
+                "advantage": _cell(_row_estimate(row, "advantage")),
+                "hot": hot,
+                "entire": slice_type == "entire",
+            })
+        hot_names = [f"{r['type'].lower()} {r['value']}" for r in table if r["hot"]]
+        sections.append({
+            "anchor": f"slices-{i + 1}",
+            "name": result.name,
+            "rows": table,
+            "n_slices": len(rows),
+            "n_scored": sum(str(row.get("status", "ok")) == "ok" for row in rows),
+            "n_empty": n_empty,
+            "n_hot": len(hot_names),
+            "hot_names": hot_names,
+            "tpr_header": f"TPR @ {format_fpr(tpr[1])} FPR" if tpr else "TPR",
+        })
+    return sections
+
+
+def _exposed_sections(results: Sequence[AttackResult]) -> list[dict[str, Any]]:
+    """The per-result tables of most exposed records, for results with ``extra["most_exposed"]``."""
+    sections = []
+    for i, result in enumerate(results):
+        rows = _valid_rows(result.extra.get("most_exposed"))
+        if rows is None:
+            continue
+        table = []
+        for position, row in enumerate(rows, start=1):
+            score = _number(row.get("score"))
+            rank = _number(row.get("rank"))
+            table.append({
+                # Ties share a rank (1, 1, 3): the list order among them is record order.
+                "rank": _fmt_int(rank) if math.isfinite(rank) else str(position),
+                "record_id": str(row.get("record_id", "—")),
+                "score": f"{score:.4g}" if math.isfinite(score) else "—",
+                "detection_fpr": _fmt(_number(row.get("detection_fpr")), 4),
+            })
+        best = _number(rows[0].get("detection_fpr"))
+        tied = result.extra.get("most_exposed_tied")
+        n_tied = int(tied) if isinstance(tied, int) and not isinstance(tied, bool) else 0
+        sections.append({
+            "anchor": f"exposed-{i + 1}",
+            "name": result.name,
+            "rows": table,
+            "n_members": f"{result.n_members:,}",
+            "best": _fmt(best, 4),
+            "last": table[-1]["detection_fpr"],
+            # More members than listed reach the last detection FPR: the list is cut in a tie.
+            "n_tied": f"{n_tied:,}" if n_tied > len(table) else "",
+        })
+    return sections
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
@@ -70,9 +218,12 @@ class HtmlReport:
     and attack, with a plain-language reading of each AUC and a flag when its interval
     contains 0.5; the metrics of hard predictions when there are any; ROC curves on linear
     and log-log axes; histograms of member and non-member scores per result; the
-    effective-epsilon lower bounds; and the methods. Figures are PNG images embedded as
-    base64 ``data:`` URIs and the style sheet is inline: the file needs no network and no
-    other file, and can be mailed or archived as is.
+    effective-epsilon lower bounds; for results that carry them (``extra["slices"]`` and
+    ``extra["most_exposed"]``, added by :func:`privaudit.audit_model`), the metrics per
+    slice of the records, with the subgroups more exposed than the whole highlighted, and
+    the most exposed records, each result in a collapsible block; and the methods. Figures
+    are PNG images embedded as base64 ``data:`` URIs and the style sheet is inline: the file
+    needs no network and no other file, and can be mailed or archived as is.
 
     Parameters
     ----------
@@ -296,7 +447,25 @@ class HtmlReport:
             "epsilon_levels": [f"{c:.0%}" for c in levels],
             "summary": self._summary(rows),
             "kinds": sorted({r.kind for r in results}),
+            "slice_sections": _slice_sections(results),
+            "exposed_sections": _exposed_sections(results),
+            "slice_bootstrap": self._slice_bootstrap(),
         }
+
+    def _slice_bootstrap(self) -> str:
+        """How the slice intervals were computed, when all sliced results agree."""
+        settings = {
+            (r.extra["slice_settings"].get("n_bootstrap"),
+             r.extra["slice_settings"].get("confidence"))
+            for r in self.results
+            if isinstance(r.extra.get("slice_settings"), dict)
+        }
+        if len(settings) != 1:
+            return ""
+        n_boot, conf = settings.pop()
+        if not isinstance(n_boot, int) or not isinstance(conf, float) or n_boot <= 0:
+            return ""
+        return f"{conf:.0%} bootstrap intervals, {n_boot} resamples stratified by label"
 
     def _summary(self, rows: list[dict[str, Any]]) -> list[dict[str, str]]:
         """The few headline numbers shown above the tables."""

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from privaudit._audit import slice_result
 from privaudit._validation import param_error
 from privaudit.attacks.membership import (
     ConfidenceAttack,
@@ -179,6 +180,10 @@ def _study_part(
                 dataset=data.name, target_name=spec.name,
             )
             result.extra = {**extra_common, **result.extra}
+            # The same slices as audit_model, from the same outputs (no new query).
+            sliced = slice_result(result, outputs, random_state=model_seed)
+            if sliced is not None:
+                result.extra.update(sliced)
             results.append(result)
             summary.append(f"{attack.name} {roc_auc(labels, result.scores):.3f}")
         fit_text = ", ".join(f"{k} {v:.3f}" for k, v in quality.items() if "mse" not in k)
@@ -222,7 +227,10 @@ def run_overfitting_study(
         accuracy (classification), its model and hyper-parameters, and attack-specific
         numbers (the calibrated threshold; for the Gaussian attack sigma_S, sigma_D and
         Theorem 3's theoretical advantage beside the empirical one). "test" means the
-        audited non-members.
+        audited non-members. As with :func:`privaudit.audit_model`, ``extra["slices"]``,
+        ``extra["most_exposed"]`` and ``extra["slice_settings"]`` hold the leakage per
+        slice (class, correctness, loss percentile) and the most exposed members
+        (:func:`privaudit._audit.slice_result`, seeded from ``random_state``).
 
     Notes
     -----
