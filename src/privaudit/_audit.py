@@ -475,6 +475,12 @@ def audit_model(
         result.extra["audit_key"] = attack_key(name)
         if not result.dataset:
             result.dataset = dataset
+        # DESIGN: an attack no better than its baseline says so, with a warning (emitted by
+        # check_baseline) and a flag saved with the result.
+        if result.n_members and result.n_non_members:
+            result.extra["better_than_random"] = result.check_baseline(
+                n_bootstrap=200, random_state=random_state
+            )
         add_slices(result)
         path = result_path(name)
         if path is not None:

@@ -279,3 +279,17 @@ def test_label_only_audit_spends_only_the_attack_queries(digits_setup):
                              max_queries=planned)
     privaudit.audit_model(target, s["X"], s["y"], s["labels"], attacks=["label-only"])
     assert target.n_queries <= planned
+
+
+def test_attack_no_better_than_random_says_so(digits_setup):
+    from privaudit.exceptions import BaselineWarning
+
+    s = digits_setup
+    rng = np.random.default_rng(5)
+    shuffled = rng.permutation(s["labels"])  # membership unrelated to the model
+    with pytest.warns(BaselineWarning, match="no better than random"):
+        results = privaudit.audit_model(s["model"], s["X"], s["y"], shuffled,
+                                        attacks=["loss"])
+    assert results[0].extra["better_than_random"] is False
+    strong = privaudit.audit_model(s["model"], s["X"], s["y"], s["labels"], attacks=["loss"])
+    assert strong[0].extra["better_than_random"] is True
