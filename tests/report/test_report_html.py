@@ -107,7 +107,9 @@ def test_html_is_self_contained(built, audit) -> None:
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
     assert "<link" not in html and "<script" not in html and "@import" not in html
     sources = re.findall(r'<img[^>]*\ssrc="([^"]+)"', html)
-    assert len(sources) == 1 + len(audit)  # the ROC figure and one histogram per result
+    n_targets = len({(r.dataset, r.target) for r in audit})
+    # one ROC figure per audited target and one histogram per result
+    assert len(sources) == n_targets + len(audit)
     for src in sources:
         assert src.startswith("data:image/png;base64,")
         assert base64.b64decode(src.split(",", 1)[1]).startswith(PNG_MAGIC)
@@ -207,3 +209,15 @@ def test_html_with_degenerate_and_tiny_results(tmp_path) -> None:
     html = path.read_text(encoding="utf-8")
     assert "The AUC is undefined" in html
     assert np.all([s.startswith("data:") for s in re.findall(r'src="([^"]+)"', html)])
+
+
+def test_roc_curves_are_grouped_by_target(make_result) -> None:
+    from privaudit.report import HtmlReport
+
+    results = [make_result(seed=i, target=t, attack=a)
+               for i, (t, a) in enumerate([("m1", "loss"), ("m1", "rmia"), ("m2", "loss")])]
+    html = HtmlReport(results, n_bootstrap=0).render()
+    rocs = re.findall(r'alt="ROC curves of the attacks on ([^"]+), linear', html)
+    assert rocs == ["m1", "m2"]
+    single = HtmlReport(results[:2], n_bootstrap=0).render()
+    assert single.count('alt="ROC curves') == 1

@@ -320,6 +320,27 @@ class HtmlReport:
         aucs = [m["auc"]["value"] for m in self.metric_dicts]
         return figure_png(roc_figure(self.results, aucs=aucs))
 
+    @cached_property
+    def roc_groups(self) -> list[tuple[str, bytes]]:
+        """One ROC figure per audited artefact (dataset, target), when there are several.
+
+        Twenty curves of five targets on one pair of axes cannot be read; attacks are
+        compared against each other on the same target, so that is how they are grouped.
+        With a single target this is the one figure of :attr:`roc_png`.
+        """
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, r in enumerate(self.results):
+            groups.setdefault((r.dataset, r.target), []).append(i)
+        if len(groups) == 1:
+            return [("", self.roc_png)]
+        out = []
+        for (dataset, target), idx in groups.items():
+            aucs = [self.metric_dicts[i]["auc"]["value"] for i in idx]
+            title = f"{target} ({dataset})" if dataset else target
+            figure = roc_figure([self.results[i] for i in idx], aucs=aucs, title=title)
+            out.append((title, figure_png(figure)))
+        return out
+
     def histogram_pngs(self) -> list[bytes]:
         """Member/non-member score histograms, one PNG per result."""
         return [
@@ -441,7 +462,9 @@ class HtmlReport:
             "prediction_headers": [metric_label(n) for n in PREDICTION_METRICS],
             "prediction_rows": prediction_rows,
             "scale": scale,
-            "roc_uri": png_data_uri(self.roc_png),
+            "roc_figures": [
+                {"title": title, "uri": png_data_uri(png)} for title, png in self.roc_groups
+            ],
             "histograms": histograms,
             "epsilon_rows": epsilon_rows,
             "epsilon_levels": [f"{c:.0%}" for c in levels],
