@@ -116,3 +116,18 @@ def test_by_target_groups_mechanisms(make_result) -> None:
     assert frame.loc[0, "epsilon_low"] > 1.0
     assert math.isnan(frame["epsilon_low"].iloc[-1])
     assert (frame["note"] == "").all()
+
+
+def test_out_of_fold_attacks_are_not_candidates(make_result) -> None:
+    from privaudit.report import effective_epsilon_by_target
+
+    plain = make_result(n_members=2000, n_non_members=2000, seed=1, attack="loss")
+    crossfit = make_result(n_members=2000, n_non_members=2000, seed=1, shift=3.0,
+                           attack="trained-lr")
+    crossfit.extra["out_of_fold"] = True
+    frame = effective_epsilon_by_target([plain, crossfit], random_state=0)
+    assert set(frame["candidates"]) == {"loss"}
+    assert frame["note"].str.contains("trained-lr").all()
+    alone = effective_epsilon_by_target([crossfit], random_state=0)
+    assert alone["epsilon_low"].isna().all()
+    assert alone["note"].str.contains("out of fold").all()

@@ -167,6 +167,12 @@ def effective_epsilon_by_target(
 ) -> pd.DataFrame:
     """Effective-epsilon bounds per audited mechanism, for reports over many targets.
 
+    Results scored out of fold (``extra["out_of_fold"]``, the cross-fitted ``trained-*``
+    attacks) are left out of the candidates: a record's score there comes from a
+    classifier trained on other audited records' membership, including records of the test
+    part, so the attack is not fixed before the test part as Jagielski et al.'s bound
+    requires. The ``note`` column names what was left out.
+
     Results are grouped by (dataset, generator, target): one mechanism each. A group whose
     results audit the same records gets one :class:`EffectiveEpsilonReport` over all its
     attacks (the bound of the mechanism is the best over attacks); otherwise each result
@@ -186,7 +192,21 @@ def effective_epsilon_by_target(
     for result in results:
         groups.setdefault((result.dataset, result.generator, result.target), []).append(result)
     frames = []
-    for (dataset, generator, target), members in groups.items():
+    for (dataset, generator, target), group in groups.items():
+        members = [r for r in group if not r.extra.get("out_of_fold")]
+        excluded = [r.attack or "attack" for r in group if r.extra.get("out_of_fold")]
+        left_out = (f"left out (scored out of fold, not valid for this bound): "
+                    f"{', '.join(excluded)}" if excluded else "")
+        if not members:
+            frame = pd.DataFrame([{"confidence": c} for c in confidence_levels],
+                                 columns=list(EPSILON_COLUMNS))
+            frame.insert(0, "candidates", "")
+            frame.insert(0, "target", target)
+            frame.insert(0, "generator", generator)
+            frame.insert(0, "dataset", dataset)
+            frame["note"] = left_out
+            frames.append(frame)
+            continue
         try:
             report = EffectiveEpsilonReport(members, validation_split, confidence_levels,
                                             random_state)
@@ -210,6 +230,6 @@ def effective_epsilon_by_target(
             frame.insert(0, "target", target)
             frame.insert(0, "generator", generator)
             frame.insert(0, "dataset", dataset)
-            frame["note"] = note
+            frame["note"] = "; ".join(t for t in (note, left_out) if t)
             frames.append(frame)
     return pd.concat(frames, ignore_index=True)
