@@ -20,6 +20,7 @@ from scipy import special
 
 from privaudit._validation import param_error, warn_degenerate
 from privaudit.exceptions import PrivauditWarning
+from privaudit.signals import _signals
 
 __all__ = ["LiraGaussians", "fit_lira_gaussians", "lira_scores", "logit_confidence"]
 
@@ -130,18 +131,21 @@ def logit_confidence(
         raise param_error(
             "y_index", func, f"broadcastable to {arr.shape[:-1]}", f"<array of shape {idx.shape}>"
         ) from None
+    if not from_logits:
+        # One implementation of the probability route: the per-record signal, on the
+        # stacked outputs flattened to (records, classes).
+        flat = _signals.logit_confidence(
+            arr.reshape(-1, n_classes), idx_b.reshape(-1).astype(np.intp), eps=eps
+        )
+        return flat.reshape(arr.shape[:-1])
     true_col = idx_b[..., None].astype(np.intp)
     is_true = np.zeros(arr.shape, dtype=bool)
     np.put_along_axis(is_true, true_col, True, axis=-1)
     true_val = np.take_along_axis(arr, true_col, axis=-1)[..., 0]
-    if from_logits:
-        others = np.where(is_true, -np.inf, arr)
-        top = others.max(axis=-1, keepdims=True)
-        lse_others = top[..., 0] + np.log(np.exp(others - top).sum(axis=-1))
-        return true_val - lse_others
-    # Summing the other columns, not 1 - p_y: the latter cancels to 0 when p_y rounds to 1.
-    rest = np.where(is_true, 0.0, arr).sum(axis=-1)
-    return np.log(np.maximum(true_val, eps)) - np.log(np.maximum(rest, eps))
+    others = np.where(is_true, -np.inf, arr)
+    top = others.max(axis=-1, keepdims=True)
+    lse_others = top[..., 0] + np.log(np.exp(others - top).sum(axis=-1))
+    return true_val - lse_others
 
 
 # --------------------------------------------------------------------------- Gaussians
