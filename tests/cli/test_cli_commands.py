@@ -119,3 +119,76 @@ def test_population_columns_are_matched_by_name(tmp_path):
     assert list(X_pop.columns) == ["a", "b"]
     np.testing.assert_array_equal(X_pop.to_numpy(), [[3, 30], [4, 40]])
     np.testing.assert_array_equal(labels, [1, 0])
+
+
+NET_MODULE = '''
+import torch
+
+
+def build_net():
+    return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                               torch.nn.Linear(128, 10))
+'''
+
+
+def test_audit_torch_model_from_config(tmp_path):
+    torch = pytest.importorskip("torch")
+    from sklearn.datasets import load_digits
+
+    from privaudit.targets import save_torch_model
+
+    (tmp_path / "digits_net.py").write_text(NET_MODULE)
+    X, y = load_digits(return_X_y=True)
+    X = (X / 16.0).astype(np.float32)
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(X))
+    members, non_members, population = perm[:200], perm[200:400], perm[400:900]
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                              torch.nn.Linear(128, 10))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    xb, yb = torch.from_numpy(X[members]), torch.from_numpy(y[members])
+    for _ in range(300):  # memorise the 200 members
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(xb), yb).backward()
+        opt.step()
+    net.eval()
+    save_torch_model(net, tmp_path / "net.safetensors")
+    columns = [f"px{i}" for i in range(64)]
+    audited = pd.DataFrame(X[np.r_[members, non_members]], columns=columns)
+    audited["digit"] = y[np.r_[members, non_members]]
+    audited["member"] = np.r_[np.ones(200, int), np.zeros(200, int)]
+    audited.to_csv(tmp_path / "audited.csv", index=False)
+    pop = pd.DataFrame(X[population], columns=columns)
+    pop["digit"] = y[population]
+    pop.to_csv(tmp_path / "population.csv", index=False)
+    config = {
+        "target": {"type": "torch", "path": "net.safetensors", "factory": "digits_net:build_net",
+                   "name": "net"},
+        "data": {"path": "audited.csv", "label_column": "digit", "membership_column": "member"},
+        "population": {"path": "population.csv"},
+        "attacks": ["loss", "gradient-norm", "lira-offline"],
+        "reference": {"n_models": 2,
+                      "recipe": {"type": "torch-mlp", "hidden": [128], "epochs": 30,
+                                 "classes": list(range(10))}},
+        "report": {"out": "report", "n_bootstrap": 20},
+    }
+    (tmp_path / "audit.yaml").write_text(yaml.safe_dump(config))
+    result = runner.invoke(app, ["audit", "model", "--config", str(tmp_path / "audit.yaml")])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "report" / "results.json").read_text())
+    aucs = {e["attack"]: e["metrics"]["auc"]["value"] for e in data["results"]}
+    assert set(aucs) == {"loss", "gradient-norm", "lira-offline"}
+    assert aucs["loss"] > 0.6 and aucs["gradient-norm"] > 0.6
+
+
+def test_bad_torch_factory_is_named(tmp_path):
+    (tmp_path / "w.safetensors").write_bytes(b"")
+    (tmp_path / "d.csv").write_text("a,y,m\n1,0,1\n")
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump({
+        "target": {"type": "torch", "path": "w.safetensors", "factory": "no_such_module:f"},
+        "data": {"path": "d.csv", "label_column": "y", "membership_column": "m"},
+    }))
+    result = runner.invoke(app, ["audit", "model", "--config", str(tmp_path / "bad.yaml")])
+    assert result.exit_code != 0
+    assert "target.factory" in result.output

@@ -153,7 +153,10 @@ def audit_model_command(
             status.update(message)
             console.log(message)
 
-        index = run_audit_config(cfg, out=out_dir, progress=progress)
+        try:
+            index = run_audit_config(cfg, out=out_dir, progress=progress)
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--config") from None
     _print_summary(console, out_dir)
     console.print(f"Report: [bold]{index}[/bold]")
 

@@ -7,6 +7,12 @@ Example (every key but ``target.path``, ``data.path``, ``data.label_column`` and
       path: model.skops            # a scikit-learn model saved with skops (never pickle)
       name: credit-model
       trusted: []                  # extra types to trust in the skops file, after checking
+      # or a PyTorch model: weights (safetensors, or a state dict read with
+      # weights_only=True) loaded into the module that `factory` builds
+      # type: torch
+      # path: model.safetensors
+      # factory: my_models:build_net   # module:function, imported from the config's folder
+      # output: logits                 # or probabilities
     data:
       path: audited.csv            # CSV or Parquet: the audited records
       label_column: default        # the model's target column
@@ -21,6 +27,10 @@ Example (every key but ``target.path``, ``data.path``, ``data.label_column`` and
     reference:
       n_models: 16
       mode: auto                   # auto | online | offline
+      recipe:                      # how to train reference models like the target
+        type: clone                # clone (scikit-learn targets: an unfitted copy)
+                                   # torch-mlp / torch-cnn (built-in, keys = their params)
+                                   # callable (train: module:function, fn(X, y, *, random_state))
     executor:
       name: local                  # local | ray
       n_jobs: 2
@@ -61,7 +71,11 @@ class AuditConfig:
     membership_column: str
     data_path: Path
     target_name: str | None = None
+    target_type: str = "sklearn"
+    factory: str | None = None
+    output: str = "logits"
     trusted: list[str] = field(default_factory=list)
+    recipe: dict[str, Any] = field(default_factory=dict)
     id_column: str | None = None
     feature_columns: list[str] | None = None
     population_path: Path | None = None
@@ -77,6 +91,7 @@ class AuditConfig:
     random_state: int = 0
     out: Path = Path("audit-report")
     n_bootstrap: int = 1000
+    config_dir: Path = Path(".")
 
 
 def _section(raw: dict[str, Any], name: str, *, required: bool = False) -> dict[str, Any]:
@@ -140,7 +155,18 @@ def load_audit_config(path: str | Path) -> AuditConfig:
         membership_column=_str(data, "membership_column", "data.membership_column",
                                required=True),  # type: ignore[arg-type]
     )
+    cfg.config_dir = base
     cfg.target_name = _str(target, "name", "target.name")
+    cfg.target_type = target.get("type", "sklearn")
+    if cfg.target_type not in ("sklearn", "torch"):
+        raise _key_error("target.type", "'sklearn' or 'torch'", cfg.target_type)
+    if cfg.target_type == "torch":
+        cfg.factory = _str(target, "factory", "target.factory", required=True)
+        if ":" not in cfg.factory:  # type: ignore[operator]
+            raise _key_error("target.factory", "'module:function'", cfg.factory)
+        cfg.output = target.get("output", "logits")
+        if cfg.output not in ("logits", "probabilities"):
+            raise _key_error("target.output", "'logits' or 'probabilities'", cfg.output)
     trusted = target.get("trusted") or []
     if not isinstance(trusted, list) or not all(isinstance(t, str) for t in trusted):
         raise _key_error("target.trusted", "a list of type names", trusted)
@@ -165,6 +191,15 @@ def load_audit_config(path: str | Path) -> AuditConfig:
     if isinstance(n_models, bool) or not isinstance(n_models, int) or n_models < 1:
         raise _key_error("reference.n_models", "a positive integer", n_models)
     cfg.n_reference_models = n_models
+    recipe = reference.get("recipe") or {}
+    if not isinstance(recipe, dict):
+        raise _key_error("reference.recipe", "a mapping with a 'type'", recipe)
+    if recipe and recipe.get("type") not in ("clone", "torch-mlp", "torch-cnn", "callable"):
+        raise _key_error("reference.recipe.type",
+                         "'clone', 'torch-mlp', 'torch-cnn' or 'callable'", recipe.get("type"))
+    if recipe.get("type") == "callable" and ":" not in str(recipe.get("train", "")):
+        raise _key_error("reference.recipe.train", "'module:function'", recipe.get("train"))
+    cfg.recipe = recipe
     cfg.reference_mode = reference.get("mode", "auto")
     if cfg.reference_mode not in ("auto", "online", "offline"):
         raise _key_error("reference.mode", "'auto', 'online' or 'offline'", cfg.reference_mode)
@@ -233,14 +268,80 @@ def _split_columns(
     return X, y, labels, ids
 
 
-def run_audit_config(cfg: AuditConfig, *, out: Path | None = None, progress: Any = None) -> Path:
+def _import_object(spec: str, base: Path, key: str) -> Any:
+    """Import ``module:attribute``, looking in the configuration's folder first.
+
+    Naming code in the configuration is how the user opts in to running it (as a
+    training script would); nothing is ever unpickled from a data or model file.
+    """
+    import importlib
+    import sys
+
+    module_name, _, attribute = spec.partition(":")
+    folder = str(base.resolve())
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"The {key!r} key names module {module_name!r}, which cannot be "
+                          f"imported ({exc}).") from None
+    finally:
+        if added:
+            sys.path.remove(folder)
+    if not hasattr(module, attribute):
+        raise ConfigError(f"The {key!r} key names {spec!r}, but {module_name!r} has no "
+                          f"{attribute!r}.")
+    return getattr(module, attribute)
+
+
+def _load_target(cfg: AuditConfig, base: Path) -> Any:
+    from privaudit.targets import as_target, load_sklearn_model
+
+    name = cfg.target_name or cfg.target_path.stem
+    if cfg.target_type == "torch":
+        from privaudit.targets import TorchTarget, load_torch_model
+
+        factory = _import_object(cfg.factory or "", base, "target.factory")
+        module = load_torch_model(cfg.target_path, factory)
+        module.eval()
+        return TorchTarget(module, output=cfg.output, name=name)  # type: ignore[arg-type]
+    model = load_sklearn_model(cfg.target_path, trusted=cfg.trusted or None)
+    return as_target(model, name=name)
+
+
+def _load_recipe(cfg: AuditConfig, base: Path) -> Any:
+    """The reference-model recipe the configuration asks for (None: audit_model's default)."""
+    spec = dict(cfg.recipe)
+    kind = spec.pop("type", "clone")
+    if kind == "clone":
+        return None
+    if kind == "callable":
+        from privaudit.training import CallableRecipe
+
+        return CallableRecipe(_import_object(spec.pop("train"), base, "reference.recipe.train"),
+                              fn_kwargs=spec or None)
+    from privaudit.training import TorchCNNRecipe, TorchMLPRecipe
+
+    cls = TorchMLPRecipe if kind == "torch-mlp" else TorchCNNRecipe
+    try:
+        return cls(**spec)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"The 'reference.recipe' key has parameters {cls.__name__} does "
+                          f"not take: {exc}") from None
+
+
+def run_audit_config(
+    cfg: AuditConfig, *, out: Path | None = None, progress: Any = None,
+    base: Path | None = None,
+) -> Path:
     """Run the audit a configuration describes and write its report; returns index.html."""
     from privaudit import audit_model
     from privaudit.report import build_report
-    from privaudit.targets import as_target, load_sklearn_model
 
-    model = load_sklearn_model(cfg.target_path, trusted=cfg.trusted or None)
-    target = as_target(model, name=cfg.target_name or cfg.target_path.stem)
+    base = base if base is not None else cfg.config_dir
+    target = _load_target(cfg, base)
     X, y, labels, ids = _split_columns(_read_table(cfg.data_path), cfg, where="data",
                                        membership=True)
     population = None
@@ -254,6 +355,7 @@ def run_audit_config(cfg: AuditConfig, *, out: Path | None = None, progress: Any
         target, X, y, labels, population=population, attacks=cfg.attacks,
         attack_params=cfg.attack_params, n_reference_models=cfg.n_reference_models,
         reference_mode=cfg.reference_mode, record_ids=ids, dataset=cfg.data_path.name,
+        recipe=_load_recipe(cfg, base),
         random_state=cfg.random_state, n_jobs=cfg.n_jobs, executor=cfg.executor,
         address=cfg.address, cache_dir=cfg.cache_dir, results_dir=out_dir / "results",
         progress=progress,
