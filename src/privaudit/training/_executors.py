@@ -93,7 +93,9 @@ def _init_worker(threads: int, filters: list[Any]) -> None:
 def _load_shared(token: str, path: str) -> dict[str, Any]:
     shared = _WORKER_SHARED.get(token)
     if shared is None:
-        # Our own file, written by the parent a moment ago for this map call.
+        # Safe to unpickle: never a user's file, but the one the parent process wrote a moment
+        # ago for this map call (mkstemp: mode 0600, unguessable name), carrying the same
+        # objects multiprocessing itself pickles to send task arguments to workers.
         with open(path, "rb") as fh:
             shared = pickle.load(fh)
         _WORKER_SHARED.clear()  # keep only the current call's data
