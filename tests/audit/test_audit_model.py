@@ -170,7 +170,8 @@ def test_label_only_target(digits_setup):
 
 
 def test_torch_module_is_wrapped_and_attacked_white_box():
-    torch = pytest.importorskip("torch")
+    import torch  # in the dev extra: a missing torch must fail, not skip
+
     from privaudit.targets import TorchTarget, as_target
 
     X, y = load_digits(return_X_y=True)
