@@ -15,6 +15,7 @@ from privaudit.metrics._epsilon import (
 from privaudit.metrics._intervals import (
     Estimate,
     bootstrap_ci,
+    bootstrap_cis,
     clopper_pearson,
     wilson_interval,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "advantage",
     "binary_metrics",
     "bootstrap_ci",
+    "bootstrap_cis",
     "clopper_pearson",
     "effective_epsilon",
     "effective_epsilon_lower_bound",

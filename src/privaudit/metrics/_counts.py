@@ -21,10 +21,13 @@ from numpy.typing import NDArray
 __all__ = [
     "ScoreCounts",
     "advantage_from_counts",
+    "advantage_from_rates",
     "at_or_above",
     "auc_from_counts",
+    "rates_from_counts",
     "score_counts",
     "tpr_at_fpr_from_counts",
+    "tpr_at_fpr_from_rates",
 ]
 
 
@@ -66,13 +69,25 @@ def auc_from_counts(pos: NDArray[np.float64], neg: NDArray[np.float64]) -> NDArr
         return wins / (n_pos * n_neg)
 
 
-def _rates(
+def rates_from_counts(
     pos: NDArray[np.float64], neg: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """TPR and FPR of "member when score >= ``values[u]``", for every ``u``.
+
+    Computed once and shared when several metrics are evaluated on the same counts (the
+    suffix sums dominate the cost of every threshold metric).
+    """
     n_pos = pos.sum(axis=-1, keepdims=True)
     n_neg = neg.sum(axis=-1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         return at_or_above(pos) / n_pos, at_or_above(neg) / n_neg
+
+
+def advantage_from_rates(
+    tpr: NDArray[np.float64], fpr: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Max over thresholds of TPR - FPR, from :func:`rates_from_counts`."""
+    return np.max(tpr - fpr, axis=-1)
 
 
 def advantage_from_counts(
@@ -83,8 +98,18 @@ def advantage_from_counts(
     The lowest threshold (everyone guessed a member) gives exactly 1 - 1 = 0, so the
     maximum is never negative.
     """
-    tpr, fpr = _rates(pos, neg)
-    return np.max(tpr - fpr, axis=-1)
+    return advantage_from_rates(*rates_from_counts(pos, neg))
+
+
+def tpr_at_fpr_from_rates(
+    tprs: NDArray[np.float64], fprs: NDArray[np.float64], fpr: float
+) -> NDArray[np.float64]:
+    """Highest TPR whose FPR is <= ``fpr``, from :func:`rates_from_counts`."""
+    achievable = np.where(fprs <= fpr, tprs, 0.0)
+    result = np.max(achievable, axis=-1)
+    # NaN rates (a class absent from a resample) must give NaN, not a silent 0.
+    undefined = np.isnan(tprs[..., 0]) | np.isnan(fprs[..., 0])
+    return np.where(undefined, np.nan, result)
 
 
 def tpr_at_fpr_from_counts(
@@ -96,9 +121,4 @@ def tpr_at_fpr_from_counts(
     FPRs are compared as ``count / n_neg <= fpr``, the same division a ROC curve makes, so
     ``fpr=0.29`` admits 29 false positives out of 100.
     """
-    tprs, fprs = _rates(pos, neg)
-    achievable = np.where(fprs <= fpr, tprs, 0.0)
-    result = np.max(achievable, axis=-1)
-    # NaN rates (a class absent from a resample) must give NaN, not a silent 0.
-    undefined = np.isnan(tprs[..., 0]) | np.isnan(fprs[..., 0])
-    return np.where(undefined, np.nan, result)
+    return tpr_at_fpr_from_rates(*rates_from_counts(pos, neg), fpr)

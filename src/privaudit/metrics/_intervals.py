@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import numbers
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -19,14 +19,15 @@ from privaudit._validation import (
     warn_degenerate,
 )
 from privaudit.metrics._counts import (
-    advantage_from_counts,
+    advantage_from_rates,
     auc_from_counts,
+    rates_from_counts,
     score_counts,
-    tpr_at_fpr_from_counts,
+    tpr_at_fpr_from_rates,
 )
 from privaudit.metrics._roc import advantage, roc_auc, tpr_at_fpr
 
-__all__ = ["Estimate", "bootstrap_ci", "clopper_pearson", "wilson_interval"]
+__all__ = ["Estimate", "bootstrap_ci", "bootstrap_cis", "clopper_pearson", "wilson_interval"]
 
 # Bound on the number of resampled indices held in memory at once (32 MB of int64).
 _CHUNK_ELEMENTS = 1 << 22
@@ -161,7 +162,39 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Estimate:
 
 # --------------------------------------------------------------------------- bootstrap
 
-BatchedMetric = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]]
+class _CountTable:
+    """Class counts of one chunk of resamples, shape (rows, distinct scores).
+
+    The ROC rates are computed on first use and kept, so several threshold metrics of the
+    same resamples share one pass of suffix sums.
+    """
+
+    __slots__ = ("_rates", "neg", "pos")
+
+    def __init__(self, pos: NDArray[np.float64], neg: NDArray[np.float64]) -> None:
+        self.pos = pos
+        self.neg = neg
+        self._rates: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+
+    def rates(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self._rates is None:
+            self._rates = rates_from_counts(self.pos, self.neg)
+        return self._rates
+
+
+BatchedMetric = Callable[[_CountTable], NDArray[np.float64]]
+
+
+def _batched_auc(table: _CountTable) -> NDArray[np.float64]:
+    return auc_from_counts(table.pos, table.neg)
+
+
+def _batched_advantage(table: _CountTable) -> NDArray[np.float64]:
+    return advantage_from_rates(*table.rates())
+
+
+def _batched_tpr_at_fpr(table: _CountTable, fpr: float) -> NDArray[np.float64]:
+    return tpr_at_fpr_from_rates(*table.rates(), fpr)
 
 
 def _batched_version(metric: Callable[..., float]) -> BatchedMetric | None:
@@ -178,13 +211,13 @@ def _batched_version(metric: Callable[..., float]) -> BatchedMetric | None:
             return None
         func, keywords = metric.func, dict(metric.keywords)
     if func is roc_auc and not keywords:
-        return auc_from_counts
+        return _batched_auc
     if func is advantage and not keywords:
-        return advantage_from_counts
+        return _batched_advantage
     if func is tpr_at_fpr and set(keywords) == {"fpr"}:
         fpr = check_fraction(keywords["fpr"], param="fpr", func="tpr_at_fpr",
                              low_inclusive=True)
-        return functools.partial(tpr_at_fpr_from_counts, fpr=fpr)
+        return functools.partial(_batched_tpr_at_fpr, fpr=fpr)
     return None
 
 
@@ -220,56 +253,102 @@ def _resample_draws(
     return groups, chunks()
 
 
-def _batched_statistics(
-    batched: BatchedMetric,
+def _resample_statistics(
+    batched: list[BatchedMetric],
+    looped: list[Callable[..., float]],
     labels: NDArray[np.int8],
     scores: NDArray[np.float64],
     groups: list[NDArray[np.intp]],
     chunks: Iterator[list[NDArray[np.intp]]],
-) -> NDArray[np.float64]:
-    counts = score_counts(labels, scores)
-    n_values = counts.values.shape[0]
-    group_values = [counts.inverse[g] for g in groups]
-    group_labels = [labels[g] for g in groups]
-    out = []
+) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
+    """Every metric on every resample, each chunk of draws consumed once by all metrics.
+
+    The batched metrics share one count table per chunk (scores sorted once, class counts
+    per distinct score for all the chunk's resamples); the others are called per resample.
+    Returns the statistics of ``batched`` and of ``looped``, in order.
+    """
+    if batched:
+        counts = score_counts(labels, scores)
+        n_values = counts.values.shape[0]
+        group_values = [counts.inverse[g] for g in groups]
+        group_labels = [labels[g] for g in groups]
+    batched_out: list[list[NDArray[np.float64]]] = [[] for _ in batched]
+    looped_out: list[list[float]] = [[] for _ in looped]
     for draws in chunks:
-        rows = draws[0].shape[0]
-        size = rows * n_values
-        offsets = (n_values * np.arange(rows, dtype=np.intp))[:, None]
-        pos = np.zeros(size)
-        neg = np.zeros(size)
-        for values, group_label, draw in zip(group_values, group_labels, draws, strict=True):
-            # Flattened (resample, distinct score) bins: one bincount gives every
-            # resample's class counts without a Python loop over resamples.
-            flat = values[draw]
-            flat += offsets
-            flat = flat.ravel()
-            if np.all(group_label == 1):
-                pos += np.bincount(flat, minlength=size)
-            elif np.all(group_label == 0):
-                neg += np.bincount(flat, minlength=size)
-            else:
-                drawn_pos = np.bincount(
-                    flat, weights=group_label[draw].ravel().astype(np.float64), minlength=size
-                )
-                pos += drawn_pos
-                neg += np.bincount(flat, minlength=size) - drawn_pos
-        out.append(batched(pos.reshape(rows, n_values), neg.reshape(rows, n_values)))
-    return np.concatenate(out)
+        if batched:
+            rows = draws[0].shape[0]
+            size = rows * n_values
+            offsets = (n_values * np.arange(rows, dtype=np.intp))[:, None]
+            pos = np.zeros(size)
+            neg = np.zeros(size)
+            for values, group_label, draw in zip(group_values, group_labels, draws,
+                                                 strict=True):
+                # Flattened (resample, distinct score) bins: one bincount gives every
+                # resample's class counts without a Python loop over resamples.
+                flat = values[draw]
+                flat += offsets
+                flat = flat.ravel()
+                if np.all(group_label == 1):
+                    pos += np.bincount(flat, minlength=size)
+                elif np.all(group_label == 0):
+                    neg += np.bincount(flat, minlength=size)
+                else:
+                    drawn_pos = np.bincount(
+                        flat, weights=group_label[draw].ravel().astype(np.float64),
+                        minlength=size,
+                    )
+                    pos += drawn_pos
+                    neg += np.bincount(flat, minlength=size) - drawn_pos
+            table = _CountTable(pos.reshape(rows, n_values), neg.reshape(rows, n_values))
+            for out, metric in zip(batched_out, batched, strict=True):
+                out.append(metric(table))
+            del table
+        if looped:
+            idx = np.concatenate([g[d] for g, d in zip(groups, draws, strict=True)], axis=1)
+            for row in idx:
+                y_row, s_row = labels[row], scores[row]
+                for stats_out, metric in zip(looped_out, looped, strict=True):
+                    stats_out.append(float(metric(y_row, s_row)))
+    return (
+        [np.concatenate(out) if out else np.empty(0) for out in batched_out],
+        [np.array(out, dtype=np.float64) for out in looped_out],
+    )
 
 
-def _looped_statistics(
-    metric: Callable[..., float],
-    labels: NDArray[np.int8],
-    scores: NDArray[np.float64],
-    groups: list[NDArray[np.intp]],
-    chunks: Iterator[list[NDArray[np.intp]]],
-) -> NDArray[np.float64]:
-    statistics = []
-    for draws in chunks:
-        idx = np.concatenate([g[d] for g, d in zip(groups, draws, strict=True)], axis=1)
-        statistics.extend(float(metric(labels[row], scores[row])) for row in idx)
-    return np.array(statistics, dtype=np.float64)
+def _percentile_interval(
+    value: float,
+    statistics: NDArray[np.float64],
+    confidence: float,
+    *,
+    who: str,
+) -> Estimate:
+    """Percentile interval of the finite statistics, warning about NaN resamples."""
+    n_resamples = statistics.shape[0]
+    finite = ~np.isnan(statistics)
+    n_dropped = int(np.sum(~finite))
+    if n_dropped == n_resamples:
+        warn_degenerate(
+            f"{who} was NaN on all {n_resamples} resamples; returning a NaN interval.",
+            stacklevel=4,
+        )
+        return Estimate(value, float("nan"), float("nan"))
+    if n_dropped:
+        warn_degenerate(
+            f"{who} was NaN on {n_dropped} of {n_resamples} resamples "
+            "(e.g. a resample without members or non-members); they are left out of the "
+            "interval.",
+            stacklevel=4,
+        )
+    alpha = 1 - confidence
+    low, high = np.quantile(statistics[finite], [alpha / 2, 1 - alpha / 2])
+    return Estimate(value, float(low), float(high))
+
+
+def _check_n_resamples(n_resamples: Any, func: str) -> int:
+    n_resamples = _check_count(n_resamples, "n_resamples", func)
+    if n_resamples < 0:
+        raise param_error("n_resamples", func, "a non-negative integer", n_resamples)
+    return n_resamples
 
 
 def bootstrap_ci(
@@ -342,9 +421,7 @@ def bootstrap_ci(
         raise param_error("metric", func, "a callable metric(labels, scores)", metric,
                           error=TypeError)
     y, s = check_labels_scores(labels, scores, func=func)
-    n_resamples = _check_count(n_resamples, "n_resamples", func)
-    if n_resamples < 0:
-        raise param_error("n_resamples", func, "a non-negative integer", n_resamples)
+    n_resamples = _check_n_resamples(n_resamples, func)
     confidence = check_fraction(confidence, param="confidence", func=func)
     rng = check_random_state(random_state, func=func)
     batched = _batched_version(metric)
@@ -359,24 +436,119 @@ def bootstrap_ci(
 
     groups, chunks = _resample_draws(y, n_resamples, rng, stratified=stratified)
     if batched is not None:
-        statistics = _batched_statistics(batched, y, s, groups, chunks)
+        (statistics,), _ = _resample_statistics([batched], [], y, s, groups, chunks)
     else:
-        statistics = _looped_statistics(metric, y, s, groups, chunks)
+        _, (statistics,) = _resample_statistics([], [metric], y, s, groups, chunks)
+    return _percentile_interval(value, statistics, confidence, who="bootstrap_ci: the metric")
 
-    finite = ~np.isnan(statistics)
-    n_dropped = int(np.sum(~finite))
-    if n_dropped == n_resamples:
-        warn_degenerate(
-            f"bootstrap_ci: the metric was NaN on all {n_resamples} resamples; "
-            "returning a NaN interval."
-        )
-        return Estimate(value, float("nan"), float("nan"))
-    if n_dropped:
-        warn_degenerate(
-            f"bootstrap_ci: the metric was NaN on {n_dropped} of {n_resamples} resamples "
-            "(e.g. a resample without members or non-members); they are left out of the "
-            "interval."
-        )
-    alpha = 1 - confidence
-    low, high = np.quantile(statistics[finite], [alpha / 2, 1 - alpha / 2])
-    return Estimate(value, float(low), float(high))
+
+def bootstrap_cis(
+    metrics: Mapping[str, Callable[..., float]],
+    labels: ArrayLike,
+    scores: ArrayLike,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    random_state: int | np.random.Generator | None = None,
+    stratified: bool = True,
+) -> dict[str, Estimate]:
+    """Percentile bootstrap intervals of several metrics, on the same resamples.
+
+    Draws the resamples once and evaluates every metric on each of them. The built-in
+    threshold metrics (:func:`roc_auc`, :func:`advantage`,
+    ``functools.partial(tpr_at_fpr, fpr=x)``) are recognised as :func:`bootstrap_ci`
+    recognises them and share one pass of the counting engine per chunk of resamples:
+    the scores are sorted once, the class counts per distinct score are accumulated once
+    for all of them, and the TPR/FPR suffix sums are computed once for ``advantage`` and
+    every ``tpr_at_fpr``. Any other callable is called once per resample, on the same
+    draws.
+
+    Each interval is bit for bit the one :func:`bootstrap_ci` gives for that metric with
+    the same ``random_state`` (an int seed, or a Generator in the same state): only the
+    shared work is done once.
+
+    Parameters
+    ----------
+    metrics : mapping of str to callable
+        Non-empty; each value is ``metric(labels, scores) -> float``, each key names it in
+        the result.
+    labels : array-like of shape (n_records,)
+        1 = member, 0 = non-member.
+    scores : array-like of shape (n_records,)
+        Finite attack scores, higher = more likely member.
+    n_resamples : int, default=1000
+        Number of bootstrap resamples, >= 0. ``0`` returns ``(value, nan, nan)`` for
+        every metric without drawing.
+    confidence : float in (0, 1), default=0.95
+        Level of the two-sided percentile intervals.
+    random_state : None, int or numpy.random.Generator, default=None
+        Source of the resampling draws, used once for all metrics.
+    stratified : bool, default=True
+        Resample within each class, as in :func:`bootstrap_ci`.
+
+    Returns
+    -------
+    dict of str to Estimate
+        The interval of each metric, under its key and in the order of ``metrics``.
+
+    Raises
+    ------
+    TypeError
+        If ``metrics`` is not a mapping of strings to callables.
+    ValueError
+        If ``metrics`` is empty, ``n_resamples`` is negative, ``confidence`` is not in
+        (0, 1), or the labels and scores are invalid.
+
+    Notes
+    -----
+    Memory stays bounded as in :func:`bootstrap_ci`: the draws are made in chunks of at
+    most 2**22 indices, and one chunk's counts and rates are held at a time.
+
+    References
+    ----------
+    .. [1] Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap.
+       Chapman & Hall, chapter 13 (percentile intervals).
+    """
+    func = "bootstrap_cis"
+    if not isinstance(metrics, Mapping):
+        raise param_error("metrics", func, "a mapping of names to metric(labels, scores)",
+                          f"<{type(metrics).__name__}>", error=TypeError)
+    if not metrics:
+        raise param_error("metrics", func, "a non-empty mapping", "<empty mapping>")
+    for name, metric in metrics.items():
+        if not isinstance(name, str):
+            raise param_error("metrics", func, "keyed by strings", f"<key {name!r}>",
+                              error=TypeError)
+        if not callable(metric):
+            raise param_error("metrics", func, "a mapping of names to callables",
+                              f"<{type(metric).__name__} under key {name!r}>",
+                              error=TypeError)
+    y, s = check_labels_scores(labels, scores, func=func)
+    n_resamples = _check_n_resamples(n_resamples, func)
+    confidence = check_fraction(confidence, param="confidence", func=func)
+    rng = check_random_state(random_state, func=func)
+    batched = {name: _batched_version(metric) for name, metric in metrics.items()}
+
+    values = {name: float(metric(y, s)) for name, metric in metrics.items()}
+    nan = float("nan")
+    out = {name: Estimate(value, nan, nan) for name, value in values.items()}
+    if n_resamples == 0:
+        return out
+    # As in bootstrap_ci: a built-in metric that is NaN on the full data (one class only)
+    # is NaN on every resample, so it needs no resampling.
+    to_batch = [(name, b) for name, b in batched.items()
+                if b is not None and not np.isnan(values[name])]
+    to_loop = [name for name, b in batched.items() if b is None]
+    if not to_batch and not to_loop:
+        return out
+
+    groups, chunks = _resample_draws(y, n_resamples, rng, stratified=stratified)
+    batched_stats, looped_stats = _resample_statistics(
+        [b for _, b in to_batch], [metrics[name] for name in to_loop], y, s, groups, chunks
+    )
+    batched_names = [name for name, _ in to_batch]
+    for name, statistics in zip(batched_names + to_loop, batched_stats + looped_stats,
+                                strict=True):
+        out[name] = _percentile_interval(values[name], statistics, confidence,
+                                         who=f"bootstrap_cis: the metric {name!r}")
+    return out

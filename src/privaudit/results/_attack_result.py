@@ -367,29 +367,35 @@ class AttackResult:
         y, s = self.labels, self.scores
         method = "bootstrap" if n_bootstrap else "none"
 
-        def boot(metric: Callable[..., float], values: NDArray[Any] = s) -> dict[str, float]:
-            value = metric(y, values)
-            if not n_bootstrap:
-                return _estimate_dict(value)
-            ci = pm.bootstrap_ci(
-                metric, y, values, n_resamples=n_bootstrap, confidence=confidence,
+        def boot(
+            metrics: dict[str, Callable[..., float]], values: NDArray[Any] = s
+        ) -> dict[str, dict[str, float]]:
+            # One call for all metrics of the same values: the resamples are drawn once
+            # from ``seed`` (the same draws each metric would get alone) and the built-in
+            # threshold metrics share one pass of the counting engine.
+            cis = pm.bootstrap_cis(
+                metrics, y, values, n_resamples=n_bootstrap, confidence=confidence,
                 random_state=seed,
             )
-            return _estimate_dict(value, ci.low, ci.high)
+            if not n_bootstrap:
+                return {name: _estimate_dict(ci.value) for name, ci in cis.items()}
+            return {name: _estimate_dict(*ci) for name, ci in cis.items()}
 
         out: dict[str, Any] = {
             "n_members": self.n_members,
             "n_non_members": self.n_non_members,
         }
         intervals: dict[str, str] = {}
-        out["auc"] = boot(pm.roc_auc)
+        # Partials of tpr_at_fpr (not wrappers) let bootstrap_cis use its batched path.
+        tpr_metrics = {fpr_key(f): functools.partial(pm.tpr_at_fpr, fpr=f) for f in fprs}
+        threshold = boot({"auc": pm.roc_auc, "advantage": pm.advantage, **{
+            f"tpr_at_fpr:{key}": metric for key, metric in tpr_metrics.items()
+        }})
+        out["auc"] = threshold["auc"]
         intervals["auc"] = method
-        out["advantage"] = boot(pm.advantage)
+        out["advantage"] = threshold["advantage"]
         intervals["advantage"] = method
-        # A partial of tpr_at_fpr (not a wrapper) lets bootstrap_ci use its batched path.
-        out["tpr_at_fpr"] = {
-            fpr_key(f): boot(functools.partial(pm.tpr_at_fpr, fpr=f)) for f in fprs
-        }
+        out["tpr_at_fpr"] = {key: threshold[f"tpr_at_fpr:{key}"] for key in tpr_metrics}
         intervals["tpr_at_fpr"] = method
         # A point estimate only: the plug-in maximum over thresholds is biased upwards and
         # often infinite, so a bootstrap interval around it would be misleading. The
@@ -419,9 +425,13 @@ class AttackResult:
                     out[name] = _estimate_dict(value)
                 intervals[name] = "clopper-pearson"
             raw_advantage = float(self.extra.get("raw_advantage", 1.0))
-            out["mia_advantage"] = boot(_MiaAdvantage(), p)
+            on_predictions = boot(
+                {"mia_advantage": _MiaAdvantage(), "privacy_gain": _PrivacyGain(raw_advantage)},
+                p,
+            )
+            out["mia_advantage"] = on_predictions["mia_advantage"]
             intervals["mia_advantage"] = method
-            out["privacy_gain"] = boot(_PrivacyGain(raw_advantage), p)
+            out["privacy_gain"] = on_predictions["privacy_gain"]
             intervals["privacy_gain"] = method
 
         low = out["auc"]["low"]

@@ -366,7 +366,7 @@ def slice_metrics(
         ("auc", pm.roc_auc),
         ("advantage", pm.advantage),
     ]
-    # Partials (not wrappers) of tpr_at_fpr, so that bootstrap_ci takes its batched path.
+    # Partials (not wrappers) of tpr_at_fpr, so that bootstrap_cis takes its batched path.
     metrics.extend(
         (f"tpr_at_fpr_{fpr_key(f)}", functools.partial(pm.tpr_at_fpr, fpr=f)) for f in fprs
     )
@@ -392,9 +392,11 @@ def slice_metrics(
         }
         if status == "ok":
             s = scores[sl.indices]
-            for name, metric in metrics:
-                est = pm.bootstrap_ci(metric, y, s, n_resamples=n_bootstrap,
-                                      confidence=confidence, random_state=seed)
+            # One call per slice: every metric is resampled on the same draws of ``seed``
+            # (as separate calls with that seed would) and counted in one pass.
+            estimates = pm.bootstrap_cis(dict(metrics), y, s, n_resamples=n_bootstrap,
+                                         confidence=confidence, random_state=seed)
+            for name, est in estimates.items():
                 row[name], row[f"{name}_low"], row[f"{name}_high"] = est
         else:
             skipped.append(_describe(sl, n_members, n_non_members))
