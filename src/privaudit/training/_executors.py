@@ -22,6 +22,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, runtime_checkable
 
 from privaudit._validation import param_error
@@ -121,11 +122,27 @@ def _picklable_filters() -> list[Any]:
     return out
 
 
+def _main_is_importable() -> bool:
+    """Whether worker processes can re-import ``__main__`` (forkserver and spawn do).
+
+    Code read from standard input or run by an embedding application has a ``__file__``
+    such as ``<stdin>`` that does not exist: re-importing it fails in every worker.
+    """
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__spec__", None) is not None:
+        return True
+    path = getattr(main, "__file__", None)
+    return path is None or os.path.isfile(path)
+
+
 def _default_start_method() -> str:
     # "fork" copies the parent's threads' locks (BLAS, Ray, torch) in whatever state they
     # are in, which can deadlock; forkserver forks from a clean single-threaded server and
-    # is fast, spawn is the portable fallback (Windows, macOS).
+    # is fast, spawn is the portable fallback (Windows, macOS). Where the main module cannot
+    # be re-imported (code piped to python), fork is the only method that works at all.
     methods = multiprocessing.get_all_start_methods()
+    if not _main_is_importable() and "fork" in methods:
+        return "fork"
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
@@ -278,6 +295,14 @@ class LocalExecutor:
                 with contextlib.suppress(OSError):
                     os.remove(path)
         if error is not None:
+            if isinstance(error, BrokenProcessPool):
+                self.close()  # a broken pool cannot be reused
+                raise BrokenProcessPool(
+                    "A privaudit worker process died before finishing its task. Worker "
+                    "processes re-import your main script: put the code that starts the "
+                    "audit under `if __name__ == \"__main__\":`, or run with n_jobs=1. "
+                    f"(Original error: {error})"
+                ) from error
             raise error
 
 
