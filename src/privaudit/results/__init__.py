@@ -4,6 +4,10 @@ An :class:`AttackResult` holds the labels (1 = member), scores (higher = more li
 record ids and provenance of one attack run; it computes its metrics with confidence
 intervals by calling :mod:`privaudit.metrics`, and saves to / loads from a folder
 (``result.json`` + ``scores.csv`` or ``scores.parquet``) with atomic writes.
+
+Layering: DESIGN.md places results beside the reports, but attacks build results and may
+not import :mod:`privaudit.report`; this package therefore sits just above
+:mod:`privaudit.metrics` (the only privaudit module it imports), and reports only consume it.
 """
 
 from privaudit.results._attack_result import (
