@@ -6,7 +6,11 @@ held-out digits; 597 more are the population. For every attack: AUC, TPR at 0.1%
 FPR with 95% bootstrap intervals, and the ratio of its TPR@1%FPR to LOSS's (the named
 baseline, measured in the same run). Also the wall time of the whole audit.
 
+``--augment`` runs LiRA with augmented queries (every shift by at most one pixel, Carlini
+et al. 2022, Section VI.B); the other attacks are unchanged.
+
 Run:  .venv/bin/python benchmarks/bench_digits_attacks.py [--models 16 64] [--seeds 0]
+      [--augment]
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from privaudit.attacks.membership import image_shifts
 from privaudit.studies import run_reference_study
 
 
@@ -26,12 +31,16 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--n-bootstrap", type=int, default=1000)
+    parser.add_argument("--augment", action="store_true",
+                        help="LiRA with augmented queries: image_shifts((8, 8), 1)")
     args = parser.parse_args()
+    augmentations = image_shifts((8, 8), 1) if args.augment else None
     warnings.simplefilter("ignore")
     for n_models in args.models:
         for seed in args.seeds:
             start = time.perf_counter()
-            results = run_reference_study(seed, n_reference_models=n_models, n_jobs=args.n_jobs)
+            results = run_reference_study(seed, n_reference_models=n_models, n_jobs=args.n_jobs,
+                                          augmentations=augmentations)
             seconds = time.perf_counter() - start
             rows = []
             for r in results:
@@ -40,7 +49,8 @@ def main() -> None:
                 rows.append((r.attack, m["auc"], m["tpr_at_fpr"]["0.001"],
                              m["tpr_at_fpr"]["0.01"]))
             base = next(row[3]["value"] for row in rows if row[0] == "loss")
-            print(f"\n## {n_models} reference models, seed {seed} "
+            aug = " (LiRA with 8 shifted queries)" if args.augment else ""
+            print(f"\n## {n_models} reference models, seed {seed}{aug} "
                   f"(target test accuracy {results[0].extra['test_accuracy']:.3f}; "
                   f"audit {seconds:.0f} s)\n")
             print("| attack | AUC [95% CI] | TPR@0.1%FPR [95% CI] | TPR@1%FPR [95% CI] "

@@ -41,6 +41,7 @@ CROSS_FITTED_ATTACKS: frozenset[str] = frozenset(
     {"trained-lr", "trained-mlp", "trained-rf", "trained-knn"}
 )
 _POPULATION_ATTACKS = frozenset({"shadow", "rmia"})
+_LIRA_ATTACKS = frozenset({"lira-online", "lira-offline"})
 _FUNC = "audit_model"
 
 #: How :func:`audit_model` slices every result (see :func:`slice_result`). The bootstrap is
@@ -265,6 +266,7 @@ def audit_model(
     check_fidelity: bool = True,
     slices: bool = True,
     progress: Callable[[str], None] | None = None,
+    augmentations: Sequence[Callable[[Any], Any]] | None = None,
 ) -> list[Any]:
     """Run membership attacks against ``target`` and return one result per attack.
 
@@ -338,6 +340,12 @@ def audit_model(
         and the outputs are at hand.
     progress : callable, optional
         Called with a short message at each step.
+    augmentations : list of callables, optional
+        LiRA with augmented queries (Carlini et al. 2022, Section VI.B): the reference
+        models and the target are also queried on these augmented copies of the audited
+        records (picklable callables ``X -> X'`` keeping shape and labels, e.g.
+        :func:`~privaudit.attacks.membership.image_shifts`), and ``lira-online`` /
+        ``lira-offline`` fit one Gaussian per query. Other attacks are unchanged.
 
     Returns
     -------
@@ -439,9 +447,17 @@ def audit_model(
     def result_path(name: str) -> Path | None:
         return None if out_dir is None else out_dir / f"{safe_name(tgt.name)}__{safe_name(name)}"
 
+    augs = None
+    if augmentations is not None:
+        from privaudit.attacks.membership._augment import check_augmentations
+
+        augs = check_augmentations(augmentations, _FUNC)
+
     def attack_key(name: str) -> str:
-        ref_part = ((n_reference_models, mode, reference_fraction)
-                    if name in REFERENCE_ATTACKS else None)
+        ref_part: Any = ((n_reference_models, mode, reference_fraction)
+                         if name in REFERENCE_ATTACKS else None)
+        if augs is not None and name in _LIRA_ATTACKS:
+            ref_part = (*ref_part, [repr(a) for a in augs])
         answers = None
         if model_part is None and out_dir is not None:
             # No readable parameters: the model's answers on the audited records identify it.
@@ -547,6 +563,8 @@ def audit_model(
             query_population=bool(needs_population) or X_pop is not None,
             wrap=wrap or as_target, executor=executor, n_jobs=n_jobs, address=address,
             cache_dir=cache_dir, random_state=random_state,
+            augmentations=augs if augs is not None and _LIRA_ATTACKS & set(todo_reference)
+            else None,
         )
         if check_fidelity and reference.pool is not None:
             test_rows = np.flatnonzero(lab == 0)
@@ -569,7 +587,19 @@ def audit_model(
                 attack.fit(reference, population_outputs)
             else:
                 attack.fit(reference)
-            result = attack.run(outputs=shared_outputs(), labels=lab, **common)
+            if augs is not None and name in _LIRA_ATTACKS:
+                # The target answers the augmented records too, once for both LiRAs (its
+                # answers on the records themselves are the shared outputs).
+                if "augmented" not in outputs_cache:
+                    from privaudit.attacks.membership import query_augmented
+
+                    say(f"querying {tgt.name} on {len(augs)} augmentations of {n} records")
+                    outputs_cache["augmented"] = query_augmented(tgt, X, y_arr, augs,
+                                                                 func=_FUNC)
+                result = attack.run(tgt, X, y_arr, lab, outputs=shared_outputs(),
+                                    augmented_outputs=outputs_cache["augmented"], **common)
+            else:
+                result = attack.run(outputs=shared_outputs(), labels=lab, **common)
             result.extra.setdefault("n_reference_models", n_reference_models)
             finish(name, result)
 

@@ -42,6 +42,7 @@ def run_reference_study(
     executor: str = "local",
     cache_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
+    augmentations: Sequence[Callable[[Any], Any]] | None = None,
 ) -> list[Any]:
     """Audit an overfit MLP on sklearn digits with every membership attack that applies.
 
@@ -61,6 +62,9 @@ def run_reference_study(
         Parallel, resumable training of the reference models.
     progress : callable, optional
         Called with a short message at each step.
+    augmentations : list of callables, optional
+        LiRA with augmented queries (e.g. ``image_shifts((8, 8), 1)``); passed to
+        :func:`~privaudit.audit_model`.
 
     Returns
     -------
@@ -105,6 +109,7 @@ def run_reference_study(
             recipe=mlp(), n_reference_models=n_reference_models, record_ids=audited,
             dataset="sklearn::digits", random_state=random_state, n_jobs=n_jobs,
             executor=executor, cache_dir=cache_dir, progress=say,
+            augmentations=augmentations,
         )
     train_acc = float(model.score(X[members], y[members]))
     test_acc = float(model.score(X[non_members], y[non_members]))

@@ -7,13 +7,21 @@ Black-box attacks reading one per-record signal of the target's outputs:
 
 Reference-model attacks read a :class:`ReferenceOutputs` collected once by
 :func:`collect_reference_outputs`: :class:`LiRAAttack` (Carlini et al., online and
-offline), :class:`RMIAAttack` (Zarifzadeh et al.) and :class:`ShadowModelAttack`
+offline, optionally with augmented queries: :func:`image_shifts`,
+:func:`horizontal_flip`), :class:`RMIAAttack` (Zarifzadeh et al.) and :class:`ShadowModelAttack`
 (Shokri et al.). :class:`TrainedAttack` learns membership from output features with
 cross-fitting (TensorFlow Privacy's trained attacks); :class:`LabelOnlyAttack`
 (Choquette-Choo et al.) needs predicted labels only; :class:`GradientNormAttack` is
 white-box (torch targets).
 """
 
+from privaudit.attacks.membership._augment import (
+    HorizontalFlip,
+    ImageShift,
+    horizontal_flip,
+    image_shifts,
+    query_augmented,
+)
 from privaudit.attacks.membership._base import MembershipAttack, ThresholdAttack
 from privaudit.attacks.membership._gaussian import (
     GaussianThresholdAttack,
@@ -51,6 +59,8 @@ __all__ = [
     "EntropyAttack",
     "GaussianThresholdAttack",
     "GradientNormAttack",
+    "HorizontalFlip",
+    "ImageShift",
     "LabelOnlyAttack",
     "LiRAAttack",
     "LossAttack",
@@ -70,8 +80,11 @@ __all__ = [
     "fit_lira_gaussians",
     "gaussian_advantage",
     "gaussian_threshold",
+    "horizontal_flip",
+    "image_shifts",
     "lira_scores",
     "output_features",
+    "query_augmented",
     "rmia_scores",
     "run_attacks",
     "tune_rmia_offline_a",

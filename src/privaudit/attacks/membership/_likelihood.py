@@ -7,16 +7,19 @@ outputs and to the outputs of the reference models, collected once for all attac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import param_error
+from privaudit.attacks.membership._augment import query_augmented
 from privaudit.attacks.membership._base import MembershipAttack
 from privaudit.attacks.membership._lira import lira_scores
 from privaudit.attacks.membership._reference import ReferenceOutputs
 from privaudit.attacks.membership._rmia import rmia_scores, tune_rmia_offline_a
+from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs
 
 __all__ = ["LiRAAttack", "RMIAAttack", "lira_offline"]
@@ -74,6 +77,16 @@ class LiRAAttack(_ReferenceAttack):
     min_models : int, default=2
         Records with fewer models on a side use the pooled variance there.
 
+    Notes
+    -----
+    Augmented queries (Carlini et al., Section VI.B): when the reference outputs were
+    collected with ``augmentations`` (see
+    :func:`~privaudit.attacks.membership.collect_reference_outputs`), one Gaussian pair is
+    fitted per query (the record itself first, then each augmentation) and the scores
+    combine them (see :func:`~privaudit.attacks.membership.lira_scores`). ``score`` and
+    ``run`` then need the target with ``X, y``, to query it on the same augmented records
+    (``outputs=`` may still carry its answers on the records themselves).
+
     References
     ----------
     .. [1] Carlini, N., Chien, S., Nasr, M., Song, S., Terzis, A. and Tramèr, F. (2022).
@@ -120,9 +133,109 @@ class LiRAAttack(_ReferenceAttack):
         else:
             raise param_error("fix_variance", func, "True, False or 'auto'", self.fix_variance)
         self.reference_ = ref
-        self.reference_stats_ = ref.signal("logit_confidence")
+        self.augmentations_ = ref.augmentations
+        if ref.augmentations is None:
+            self.reference_stats_ = ref.signal("logit_confidence")
+        else:
+            self.reference_stats_ = ref.signal_stack("logit_confidence")
         self.in_mask_ = ref.in_mask("audited")
         return self
+
+    def _augmented_statistic(
+        self, target: Any, X: Any, y: ArrayLike | None, outputs: ModelOutputs | None,
+        augmented_outputs: Sequence[ModelOutputs] | None, func: str,
+    ) -> tuple[ModelOutputs, Any, NDArray[np.float64]]:
+        """The target's statistic on the records and their augmentations, (n, 1 + A)."""
+        n_aug = len(self.augmentations_)
+        if augmented_outputs is None and (target is None or X is None or y is None):
+            raise param_error(
+                "target", func,
+                "given with X and y: the reference outputs are augmented, so the target "
+                "is queried on the augmented records too ('outputs' alone is not enough; "
+                "or give 'augmented_outputs')",
+                "<outputs only>" if outputs is not None else None, error=TypeError,
+            )
+        out, resolved = self._outputs(target, X, y, outputs, func)
+        self._check_aligned(out, func)
+        if augmented_outputs is None:
+            augmented = query_augmented(resolved, X, y, self.augmentations_, func=func)
+        else:
+            augmented = tuple(augmented_outputs)
+            if len(augmented) != n_aug or any(
+                not isinstance(o, ModelOutputs) or len(o) != len(out) for o in augmented
+            ):
+                raise param_error(
+                    "augmented_outputs", func,
+                    f"{n_aug} ModelOutputs (one per augmentation) on the {len(out)} records",
+                    f"<{len(augmented)} items>",
+                )
+        for o in augmented:
+            if o.probabilities is None:
+                raise param_error("target", func, "a target revealing class probabilities",
+                                  "<label-only outputs>")
+        stat = np.stack([out.signal("logit_confidence")]
+                        + [o.signal("logit_confidence") for o in augmented], axis=-1)
+        return out, resolved, stat
+
+    def score(
+        self,
+        target: Any = None,
+        X: Any = None,
+        y: ArrayLike | None = None,
+        *,
+        outputs: ModelOutputs | None = None,
+        augmented_outputs: Sequence[ModelOutputs] | None = None,
+    ) -> NDArray[np.float64]:
+        """One membership score per record, higher = more likely member.
+
+        See :meth:`MembershipAttack.score`. With augmented reference outputs the target,
+        ``X`` and ``y`` are required (``outputs`` optional, for the records themselves),
+        unless ``augmented_outputs`` (the target's outputs on each augmented copy, as
+        :func:`~privaudit.attacks.membership.query_augmented` returns) are given with
+        ``outputs``.
+        """
+        func = f"{type(self).__name__}.score"
+        self._check_fitted(func)
+        if getattr(self, "augmentations_", None) is None:
+            return super().score(target, X, y, outputs=outputs)
+        _, _, stat = self._augmented_statistic(target, X, y, outputs, augmented_outputs,
+                                               func)
+        return self._to_score(stat)
+
+    def run(
+        self,
+        target: Any = None,
+        X: Any = None,
+        y: ArrayLike | None = None,
+        labels: ArrayLike | None = None,
+        *,
+        outputs: ModelOutputs | None = None,
+        record_ids: ArrayLike | None = None,
+        dataset: str = "",
+        target_name: str | None = None,
+        augmented_outputs: Sequence[ModelOutputs] | None = None,
+    ) -> AttackResult:
+        """Score the audited records and package the result.
+
+        See :meth:`MembershipAttack.run` and :meth:`score` (augmented queries);
+        ``raw_statistic`` is then the statistic of the records themselves.
+        """
+        func = f"{type(self).__name__}.run"
+        if getattr(self, "augmentations_", None) is None:
+            return super().run(target, X, y, labels, outputs=outputs, record_ids=record_ids,
+                               dataset=dataset, target_name=target_name)
+        self._require_labels(labels, func)
+        self._check_fitted(func)
+        out, resolved, stat = self._augmented_statistic(target, X, y, outputs,
+                                                        augmented_outputs, func)
+        lab = self._check_labels(labels, len(out), func)
+        scores = self._to_score(stat)
+        name = target_name if target_name is not None else (resolved.name if resolved else "")
+        return self._package(
+            labels=lab, scores=scores, target_name=name, record_ids=record_ids,
+            dataset=dataset, raw=stat[:, 0], raw_name="logit_confidence", predictions=None,
+            extra=self._extra(out, lab, scores, None),
+        )
 
     def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
         self._check_aligned(outputs, f"{type(self).__name__}.score")
@@ -131,6 +244,10 @@ class LiRAAttack(_ReferenceAttack):
     def _extra(self, outputs, labels, scores, predictions) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         extra = super()._extra(outputs, labels, scores, predictions)
         extra["fixed_variance"] = bool(self.fix_variance_)
+        augmentations = getattr(self, "augmentations_", None)
+        if augmentations is not None:
+            extra["n_augmentations"] = len(augmentations)
+            extra["augmentations"] = [repr(a) for a in augmentations]
         return extra
 
     def _to_score(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -19,6 +19,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import param_error
+from privaudit.attacks.membership._augment import (
+    apply_augmentations,
+    check_augmentations,
+    split_outputs,
+)
 from privaudit.targets import ModelOutputs, Target, as_target
 
 __all__ = ["ReferenceOutputs", "collect_reference_outputs", "stack_signal"]
@@ -51,6 +56,12 @@ class ReferenceOutputs:
         offline: on population records only.
     pool : ReferencePool, optional
         The pool the outputs came from (kept for fidelity checks and provenance).
+    audited_augmented : tuple of tuple of ModelOutputs, optional
+        Per reference model, then per augmentation: the model's outputs on the augmented
+        audited records (LiRA with augmented queries, Carlini et al. 2022, Section VI.B).
+    augmentations : tuple of callables, optional
+        The augmentations (``X -> X'``) of ``audited_augmented``, in its order; given
+        exactly when ``audited_augmented`` is. The identity is implicit (``audited``).
     """
 
     audited: tuple[ModelOutputs, ...]
@@ -59,6 +70,8 @@ class ReferenceOutputs:
     population_in: NDArray[np.bool_] | None = None
     mode: Literal["online", "offline"] = "online"
     pool: Any = None
+    audited_augmented: tuple[tuple[ModelOutputs, ...], ...] | None = None
+    augmentations: tuple[Callable[[Any], Any], ...] | None = None
     _signals: dict[tuple[str, str], NDArray[np.float64]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -91,6 +104,22 @@ class ReferenceOutputs:
                                   f"of shape ({len(self.population)}, {n_pop})",
                                   f"<array of shape {pmask.shape}>")
             object.__setattr__(self, "population_in", pmask)
+        if (self.audited_augmented is None) != (self.augmentations is None):
+            raise param_error("augmentations", func,
+                              "given exactly when 'audited_augmented' is", "<only one of them>")
+        if self.audited_augmented is not None and self.augmentations is not None:
+            object.__setattr__(self, "augmentations", tuple(self.augmentations))
+            n_aug = len(self.augmentations)
+            aug = tuple(tuple(per_model) for per_model in self.audited_augmented)
+            if len(aug) != len(self.audited) or any(len(p) != n_aug for p in aug):
+                raise param_error("audited_augmented", func,
+                                  f"{n_aug} outputs for each of the {len(self.audited)} models",
+                                  "<another layout>")
+            if any(len(o) != n for p in aug for o in p):
+                raise param_error("audited_augmented", func,
+                                  f"outputs on the {n} audited records",
+                                  "<outputs of another length>")
+            object.__setattr__(self, "audited_augmented", aug)
         if self.mode == "offline" and mask.any():
             raise param_error("audited_in", func,
                               "all False in offline mode (no model saw an audited record)",
@@ -119,6 +148,30 @@ class ReferenceOutputs:
             self._signals[key] = stacked
         return self._signals[key]
 
+    @property
+    def n_augmentations(self) -> int:
+        """Number of augmented queries per audited record (0 without augmentations)."""
+        return 0 if self.augmentations is None else len(self.augmentations)
+
+    def signal_stack(self, name: str) -> NDArray[np.float64]:
+        """One signal on the audited records and their augmentations; cached.
+
+        Returns
+        -------
+        ndarray of shape (n_models, n_audited, 1 + n_augmentations)
+            The identity query first, then the augmentations in order.
+        """
+        key = (name, "audited-augmented")
+        if key not in self._signals:
+            columns = [self.signal(name, "audited")]
+            for k in range(self.n_augmentations):
+                assert self.audited_augmented is not None
+                columns.append(stack_signal(tuple(p[k] for p in self.audited_augmented), name))
+            stacked = np.stack(columns, axis=-1)
+            stacked.flags.writeable = False
+            self._signals[key] = stacked
+        return self._signals[key]
+
     def in_mask(self, part: Part = "audited") -> NDArray[np.bool_]:
         """Membership of the records of one part in each model's training set."""
         if part == "audited":
@@ -132,6 +185,13 @@ class ReferenceOutputs:
 def _query_model(model: Any, X: Any, y: Any, *, wrap: Callable[[Any], Target]) -> ModelOutputs:
     # Module level so that worker processes and Ray can unpickle it.
     return wrap(model).query(X, y)
+
+
+def _query_model_split(
+    model: Any, X: Any, y: Any, *, wrap: Callable[[Any], Target], n_parts: int
+) -> tuple[ModelOutputs, ...]:
+    # One query on the stacked augmented copies, cut back into one outputs per copy.
+    return split_outputs(wrap(model).query(X, y), n_parts)
 
 
 def _concat_rows(a: Any, b: Any) -> Any:
@@ -159,6 +219,7 @@ def collect_reference_outputs(
     address: str | None = None,
     cache_dir: Any = None,
     random_state: Any = None,
+    augmentations: Any = None,
 ) -> ReferenceOutputs:
     """Train a pool of reference models and query each of them once on every record.
 
@@ -186,6 +247,13 @@ def collect_reference_outputs(
         ``TorchTarget`` factory for torch recipes). Must be picklable for worker processes.
     executor, n_jobs, address, cache_dir, random_state
         See :class:`~privaudit.training.ReferencePool`.
+    augmentations : list of callables, optional
+        Also query every model on each augmented copy of the audited records (callables
+        ``X -> X'`` keeping the shape and the labels, picklable, e.g.
+        :func:`~privaudit.attacks.membership.image_shifts`), for LiRA with augmented
+        queries (Carlini et al. 2022, Section VI.B); read with
+        :meth:`ReferenceOutputs.signal_stack`. Each model answers one query per augmented
+        record.
 
     Returns
     -------
@@ -200,6 +268,7 @@ def collect_reference_outputs(
     if len(y) != n_audited:
         raise param_error("y", func, f"of the same length as X ({n_audited})",
                           f"<length {len(y)}>")
+    augs = None if augmentations is None else check_augmentations(augmentations, func)
     has_population = X_population is not None
     if has_population and (y_population is None or len(y_population) != len(X_population)):
         raise param_error("y_population", func, "given, with one label per population row",
@@ -230,6 +299,16 @@ def collect_reference_outputs(
     else:
         audited = tuple(pool.map(query, X, y, stack=False))
         population, population_in = None, None
+    audited_augmented = None
+    if augs is not None:
+        if augs:
+            X_aug = apply_augmentations(X, augs, func)
+            y_aug = np.concatenate([np.asarray(y)] * len(augs))
+            split = functools.partial(_query_model_split, wrap=wrap, n_parts=len(augs))
+            audited_augmented = tuple(tuple(p) for p in pool.map(split, X_aug, y_aug,
+                                                                 stack=False))
+        else:
+            audited_augmented = tuple(() for _ in audited)
     return ReferenceOutputs(
         audited=audited,
         audited_in=pool.in_mask_[:, audited_idx],
@@ -237,4 +316,6 @@ def collect_reference_outputs(
         population_in=population_in,
         mode=mode,
         pool=pool,
+        audited_augmented=audited_augmented,
+        augmentations=augs,
     )
