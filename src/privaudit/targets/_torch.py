@@ -607,7 +607,11 @@ def load_torch_model(
         return module.eval()
 
     try:
-        obj = torch.load(file, map_location=map_location, weights_only=not allow_pickle)
+        if allow_pickle:
+            # The caller's documented opt-in for a file they wrote: unpickling runs its code.
+            obj = torch.load(file, map_location=map_location, weights_only=False)
+        else:
+            obj = torch.load(file, map_location=map_location, weights_only=True)
     except Exception as exc:
         if allow_pickle:
             raise
