@@ -9,7 +9,10 @@ with the same arguments resumes where it stopped.
 
 from __future__ import annotations
 
+import copyreg
+import functools
 import hashlib
+import inspect
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,7 +21,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from privaudit._validation import check_binary_labels, param_error
+from privaudit._validation import (
+    align_on_index,
+    check_binary_labels,
+    check_directory,
+    check_fraction,
+    check_int,
+    check_unique_ids,
+    param_error,
+)
 
 __all__ = [
     "CROSS_FITTED_ATTACKS",
@@ -27,6 +38,7 @@ __all__ = [
     "REFERENCE_ATTACKS",
     "SLICE_SETTINGS",
     "audit_model",
+    "estimator_fingerprint",
     "slice_result",
 ]
 
@@ -93,14 +105,33 @@ def _row_hashes(X: Any, y: Any) -> np.ndarray:
     return pd.util.hash_pandas_object(normalised, index=False).to_numpy()
 
 
+def population_overlap(X: Any, y: Any, X_pop: Any, y_pop: Any) -> tuple[int, int, int]:
+    """Audited rows that the population repeats on what the model sees (features, label).
+
+    Returns
+    -------
+    (n_shared, population_row, audited_row)
+        How many audited rows equal some population row, and the first such pair
+        (positions, from 0; ``-1`` when none).
+    """
+    audited = _row_hashes(X, y)
+    pop = _row_hashes(X_pop, y_pop)
+    shared = np.flatnonzero(np.isin(audited, pop))
+    if not shared.size:
+        return 0, -1, -1
+    first = int(shared[0])
+    return int(shared.size), int(np.flatnonzero(pop == audited[first])[0]), first
+
+
 def _check_population_disjoint(X: Any, y: Any, X_pop: Any, y_pop: Any) -> None:
-    common = np.intersect1d(_row_hashes(X, y), _row_hashes(X_pop, y_pop))
-    if common.size:
+    n_shared, pop_row, audited_row = population_overlap(X, y, X_pop, y_pop)
+    if n_shared:
         raise param_error(
             "population", _FUNC,
-            "disjoint from the audited records (a population record that is also audited "
-            "makes reference-model attacks silently wrong)",
-            f"<{common.size} audited rows also in the population>",
+            "free of the audited records as the model sees them (features and label): a "
+            "reference model trained on such a row counts as trained on the audited record",
+            f"<{n_shared} audited rows also in the population, e.g. audited row "
+            f"{audited_row} = population row {pop_row} (from 0)>",
         )
 
 
@@ -118,15 +149,13 @@ def _digest(*parts: Any) -> str:
 def _target_fingerprint(tgt: Any) -> str | None:
     """Digest of the audited model's parameters, or None when they cannot be read.
 
-    scikit-learn: ``joblib.hash`` of the estimator (hashes its pickled bytes; nothing is
-    unpickled); torch: the state dict's tensors. Other targets are fingerprinted by their
+    scikit-learn: :func:`estimator_fingerprint` (the fitted state, stable across loads and
+    processes); torch: the state dict's tensors. Other targets are fingerprinted by their
     answers instead (see :func:`audit_model`).
     """
     estimator = getattr(tgt, "estimator", None)
     if estimator is not None:
-        import joblib
-
-        return str(joblib.hash(estimator))
+        return estimator_fingerprint(estimator)
     module = getattr(tgt, "module", None)
     if module is not None and hasattr(module, "state_dict"):
         h = hashlib.sha256()
@@ -135,6 +164,114 @@ def _target_fingerprint(tgt: Any) -> str | None:
             h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
         return h.hexdigest()[:20]
     return None
+
+
+#: Attributes that hold runtime state, not the fitted model: a random generator is
+#: re-seeded by every load (skops rebuilds ``MLPClassifier._random_state`` afresh), so
+#: ``joblib.hash`` of the same file differed from one load to the next.
+_VOLATILE_ATTRIBUTES = frozenset({"_random_state"})
+
+
+def estimator_fingerprint(estimator: Any) -> str | None:
+    """Digest of a fitted scikit-learn estimator's state, stable across loads and processes.
+
+    Built from what the estimator is, not from its pickled bytes: its class, then every
+    attribute (hyperparameters and fitted attributes, public or private: a
+    ``HistGradientBoosting`` keeps its trees in ``_predictors``), arrays by dtype, shape
+    and bytes, nested estimators, lists and dicts recursively, compiled objects such as
+    ``sklearn.tree._tree.Tree`` by their pickled state. Random generators are left out: a
+    load re-seeds them and they do not change what the fitted model predicts. Two loads of
+    one file give the same digest; a refit with another seed gives another.
+
+    Returns
+    -------
+    str or None
+        20 hex digits, or None when some part of the estimator cannot be read (the audit
+        then identifies the model by its answers).
+    """
+    h = hashlib.sha256()
+    try:
+        _hash_state(estimator, h, set(), 0)
+    except (TypeError, ValueError, AttributeError, RecursionError):
+        return None
+    return h.hexdigest()[:20]
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+
+def _hash_state(obj: Any, h: Any, seen: set[int], depth: int) -> None:
+    """Feed ``obj``'s state into ``h`` in a canonical order (see estimator_fingerprint)."""
+    if depth > 60:
+        raise RecursionError("estimator state nested too deeply")
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
+        h.update(f"{type(obj).__name__}:{obj!r};".encode())
+        return
+    if isinstance(obj, (np.random.RandomState, np.random.Generator,
+                        np.random.BitGenerator, np.random.SeedSequence)):
+        h.update(b"<rng>;")
+        return
+    if isinstance(obj, np.generic):
+        h.update(f"{obj.dtype.str}:".encode() + obj.tobytes() + b";")
+        return
+    if isinstance(obj, (type, np.ufunc)) or inspect.isroutine(obj):
+        h.update(f"<{_qualname(obj)}>;".encode())
+        return
+    if isinstance(obj, np.ndarray):
+        h.update(f"array{obj.dtype.str}{obj.shape}:".encode())
+        if obj.dtype.names:
+            # Field by field: a record array's padding bytes (a tree's nodes) are
+            # uninitialised memory, different at every load.
+            for field in obj.dtype.names:
+                _hash_state(np.ascontiguousarray(obj[field]), h, seen, depth + 1)
+        elif obj.dtype.hasobject:
+            for item in obj.ravel():
+                _hash_state(item, h, seen, depth + 1)
+        else:
+            h.update(np.ascontiguousarray(obj).tobytes())
+        return
+    if id(obj) in seen:
+        h.update(b"<cycle>;")
+        return
+    seen.add(id(obj))
+    try:
+        _hash_container(obj, h, seen, depth)
+    finally:
+        seen.discard(id(obj))
+
+
+def _hash_container(obj: Any, h: Any, seen: set[int], depth: int) -> None:
+    if isinstance(obj, (list, tuple)):
+        h.update(f"{type(obj).__name__}[{len(obj)}]".encode())
+        for item in obj:
+            _hash_state(item, h, seen, depth + 1)
+        return
+    if isinstance(obj, (set, frozenset)):
+        obj = sorted(obj, key=repr)
+        h.update(f"set[{len(obj)}]".encode())
+        for item in obj:
+            _hash_state(item, h, seen, depth + 1)
+        return
+    if isinstance(obj, dict):
+        h.update(f"dict[{len(obj)}]".encode())
+        for key in sorted(obj, key=repr):
+            if key in _VOLATILE_ATTRIBUTES:
+                continue
+            _hash_state(key, h, seen, depth + 1)
+            _hash_state(obj[key], h, seen, depth + 1)
+        return
+    h.update(f"<{_qualname(type(obj))}>".encode())
+    state = getattr(obj, "__dict__", None)
+    if state is None or not state:
+        # Compiled objects (a tree's nodes, a loss) expose their state for pickling;
+        # reading it runs no code from a file, the object is already built.
+        reduced = obj.__reduce_ex__(4)
+        if not isinstance(reduced, tuple) or len(reduced) < 2:
+            raise TypeError(f"cannot read the state of {type(obj).__name__}")
+        args = reduced[1][1:] if reduced[0] is copyreg.__newobj__ else reduced[1]
+        state = {"args": args, "state": reduced[2] if len(reduced) > 2 else None}
+    _hash_state(dict(state), h, seen, depth + 1)
 
 
 def slice_result(
@@ -241,6 +378,94 @@ def slice_result(
     }
 
 
+def _check_settings(
+    *, n_reference_models: Any, reference_fraction: Any, random_state: Any, n_jobs: Any,
+    executor: Any, address: Any, dataset: Any, cache_dir: Any, results_dir: Any,
+    check_fidelity: Any, slices: Any, progress: Any, wrap: Any,
+) -> None:
+    """Refuse bad settings of :func:`audit_model` before any work is done."""
+    check_int(n_reference_models, param="n_reference_models", func=_FUNC, low=1)
+    if reference_fraction is not None:
+        check_fraction(reference_fraction, param="reference_fraction", func=_FUNC)
+    check_int(random_state, param="random_state", func=_FUNC, low=0)
+    # -1 is scikit-learn's "every CPU"; 0 and other negatives mean nothing.
+    check_int(n_jobs, param="n_jobs", func=_FUNC, low=1, allow_none=True, allowed=(-1,))
+    if not callable(getattr(type(executor), "map_unordered", None)):  # else an Executor
+        if executor not in ("local", "ray"):
+            raise param_error("executor", _FUNC, "'local', 'ray' or an Executor", executor)
+        if executor == "local" and address is not None:
+            raise param_error("address", _FUNC, "None with executor='local'", address)
+    for name, value in (("address", address), ("dataset", dataset)):
+        if value is not None and not isinstance(value, str):
+            raise param_error(name, _FUNC, "a str", value, error=TypeError)
+    for name, value in (("cache_dir", cache_dir), ("results_dir", results_dir)):
+        if value is not None:
+            check_directory(value, param=name, func=_FUNC)
+    for name, value in (("check_fidelity", check_fidelity), ("slices", slices)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise param_error(name, _FUNC, "True or False", value, error=TypeError)
+    for name, value in (("progress", progress), ("wrap", wrap)):
+        if value is not None and not callable(value):
+            raise param_error(name, _FUNC, "None or a callable", value, error=TypeError)
+
+
+def _check_records(X: Any, y: Any, labels: Any, record_ids: Any) -> tuple:
+    """Align pandas inputs on their index, check lengths, labels and unique ids."""
+    aligned = align_on_index({"X": X, "y": y, "labels": labels, "record_ids": record_ids},
+                             func=_FUNC)
+    X, record_ids = aligned["X"], aligned["record_ids"]
+    n = _n_rows(X)
+    if n == 0:
+        raise param_error("X", _FUNC, "non-empty", "<no records>")
+    y_arr = np.asarray(aligned["y"])
+    if y_arr.ndim != 1 or y_arr.shape[0] != n:
+        raise param_error("y", _FUNC, f"one label per row of X ({n})",
+                          f"<array of shape {y_arr.shape}>")
+    lab = check_binary_labels(aligned["labels"], func=_FUNC)
+    if lab.shape[0] != n:
+        raise param_error("labels", _FUNC, f"one membership label per row of X ({n})",
+                          f"<length {lab.shape[0]}>")
+    if record_ids is not None:
+        ids = np.asarray(record_ids)
+        if ids.ndim != 1 or ids.shape[0] != n:
+            raise param_error("record_ids", _FUNC, f"one id per row of X ({n})",
+                              f"<array of shape {ids.shape}>")
+        check_unique_ids(ids, param="record_ids", func=_FUNC)
+    return X, y_arr, lab, record_ids
+
+
+def _saved_result(path: Path, key: Callable[[], str], labels: np.ndarray) -> Any:
+    """The finished result saved in ``path`` if it can be reused, else ``None``.
+
+    A saved result is reused when its ``audit_key`` is ``key()`` (computed only when a
+    result is there) and its labels are the audited records'. A damaged one (not JSON,
+    keys missing, scores truncated or edited...: :class:`~privaudit.results.ResultFileError`)
+    is treated as missing, with a warning: it is recomputed and overwritten, instead of
+    making every later audit fail until it is deleted by hand.
+    """
+    import warnings
+
+    from privaudit.results import AttackResult, DamagedResultWarning, ResultFileError
+
+    if not (path / "result.json").exists():
+        return None
+    try:
+        saved = AttackResult.load(path)
+    except ResultFileError as exc:
+        reason = str(exc)
+    else:
+        if saved.extra.get("audit_key") != key():
+            return None  # another audit's result: silently recomputed, as always
+        if np.array_equal(saved.labels, labels):
+            return saved
+        reason = "its labels are not those of the audited records"
+    warnings.warn(
+        f"The saved result in {path} is damaged ({reason}); it is treated as missing: "
+        "recomputed and overwritten.", DamagedResultWarning, stacklevel=3,
+    )
+    return None
+
+
 def audit_model(
     target: Any,
     X: Any,
@@ -317,8 +542,9 @@ def audit_model(
         Parallel training of reference models (``executor="local"`` processes or
         ``"ray"``, at ``address`` if given) and their on-disk cache (resumable).
     results_dir : path, optional
-        Each finished attack is saved there (``<target>__<attack>/``) and reused by a rerun
-        with the same inputs.
+        Each finished attack is saved there (``<target>-<hash>__<attack>-<hash>/``, see
+        :func:`privaudit.results.result_folder_name`) and reused by a rerun with the same
+        inputs. A damaged saved result is recomputed and overwritten, with a warning.
     check_fidelity : bool, default=True
         Warn (:class:`~privaudit.exceptions.FidelityWarning`) when the reference models
         differ clearly from the target.
@@ -353,19 +579,19 @@ def audit_model(
         In the order of ``attacks``; ``labels`` and ``scores`` aligned with the rows of X.
     """
     from privaudit.attacks import available_attacks, get_attack
-    from privaudit.results import AttackResult
+    from privaudit.results import AttackResult, result_folder_name
     from privaudit.targets import as_target
 
+    _check_settings(
+        n_reference_models=n_reference_models, reference_fraction=reference_fraction,
+        random_state=random_state, n_jobs=n_jobs, executor=executor, address=address,
+        dataset=dataset, cache_dir=cache_dir, results_dir=results_dir,
+        check_fidelity=check_fidelity, slices=slices, progress=progress, wrap=wrap,
+    )
     say = progress or (lambda message: None)
     tgt = as_target(target)
+    X, y_arr, lab, record_ids = _check_records(X, y, labels, record_ids)
     n = _n_rows(X)
-    y_arr = np.asarray(y)
-    if y_arr.shape[0] != n:
-        raise param_error("y", _FUNC, f"one label per row of X ({n})", f"<length {len(y_arr)}>")
-    lab = check_binary_labels(labels, func=_FUNC)
-    if lab.shape[0] != n:
-        raise param_error("labels", _FUNC, f"one membership label per row of X ({n})",
-                          f"<length {lab.shape[0]}>")
     if attacks is None:
         attacks = DEFAULT_REGRESSION_ATTACKS if tgt.task == "regression" else DEFAULT_ATTACKS
     if isinstance(attacks, str) or not isinstance(attacks, Sequence) or not attacks:
@@ -400,12 +626,23 @@ def audit_model(
     if mode == "offline" and "lira-online" in attacks:
         raise param_error("reference_mode", _FUNC, "'online' or 'auto' for lira-online",
                           reference_mode)
+    from privaudit.attacks import check_attack_plan
+
+    # Before any query or training: each attack can run on this target and this pool.
+    check_attack_plan(
+        attacks, task=tgt.task, n_reference_models=n_reference_models, reference_mode=mode,
+        white_box=callable(getattr(tgt, "per_sample_gradient_norms", None)),
+        n_members=int(lab.sum()), n_non_members=int(lab.size - lab.sum()),
+        attack_params=params, func=_FUNC,
+    )
     X_pop = y_pop = None
     if population is not None:
         if not isinstance(population, tuple | list) or len(population) != 2:
             raise param_error("population", _FUNC, "a pair (X_population, y_population)",
                               f"<{type(population).__name__}>", error=TypeError)
-        X_pop, y_pop = population[0], np.asarray(population[1])
+        pair = align_on_index({"population[0]": population[0],
+                               "population[1]": population[1]}, func=_FUNC)
+        X_pop, y_pop = pair["population[0]"], np.asarray(pair["population[1]"])
         if _n_rows(X_pop) != y_pop.shape[0]:
             raise param_error("population", _FUNC, "a pair with one label per row",
                               f"<{_n_rows(X_pop)} rows, {y_pop.shape[0]} labels>")
@@ -416,7 +653,6 @@ def audit_model(
                           f"given for {', '.join(who)} (reference models and RMIA need records "
                           "the target did not train on)", None)
 
-    from privaudit.report._common import safe_name
     from privaudit.training import data_fingerprint
 
     # Everything that changes a result goes into the key of a saved result: the model's
@@ -445,7 +681,8 @@ def audit_model(
     out_dir = Path(results_dir) if results_dir is not None else None
 
     def result_path(name: str) -> Path | None:
-        return None if out_dir is None else out_dir / f"{safe_name(tgt.name)}__{safe_name(name)}"
+        # One naming rule for result folders (unique per target and attack name).
+        return None if out_dir is None else out_dir / result_folder_name(tgt.name, name)
 
     augs = None
     if augmentations is not None:
@@ -467,11 +704,11 @@ def audit_model(
     results: dict[str, AttackResult] = {}
     for name in attacks:
         path = result_path(name)
-        if path is not None and (path / "result.json").exists():
-            saved = AttackResult.load(path)
-            if saved.extra.get("audit_key") == attack_key(name):
-                say(f"{name}: reusing the finished result in {path}")
-                results[name] = saved
+        saved = (None if path is None
+                 else _saved_result(path, functools.partial(attack_key, name), lab))
+        if saved is not None:
+            say(f"{name}: reusing the finished result in {path}")
+            results[name] = saved
     todo = [a for a in attacks if a not in results]
 
     def add_slices(result: AttackResult) -> bool:

@@ -20,6 +20,7 @@ __all__ = [
     "check_fraction",
     "check_labels_scores",
     "check_random_state",
+    "check_real_array",
     "check_scores",
     "param_error",
     "warn_degenerate",
@@ -59,19 +60,74 @@ def warn_degenerate(message: str, *, stacklevel: int = 3) -> None:
     warnings.warn(message, DegenerateInputWarning, stacklevel=stacklevel)
 
 
-def check_scores(scores: ArrayLike, *, func: str, param: str = "scores") -> NDArray[np.float64]:
-    """Return ``scores`` as a finite 1-D float array, or raise naming ``param``."""
+#: Integers up to this magnitude are exact in float64 (a 53-bit significand).
+_FLOAT_EXACT_INT = 2**53
+
+
+def check_real_array(values: Any, *, func: str, param: str) -> NDArray[Any]:
+    """Return ``values`` as a numpy array of a numeric dtype, or raise naming ``param``.
+
+    Booleans, integers and floats are accepted; strings (even numeric ones such as
+    ``"0.5"``), bytes, dates, complex numbers and objects are refused with a ``TypeError``:
+    converting them silently is how a column read as text ends up ranked as numbers.
+    An object array is accepted when every element is a real number; one of Python
+    integers is kept as is (exact, even beyond int64), any other becomes float64.
+    """
+    expected = "a 1-D array of real numbers (a numeric dtype, not strings or objects)"
     try:
-        arr = np.asarray(scores, dtype=np.float64)
+        arr = np.asarray(values)
     except (TypeError, ValueError):
-        raise param_error(
-            param, func, "a 1-D array of real numbers", f"<{type(scores).__name__}>",
-            error=TypeError,
-        ) from None
+        raise param_error(param, func, expected, f"<{type(values).__name__}>",
+                          error=TypeError) from None
+    if arr.dtype.kind == "O":
+        items = arr.ravel().tolist()
+        where = next((i for i, v in enumerate(items) if not isinstance(v, numbers.Real)), None)
+        if where is not None:
+            bad = items[where]
+            raise param_error(param, func, expected,
+                              f"<values such as {_short(bad)} of type {type(bad).__name__}>",
+                              error=TypeError)
+        if all(isinstance(v, numbers.Integral) for v in items):
+            return arr
+        return arr.astype(np.float64)
+    if arr.dtype.kind not in "biuf":
+        raise param_error(param, func, expected, f"<array of dtype {arr.dtype}>",
+                          error=TypeError)
+    return arr
+
+
+def _beyond_float64(arr: NDArray[Any]) -> bool:
+    """Whether integer ``arr`` holds values that float64 cannot represent exactly."""
+    if arr.dtype.kind == "O":
+        return any(abs(int(v)) > _FLOAT_EXACT_INT for v in arr.tolist())
+    if arr.dtype.kind in "iu":
+        big = arr > _FLOAT_EXACT_INT
+        if arr.dtype.kind == "i":
+            big |= arr < -_FLOAT_EXACT_INT
+        return bool(np.any(big))
+    return False
+
+
+def check_scores(scores: ArrayLike, *, func: str, param: str = "scores") -> NDArray[np.float64]:
+    """Return ``scores`` as a finite 1-D float64 array, or raise naming ``param``.
+
+    This is the one place where privaudit validates attack scores. Scores must have a
+    numeric dtype (:func:`check_real_array`: numeric strings are a ``TypeError``).
+    Integer scores beyond 2**53 in magnitude, which float64 would round so that
+    distinct scores tie (int64 values near 2**62 would all collapse), are replaced by
+    their dense ranks (0, 1, 2... in increasing order, equal scores sharing a rank):
+    every metric depends on the order of the scores only, so the ROC, AUC, TPR at FPR
+    and advantage are exactly those of the integers (as scikit-learn's, which ranks
+    int64 scores without converting them).
+    """
+    arr = check_real_array(scores, func=func, param=param)
     if arr.ndim != 1:
         raise param_error(param, func, "a 1-D array", f"<array of shape {arr.shape}>")
     if arr.size == 0:
         raise param_error(param, func, "non-empty", "<an empty array>")
+    if _beyond_float64(arr):
+        return np.unique(arr, return_inverse=True)[1].reshape(-1).astype(np.float64)
+    arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
         n_bad = int(np.sum(~np.isfinite(arr)))
         raise param_error(param, func, "finite (no NaN or inf)", f"<{n_bad} non-finite values>")
@@ -160,3 +216,125 @@ def check_random_state(random_state: Any, *, func: str = "privaudit") -> np.rand
         "random_state", func, "None, an int, a SeedSequence or a numpy Generator",
         random_state, error=TypeError,
     )
+
+
+# --- Shared checks of audit inputs (every ``audit_*`` function uses them) -----------------
+
+
+def check_int(
+    value: Any, *, param: str, func: str, low: int = 0, allow_none: bool = False,
+    allowed: tuple[int, ...] = (),
+) -> int | None:
+    """Check that ``value`` is an int ``>= low`` (or one of ``allowed``, or None).
+
+    Booleans and floats are refused: ``n_jobs=True`` or ``n_reference_models=2.0`` are
+    mistakes, not numbers.
+    """
+    if value is None and allow_none:
+        return None
+    bound = "a non-negative integer" if low == 0 else f"an integer >= {low}"
+    extra = "".join(f" or {a}" for a in allowed)
+    expected = ("None, " if allow_none else "") + bound + extra
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise param_error(param, func, expected, value, error=TypeError)
+    if int(value) < low and int(value) not in allowed:
+        raise param_error(param, func, expected, value)
+    return int(value)
+
+
+def _is_pandas(obj: Any) -> bool:
+    return type(obj).__module__.startswith("pandas") and hasattr(obj, "index") \
+        and hasattr(obj, "iloc")
+
+
+def _index_difference(index: Any, reference: Any) -> str:
+    missing = index.difference(reference)
+    if len(index) != len(reference):
+        return f"<an index of {len(index)} labels, not {len(reference)}>"
+    if len(missing):
+        return f"<an index with labels not in the first one's, e.g. {list(missing[:3])}>"
+    return "<the same index labels in another order>"
+
+
+def align_on_index(inputs: dict[str, Any], *, func: str) -> dict[str, Any]:
+    """Align pandas inputs on their index, as pandas would; arrays stay positional.
+
+    ``inputs`` maps parameter names to values (``None`` for an input not given); the
+    first pandas input is the reference. When every given input is a pandas object and
+    their indexes hold the same unique labels, the others are reordered to the
+    reference's index. When some inputs are plain arrays (positional) and the pandas ones
+    disagree on their index, or the indexes hold different labels, nothing can be matched
+    safely: a ``ValueError`` names the parameter. (scikit-learn matches rows by position;
+    a DataFrame shuffled with its labels left in the original order would otherwise be
+    scored against the wrong rows without a word.)
+
+    Returns
+    -------
+    dict
+        ``inputs`` with the pandas values reordered where needed.
+    """
+    given = {k: v for k, v in inputs.items() if v is not None}
+    indexed = {k: v for k, v in given.items() if _is_pandas(v)}
+    if len(indexed) < 2:
+        return dict(inputs)
+    ref_name, ref = next(iter(indexed.items()))
+    ref_index = ref.index
+    disagree = [k for k, v in indexed.items() if not v.index.equals(ref_index)]
+    if not disagree:
+        return dict(inputs)
+    name = disagree[0]
+    got = _index_difference(indexed[name].index, ref_index)
+    positional = sorted(set(given) - set(indexed))
+    if positional:
+        raise param_error(
+            name, func, f"indexed like {ref_name!r}: pandas inputs are aligned on their "
+            f"index, but {positional} are plain arrays, matched by position", got)
+    if not ref_index.is_unique or got != "<the same index labels in another order>":
+        raise param_error(
+            name, func, f"indexed by the same unique labels as {ref_name!r} (pandas inputs "
+            "are aligned on their index)", got if ref_index.is_unique
+            else "<an index with duplicated labels>")
+    out = dict(inputs)
+    for key in disagree:
+        out[key] = indexed[key].loc[ref_index]
+    return out
+
+
+def check_unique_ids(ids: Any, *, param: str, func: str) -> None:
+    """Refuse record ids that repeat (naming some) or are missing."""
+    import pandas as pd
+
+    series = pd.Series(np.asarray(ids, dtype=object).ravel())
+    if series.isna().any():
+        raise param_error(param, func, "ids without missing values",
+                          f"<{int(series.isna().sum())} missing ids>")
+    # Compared as text: the results store writes ids to CSV, where 1 and "1" are the same.
+    dup = series[series.astype(str).duplicated(keep=False)]
+    if len(dup):
+        values = list(dict.fromkeys(dup.tolist()))
+        raise param_error(param, func, "unique (one id per record)",
+                          f"<{len(values)} ids used more than once, e.g. {values[:5]!r}>")
+
+
+def check_directory(value: Any, *, param: str, func: str) -> Any:
+    """Check that ``value`` is a path where a directory exists or can be created.
+
+    A path to an existing file, or below one, is refused before any work is done (it
+    would otherwise fail after minutes of training, when the first result is written).
+    Returns the path as a :class:`pathlib.Path`.
+    """
+    import os
+    from pathlib import Path
+
+    if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)) or value == "":
+        raise param_error(param, func, "a path (str or os.PathLike)", value, error=TypeError)
+    path = Path(value)
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        where = "" if probe == path else f" (its parent {str(probe)!r} is a file)"
+        raise param_error(param, func, "a directory, or a path where one can be created",
+                          f"<{str(path)!r}, a file{where}>" if not where
+                          else f"<{str(path)!r}{where}>")
+    return path

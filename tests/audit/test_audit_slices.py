@@ -12,7 +12,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import privaudit
 from privaudit._audit import SLICE_SETTINGS, slice_result
-from privaudit.results import AttackResult, vulnerability_ranking
+from privaudit.results import AttackResult, result_folder_name, vulnerability_ranking
 from privaudit.targets import LabelOnlyTarget, as_target
 
 SLICE_KEYS = {"slices", "most_exposed", "most_exposed_tied", "slice_settings"}
@@ -125,7 +125,7 @@ def test_save_load_round_trip_keeps_the_slices(audited):
     folders = sorted(p for p in results_dir.iterdir() if p.is_dir())
     assert len(folders) == len(results)
     for r in results:
-        folder = next(f for f in folders if f.name.endswith(f"__{r.attack}"))
+        folder = next(f for f in folders if f.name == result_folder_name(r.target, r.attack))
         doc = json.loads((folder / "result.json").read_text(),
                          parse_constant=lambda token: pytest.fail(f"non-JSON token {token}"))
         assert doc["extra"]["slices"] == r.extra["slices"]
@@ -160,7 +160,8 @@ def test_rerun_reuses_sliced_results_and_adds_none_without_querying(digits_tree,
                                  results_dir=tmp_path, progress=messages.append)
     assert sum("reusing" in m for m in messages) == 1
     assert all(SLICE_KEYS <= set(r.extra) for r in both)
-    assert AttackResult.load(tmp_path / "DecisionTreeClassifier__loss").extra == both[0].extra
+    saved = tmp_path / result_folder_name("DecisionTreeClassifier", "loss")
+    assert AttackResult.load(saved).extra == both[0].extra
 
 
 def test_label_only_target_is_sliced_without_extra_queries(digits_tree):

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from privaudit import __version__
 from privaudit.cli import app
+from privaudit.results import result_folder_name
 from privaudit.targets import save_sklearn_model
 
 runner = CliRunner()
@@ -65,7 +66,7 @@ def test_audit_model_from_config_writes_the_report(audit_files):
     for entry in data["results"]:
         assert entry["target"] == "tree"
         assert entry["metrics"]["auc"]["value"] > 0.55
-    scores = pd.read_csv(report / "results" / "tree__loss" / "scores.csv")
+    scores = pd.read_csv(report / "results" / result_folder_name("tree", "loss") / "scores.csv")
     assert scores["record_id"].iloc[0].startswith("p")
     # The reference models were cached: a second run trains none and reuses the results.
     assert any((audit_files / "cache").rglob("*.skops"))

@@ -19,7 +19,7 @@ from privaudit.report import (
     write_html_report,
     write_results_json,
 )
-from privaudit.results import AttackResult, load_results
+from privaudit.results import AttackResult, load_results, result_folder_name
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 N_BOOT = 60
@@ -54,8 +54,9 @@ def test_build_report_writes_every_file(built, audit) -> None:
         assert (directory / name).is_file(), name
     assert (directory / "roc_curves.png").read_bytes().startswith(PNG_MAGIC)
     folders = sorted(p.name for p in (directory / "results").iterdir())
-    assert folders == ["buggy__flipped", "overfit__aia", "overfit__loss",
-                       "regularised__lira", "regularised__loss"]
+    assert folders == sorted(result_folder_name(r.target, r.attack) for r in audit)
+    assert [f.split("-")[0] for f in folders] == [
+        "buggy", "overfit", "overfit", "regularised", "regularised"]
     for folder in folders:
         assert sorted(p.name for p in (directory / "results" / folder).iterdir()) == [
             "result.json", "scores.csv"]
@@ -76,7 +77,7 @@ def test_results_json_layout_and_numbers(built, audit) -> None:
                                        strict=True):
         assert {"target", "attack", "dataset", "generator", "kind", "parameters", "extra",
                 "metrics"} <= set(entry)
-        assert entry["folder"] == f"results/{result.target}__{result.attack}"
+        assert entry["folder"] == f"results/{result_folder_name(result.target, result.attack)}"
         m = result.metrics(n_bootstrap=N_BOOT, random_state=0)
         assert entry["metrics"]["auc"] == m["auc"]
         assert entry["metrics"]["tpr_at_fpr"]["0.001"] == m["tpr_at_fpr"]["0.001"]

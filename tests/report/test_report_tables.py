@@ -14,7 +14,7 @@ from privaudit.report import (
     MIAttackReport,
     ROCReport,
 )
-from privaudit.results import AttackResult
+from privaudit.results import AttackResult, file_name_part
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -91,8 +91,10 @@ def test_compare_writes_one_plot_per_fixed_pair(grid, tmp_path) -> None:
     report = MIAttackReport(grid, n_bootstrap=20)
     paths = report.compare(["dataset", "generator"], "attack", tmp_path)
     assert sorted(p.name for p in paths) == [
-        "compare_attack__dataset-census__generator-none.png",
-        "compare_attack__dataset-loans__generator-none.png",
+        f"compare_attack__dataset-{file_name_part('census')}__generator-"
+        f"{file_name_part('none')}.png",
+        f"compare_attack__dataset-{file_name_part('loans')}__generator-"
+        f"{file_name_part('none')}.png",
     ]
     for path in paths:
         assert path.read_bytes().startswith(PNG_MAGIC)

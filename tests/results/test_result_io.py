@@ -74,7 +74,8 @@ def test_round_trip_property(data, string_ids, fmt, id_draw) -> None:
     if string_ids:
         ids = id_draw.draw(st.lists(_ids, min_size=n, max_size=n, unique=True))
     else:
-        ids = id_draw.draw(st.lists(st.integers(-2**63, 2**63 - 1), min_size=n, max_size=n))
+        ids = id_draw.draw(st.lists(st.integers(-2**63, 2**63 - 1), min_size=n, max_size=n,
+                                    unique=True))
     result = AttackResult(labels=[d[0] for d in data], scores=[d[1] for d in data],
                           record_ids=ids)
     with tempfile.TemporaryDirectory() as tmp:
@@ -105,7 +106,7 @@ def test_result_json_is_strict_and_complete(tmp_path, make_result) -> None:
     doc = json.loads((tmp_path / "result.json").read_text(), parse_constant=refuse)
     assert doc["privaudit_result"] == 1
     assert doc["files"] == {"scores": "scores.csv", "record_id_type": "int",
-                            "has_predictions": False}
+                            "has_predictions": False, "csv_escaped": True}
     assert doc["metrics"]["auc"]["low"] is not None  # bootstrapped on request
     assert doc["extra"] == {"missing": None}
 

@@ -107,10 +107,23 @@ def test_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         list(ex.map_unordered(square_plus, [(1,)], shared={"offset": 0}))
 
 
-def test_unpicklable_function_gets_a_clear_error() -> None:
+def test_lambdas_and_local_functions_run_in_workers() -> None:
+    offset = 10
+
+    def local(x):
+        return x + offset
+
+    with LocalExecutor(2) as ex:
+        assert dict(ex.map_unordered(lambda x: 2 * x, [(1,), (2,)])) == {0: 2, 1: 4}
+        assert dict(ex.map_unordered(local, [(1,), (2,)])) == {0: 11, 1: 12}
+
+
+def test_unpicklable_argument_gets_a_clear_error() -> None:
+    import threading
+
     with pytest.raises(TypeError, match=r"The 'fn' parameter of LocalExecutor\.map_unordered "
                                         "must be picklable"):
-        list(LocalExecutor(2).map_unordered(lambda x: x, [(1,), (2,)]))
+        list(LocalExecutor(2).map_unordered(square_plus, [(threading.Lock(),), (2,)]))
 
 
 def test_import_training_is_light() -> None:

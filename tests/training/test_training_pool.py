@@ -264,7 +264,7 @@ def test_sklearn_cache_roundtrip_matches_uncached_pool(tmp_path: Path) -> None:
     files = sorted(p.name for p in reloaded.cache_path_.iterdir())
     assert files == ["in_mask.npy", "model-00000.json", "model-00000.skops",
                      "model-00001.json", "model-00001.skops", "model-00002.json",
-                     "model-00002.skops", "pool.json"]
+                     "model-00002.skops", "models.lock", "pool.json"]
     manifest = json.loads((reloaded.cache_path_ / "model-00001.json").read_text())
     assert manifest["seed"] == int(plain.seeds_[1])
     assert manifest["n_train"] == int(plain.in_mask_[1].sum())

@@ -1,12 +1,16 @@
 """Attacks against audited artefacts: membership inference (attribute and unlearning follow).
 
-``get_attack(name, **params)`` creates any registered attack by name.
+``get_attack(name, **params)`` creates any registered attack by name;
+``check_attack_plan(attacks, task=..., n_reference_models=...)`` checks up front that they
+can run on a target (and says what to change when they cannot).
 """
 
+from privaudit.attacks._plan import attacks_for, check_attack_plan
 from privaudit.attacks._registry import available_attacks, get_attack, register_attack
 from privaudit.attacks.membership import (
     ConfidenceAttack,
     EntropyAttack,
+    GaussianFitWarning,
     GaussianThresholdAttack,
     GradientNormAttack,
     LabelOnlyAttack,
@@ -23,6 +27,7 @@ from privaudit.attacks.membership import (
 __all__ = [
     "ConfidenceAttack",
     "EntropyAttack",
+    "GaussianFitWarning",
     "GaussianThresholdAttack",
     "GradientNormAttack",
     "LabelOnlyAttack",
@@ -33,7 +38,9 @@ __all__ = [
     "RMIAAttack",
     "ShadowModelAttack",
     "TrainedAttack",
+    "attacks_for",
     "available_attacks",
+    "check_attack_plan",
     "get_attack",
     "register_attack",
     "run_attacks",

@@ -1,15 +1,75 @@
-"""Typer application behind the ``privaudit`` command."""
+"""Typer application behind the ``privaudit`` command.
+
+One error boundary serves every command: an error the user can fix (a wrong key, an
+unreadable file, a bad column, a path that is a file) is printed as ONE line naming the
+file, the column or the key, with exit code 2; ``privaudit --debug ...`` shows the
+traceback instead. Other exceptions (bugs) keep their traceback.
+"""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exception types that describe bad input (the user's to fix), not a bug."""
+    import zipfile
+
+    return (ValueError, TypeError, OSError, ImportError, zipfile.BadZipFile)
+
+
+def error_line(exc: BaseException) -> str:
+    """Describe ``exc`` in one line: its message, or the file an OSError names."""
+    from privaudit.cli._config import ConfigError
+
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.strerror or type(exc).__name__}: {str(exc.filename)!r}"
+        if exc.filename2 is not None:
+            text += f" -> {str(exc.filename2)!r}"
+    else:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        module = type(exc).__module__
+        if module != "builtins" and not module.startswith("privaudit"):
+            text = f"{type(exc).__name__}: {text}"  # e.g. BadZipFile, EmptyDataError
+    if not isinstance(exc, ConfigError) and not _raised_by_privaudit(exc):
+        text += " (privaudit --debug ... shows the traceback)"
+    return text
+
+
+def _raised_by_privaudit(exc: BaseException) -> bool:
+    """Whether privaudit's own checks raised ``exc`` (their message is complete)."""
+    import privaudit
+
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    package = str(Path(privaudit.__file__).parent)
+    return tb.tb_frame.f_code.co_filename.startswith(package)
+
+
+class _ErrorBoundary(TyperGroup):
+    """The root group: turns the user's errors of any command into one line, exit 2."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _user_errors() as exc:
+            if ctx.params.get("debug"):
+                raise
+            typer.echo(f"Error: {error_line(exc)}", err=True)
+            raise typer.Exit(2) from None
+
 
 app = typer.Typer(
     name="privaudit",
+    cls=_ErrorBoundary,
     help=(
         "Measure how much a trained model, LLM, unlearned model or synthetic dataset "
         "leaks about the records it was built from."
@@ -18,6 +78,32 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option(
+        "--debug", envvar="PRIVAUDIT_DEBUG",
+        help="Show the full traceback of an error instead of one line.")] = False,
+) -> None:
+    """Options shared by every command (read by the error boundary)."""
+
+
+def _check_options(command: str, **options: Any) -> None:
+    """Refuse bad numeric options and output folders before any work."""
+    from privaudit._validation import check_directory, check_int
+
+    func = f"privaudit {command}"
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        if name in ("out",):
+            check_directory(value, param=flag, func=func)
+        elif name == "n_jobs":
+            check_int(value, param=flag, func=func, low=1, allowed=(-1,))
+        elif name == "n_reference_models":
+            check_int(value, param=flag, func=func, low=1)
+        else:
+            check_int(value, param=flag, func=func, low=0)
 
 
 def _console():  # rich is light but only needed when a command runs
@@ -61,6 +147,8 @@ def demo(
     models leak clearly more. Then an overfit MLP on sklearn digits, attacked with the
     reference-model attacks too (Shokri, trained attacks, LiRA, RMIA).
     """
+    _check_options("demo", out=out, seed=seed, n_bootstrap=n_bootstrap,
+                   n_reference_models=n_reference_models, n_jobs=n_jobs)
     from privaudit.report import build_report
     from privaudit.studies import run_overfitting_study, run_reference_study
 
@@ -102,6 +190,7 @@ def report(
     seed: Annotated[int, typer.Option(help="Random seed of the bootstrap.")] = 0,
 ) -> None:
     """Rebuild the reports (HTML, JSON, CSV, plots) from saved results."""
+    _check_options("report", out=out, n_bootstrap=n_bootstrap, seed=seed)
     from privaudit.report import build_report
     from privaudit.results import load_results
 
@@ -111,10 +200,8 @@ def report(
     except FileNotFoundError:
         results = []
     if not results:
-        raise typer.BadParameter(
-            f"no saved results (result.json) found under {', '.join(map(str, results_dirs))}",
-            param_hint="RESULTS_DIRS",
-        )
+        raise ValueError("There are no saved results (result.json) to report: no saved "
+                         f"results found under {', '.join(map(str, results_dirs))}.")
     index = build_report(results, out, n_bootstrap=n_bootstrap, random_state=seed)
     _print_summary(console, out)
     console.print(f"Report: [bold]{index}[/bold]")
@@ -139,13 +226,12 @@ def audit_model_command(
     population, the attacks, the reference models and the executor. Finished attacks and
     trained reference models are saved as they complete; a rerun resumes.
     """
-    from privaudit.cli._config import ConfigError, load_audit_config, run_audit_config
+    from privaudit.cli._config import load_audit_config, run_audit_config
 
+    if out is not None:
+        _check_options("audit model", out=out)
     console = _console()
-    try:
-        cfg = load_audit_config(config)
-    except ConfigError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--config") from None
+    cfg = load_audit_config(config)
     out_dir = out or cfg.out
     with console.status("Auditing...") as status:
 
@@ -153,10 +239,7 @@ def audit_model_command(
             status.update(message)
             console.log(message)
 
-        try:
-            index = run_audit_config(cfg, out=out_dir, progress=progress)
-        except ConfigError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--config") from None
+        index = run_audit_config(cfg, out=out_dir, progress=progress)
     _print_summary(console, out_dir)
     console.print(f"Report: [bold]{index}[/bold]")
 

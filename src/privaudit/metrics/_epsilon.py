@@ -14,6 +14,7 @@ from privaudit._validation import (
     check_fraction,
     check_labels_scores,
     check_random_state,
+    check_real_array,
     check_scores,
     param_error,
     warn_degenerate,
@@ -197,13 +198,9 @@ def _as_attacks(
         names = [str(name) for name in scores]
         rows = [check_scores(v, func=func, param=f"scores[{k!r}]") for k, v in scores.items()]
     else:
-        try:
-            arr = np.asarray(scores, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise param_error(
-                "scores", func, "a 1-D or 2-D array of real numbers or a mapping",
-                f"<{type(scores).__name__}>", error=TypeError,
-            ) from None
+        # Not converted to float here: each row goes through check_scores, which refuses
+        # strings and ranks integers that float64 cannot hold exactly.
+        arr = check_real_array(scores, func=func, param="scores")
         if arr.ndim == 1:
             arr = arr[None, :]
         if arr.ndim != 2:

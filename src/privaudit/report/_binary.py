@@ -22,7 +22,7 @@ from privaudit.report._common import (
 from privaudit.report._plots import comparison_figure
 from privaudit.results import DEFAULT_FPRS, AttackResult, fpr_key
 from privaudit.results._attack_result import _check_fprs, _check_n_bootstrap
-from privaudit.results._io import atomic_write, atomic_write_text
+from privaudit.results._io import atomic_write, write_csv
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -322,6 +322,9 @@ class AIAttackReport(BinaryLabelAttackReport):
 
 
 def write_frame_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write a DataFrame as CSV atomically (no index)."""
-    text = frame.to_csv(index=False, lineterminator="\n")
-    return atomic_write_text(path, text)
+    """Write a DataFrame as CSV atomically (no index), no text cell starting a formula.
+
+    Through :func:`privaudit.results.write_csv`: a target named ``=HYPERLINK(...)`` is
+    written ``'=HYPERLINK(...)`` (OWASP's rule); numbers stay numbers.
+    """
+    return write_csv(frame, path)

@@ -11,9 +11,9 @@ from typing import Any, Literal
 import numpy as np
 
 from privaudit.report._binary import write_frame_csv
-from privaudit.report._common import check_results, safe_name, unique_names
+from privaudit.report._common import check_results, unique_names
 from privaudit.report._html import HtmlReport
-from privaudit.results import DEFAULT_FPRS, AttackResult
+from privaudit.results import DEFAULT_FPRS, AttackResult, result_folder_name
 from privaudit.results._attack_result import _check_fprs, _check_n_bootstrap
 from privaudit.results._io import atomic_write, dump_json
 
@@ -90,10 +90,13 @@ def write_results_json(
 
 
 def result_folder_names(results: Sequence[AttackResult]) -> list[str]:
-    """``<target>__<attack>`` folder names, file-name-safe and unique, in order."""
-    return unique_names([
-        f"{safe_name(r.target, 'target')}__{safe_name(r.attack, 'attack')}" for r in results
-    ])
+    """Folder names of ``results``, file-name-safe and unique, in order.
+
+    :func:`privaudit.results.result_folder_name` of each target and attack (unique per
+    pair of names); results of the same target and attack (e.g. on two datasets) get
+    ``__2``, ``__3``... in order.
+    """
+    return unique_names([result_folder_name(r.target, r.attack) for r in results])
 
 
 def build_report(
@@ -121,7 +124,8 @@ def build_report(
     - ``metrics.csv``: the metrics table (:meth:`BinaryLabelAttackReport.metrics_frame`);
     - ``effective_epsilon.csv``: the effective-epsilon bounds per target;
     - ``roc_curves.png``: ROC curves on linear and log-log axes;
-    - ``results/<target>__<attack>/`` (unless ``save_results=False``): each result saved
+    - ``results/<target>-<hash>__<attack>-<hash>/`` (unless ``save_results=False``,
+      named by :func:`privaudit.results.result_folder_name`): each result saved
       with :meth:`AttackResult.save` (``result.json`` + ``scores.csv``), so that the
       report can be rebuilt with ``build_report(load_results(directory / "results"), ...)``.
 

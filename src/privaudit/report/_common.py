@@ -5,12 +5,11 @@ from __future__ import annotations
 import base64
 import io
 import math
-import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from privaudit._validation import param_error
-from privaudit.results import AttackResult
+from privaudit.results import AttackResult, file_name_part
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -84,9 +83,13 @@ def check_results(results: Any, func: str) -> list[AttackResult]:
 
 
 def safe_name(text: str, default: str = "unnamed") -> str:
-    """A file-name-safe version of ``text`` (letters, digits, ``.``, ``_``, ``-``)."""
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
-    return cleaned[:80] or default
+    """A file-name-safe part unique to ``text`` (safe characters, ``-`` and a short hash).
+
+    Two different texts never give the same part (``"model v1"`` and ``"model_v1"``
+    differ), so that no file derived from one user name overwrites another's: see
+    :func:`privaudit.results.file_name_part`.
+    """
+    return file_name_part(text, default)
 
 
 def unique_names(names: Sequence[str]) -> list[str]:

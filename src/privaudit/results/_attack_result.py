@@ -21,11 +21,21 @@ from privaudit._validation import (
     check_binary_labels,
     check_fraction,
     check_random_state,
+    check_real_array,
     check_scores,
     param_error,
 )
 from privaudit.exceptions import BaselineWarning, DegenerateInputWarning
-from privaudit.results._io import atomic_write, dump_json, to_jsonable
+from privaudit.results._io import (
+    DamagedResultWarning,
+    ResultFileError,
+    atomic_write,
+    csv_safe_cell,
+    dump_json,
+    restore_csv_cell,
+    to_jsonable,
+    write_csv,
+)
 
 __all__ = [
     "DEFAULT_FPRS",
@@ -113,17 +123,29 @@ def _check_record_ids(record_ids: Any, n: int, func: str) -> NDArray[Any]:
             raise param_error(
                 "record_ids", func, "integers that fit in int64", "<values above 2**63 - 1>"
             )
-        return arr.astype(np.int64)
+        return _check_unique_ids(arr.astype(np.int64), func)
     if arr.dtype.kind == "U" or (
         arr.dtype.kind == "O" and all(isinstance(v, str) for v in arr.tolist())
     ):
         out = np.empty(n, dtype=object)
         out[:] = [str(v) for v in arr.tolist()]
-        return out
+        return _check_unique_ids(out, func)
     raise param_error(
         "record_ids", func, "integers or strings", f"<array of dtype {arr.dtype}>",
         error=TypeError,
     )
+
+
+def _check_unique_ids(ids: NDArray[Any], func: str) -> NDArray[Any]:
+    """Refuse ids used more than once: each row must be one record (naming a few repeats)."""
+    values, counts = np.unique(ids, return_counts=True)
+    if values.shape[0] != ids.shape[0]:
+        repeated = values[counts > 1]
+        raise param_error(
+            "record_ids", func, "unique (one id per record)",
+            f"<{repeated.shape[0]} ids used more than once, e.g. {repeated[:3].tolist()!r}>",
+        )
+    return ids
 
 
 def _optional_float_array(
@@ -131,13 +153,8 @@ def _optional_float_array(
 ) -> NDArray[np.float64] | None:
     if values is None:
         return None
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise param_error(
-            param, func, "a 1-D array of real numbers", f"<{type(values).__name__}>",
-            error=TypeError,
-        ) from None
+    # A numeric dtype, as the scores (numeric strings are refused); NaN is allowed.
+    arr = check_real_array(values, func=func, param=param).astype(np.float64)
     if arr.ndim != 1:
         raise param_error(param, func, "a 1-D array", f"<array of shape {arr.shape}>")
     if arr.shape[0] != n:
@@ -271,6 +288,11 @@ class AttackResult:
             elif not isinstance(value, dict):
                 raise param_error(name, func, "a dict", f"<{type(value).__name__}>",
                                   error=TypeError)
+        if "raw_advantage" in self.extra:
+            # Read by metrics() for the privacy gain: checked now, not when a report is built.
+            check_fraction(self.extra["raw_advantage"], param="extra['raw_advantage']",
+                           func=func, low=-1.0, high=1.0, low_inclusive=True,
+                           high_inclusive=True)
 
     def __repr__(self) -> str:
         return (
@@ -632,12 +654,9 @@ class AttackResult:
         frame = self.to_frame()
         scores_file = _SCORES_FILES[format]
         if format == "csv":
-            atomic_write(
-                directory / scores_file,
-                # repr-precision floats and "NaN" for missing raw values read back exactly.
-                lambda tmp: frame.to_csv(tmp, index=False, na_rep="NaN", encoding="utf-8",
-                                         lineterminator="\n"),
-            )
+            # repr-precision floats and "NaN" for missing raw values read back exactly;
+            # text cells (string ids, the raw statistic's name) never start a formula.
+            write_csv(frame, directory / scores_file, na_rep="NaN")
         else:
             _require_pyarrow()
             atomic_write(
@@ -657,6 +676,8 @@ class AttackResult:
                 "scores": scores_file,
                 "record_id_type": "int" if self.record_ids.dtype.kind == "i" else "str",
                 "has_predictions": self.predictions is not None,
+                # Text cells of scores.csv are written by csv_safe_cell: undone on load.
+                "csv_escaped": format == "csv",
             },
         }
         path = dump_json(doc, directory / RESULT_FILE, where="result")
@@ -681,73 +702,245 @@ class AttackResult:
             Equal to the saved one: same arrays (float64 bit for bit, ids of the same type),
             same provenance, parameters and extra (non-finite floats inside ``parameters``
             and ``extra`` come back as ``None``, since JSON has no NaN).
-        """
-        import pandas as pd
 
+        Raises
+        ------
+        FileNotFoundError
+            If there is no ``result.json`` at ``path``.
+        ResultFileError
+            If the result is damaged, tampered or unsafe: ``result.json`` is not JSON,
+            lacks a key or has one of the wrong type; it names a scores file other than
+            ``scores.csv`` / ``scores.parquet`` in its own folder (``../x``, an absolute
+            path, a symbolic link leading out of the folder: only files inside the
+            result's folder are read); the scores file is missing, unreadable, has a
+            number of rows other than ``n_records``, repeated record ids, labels other
+            than 0/1, or non-numeric or non-finite scores. The message names the file
+            and what is wrong.
+        """
         path = Path(path)
         json_path = path if path.is_file() else path / RESULT_FILE
         if not json_path.is_file():
             raise FileNotFoundError(
                 f"No {RESULT_FILE} in {path}: is it a folder written by AttackResult.save?"
             )
-        doc = json.loads(json_path.read_text(encoding="utf-8"))
-        if not isinstance(doc, dict) or "privaudit_result" not in doc:
-            raise ValueError(f"{json_path} is not a privaudit result file.")
-        if doc["privaudit_result"] > SCHEMA_VERSION:
-            raise ValueError(
-                f"{json_path} was written by a newer privaudit (result schema "
-                f"{doc['privaudit_result']}); this version reads schema {SCHEMA_VERSION}."
-            )
+        doc = _read_result_json(json_path)
         files = doc["files"]
-        scores_path = json_path.parent / files["scores"]
+        scores_path = _scores_path(json_path, files["scores"])
         raw_name = doc.get("raw_statistic_name") or ""
-        id_is_str = files["record_id_type"] == "str"
+        frame = _read_scores(scores_path, doc, raw_name)
+        try:
+            return cls(
+                labels=frame["label"].to_numpy(),
+                scores=frame["score"].to_numpy(),
+                record_ids=frame["record_id"].to_numpy(),
+                attack=doc.get("attack", ""),
+                target=doc.get("target", ""),
+                dataset=doc.get("dataset", ""),
+                generator=doc.get("generator", ""),
+                kind=doc.get("kind", "membership"),
+                predictions=(frame["prediction"].to_numpy()
+                             if files.get("has_predictions") else None),
+                raw_statistic=frame[raw_name].to_numpy() if raw_name else None,
+                raw_statistic_name=raw_name,
+                parameters=doc.get("parameters") or {},
+                extra=doc.get("extra") or {},
+            )
+        except (TypeError, ValueError) as exc:
+            raise ResultFileError(f"{scores_path} holds invalid data: {exc}") from None
+
+
+# --- Reading saved results defensively --------------------------------------------------
+
+#: Keys of result.json checked on load: (key, accepted types, required).
+_DOC_KEYS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
+    ("n_records", (int,), True),
+    ("files", (dict,), True),
+    ("attack", (str,), False),
+    ("target", (str,), False),
+    ("dataset", (str,), False),
+    ("generator", (str,), False),
+    ("kind", (str,), False),
+    ("raw_statistic_name", (str, type(None)), False),
+    ("parameters", (dict, type(None)), False),
+    ("extra", (dict, type(None)), False),
+)
+_FILES_KEYS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
+    ("scores", (str,), True),
+    ("record_id_type", (str,), True),
+    ("has_predictions", (bool,), False),
+    ("csv_escaped", (bool,), False),
+)
+
+
+def _damaged(json_path: Path, key: str, expected: str, got: Any) -> ResultFileError:
+    return ResultFileError(
+        f"{json_path} is damaged: the key {key!r} must be {expected}. Got {got} instead."
+    )
+
+
+def _check_keys(doc: dict[str, Any], spec: Any, json_path: Path, prefix: str = "") -> None:
+    for key, types, required in spec:
+        if key not in doc:
+            if required:
+                raise _damaged(json_path, prefix + key, "present", "a file without it")
+            continue
+        value = doc[key]
+        # bool is an int in Python, but never a count.
+        if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+            names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise _damaged(json_path, prefix + key, f"of type {names}",
+                           f"{value!r:.60} ({type(value).__name__})")
+
+
+def _read_result_json(json_path: Path) -> dict[str, Any]:
+    """Parse and check ``result.json``: strict JSON, the keys :meth:`load` uses, their types."""
+    if json_path.resolve().parent != json_path.parent.resolve():
+        raise ResultFileError(
+            f"{json_path} is a link to {json_path.resolve()}, outside the result's folder: "
+            "only files inside a result's folder are read."
+        )
+    try:
+        doc = json.loads(json_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultFileError(f"{json_path} is damaged: it is not valid JSON ({exc}).") from None
+    if not isinstance(doc, dict) or "privaudit_result" not in doc:
+        raise ResultFileError(f"{json_path} is not a privaudit result file.")
+    version = doc["privaudit_result"]
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise _damaged(json_path, "privaudit_result", "a positive integer", repr(version))
+    if version > SCHEMA_VERSION:
+        raise ResultFileError(
+            f"{json_path} was written by a newer privaudit (result schema {version}); "
+            f"this version reads schema {SCHEMA_VERSION}."
+        )
+    _check_keys(doc, _DOC_KEYS, json_path)
+    _check_keys(doc["files"], _FILES_KEYS, json_path, prefix="files.")
+    if doc["n_records"] < 1:
+        raise _damaged(json_path, "n_records", "a positive integer", repr(doc["n_records"]))
+    if doc.get("kind", "membership") not in ("membership", "attribute"):
+        raise _damaged(json_path, "kind", "'membership' or 'attribute'", repr(doc["kind"]))
+    if doc["files"]["record_id_type"] not in ("int", "str"):
+        raise _damaged(json_path, "files.record_id_type", "'int' or 'str'",
+                       repr(doc["files"]["record_id_type"]))
+    return doc
+
+
+def _scores_path(json_path: Path, name: str) -> Path:
+    """The scores file named by ``files.scores``, refused unless it lies in the folder."""
+    folder = json_path.parent
+    allowed = " or ".join(repr(v) for v in _SCORES_FILES.values())
+    if name not in _SCORES_FILES.values():
+        raise ResultFileError(
+            f"{json_path}: the key 'files.scores' must be {allowed}, a file inside the "
+            f"result's own folder. Got {name!r:.100} instead: only files inside a result's "
+            "folder are read."
+        )
+    path = folder / name
+    if not path.is_file():
+        raise ResultFileError(
+            f"{json_path} is damaged: its scores file {path} (key 'files.scores') is missing."
+        )
+    if path.resolve().parent != folder.resolve():
+        raise ResultFileError(
+            f"{path} (key 'files.scores' of {json_path}) is a link to {path.resolve()}, "
+            "outside the result's folder: only files inside a result's folder are read."
+        )
+    return path
+
+
+def _read_scores(scores_path: Path, doc: dict[str, Any], raw_name: str) -> Any:
+    """The per-record frame, checked: readable, its columns present, ``n_records`` rows."""
+    files = doc["files"]
+    id_is_str = files["record_id_type"] == "str"
+    escaped = bool(files.get("csv_escaped"))
+    try:
         if scores_path.suffix == ".parquet":
             _require_pyarrow()
+            import pandas as pd
+
             frame = pd.read_parquet(scores_path, engine="pyarrow")
         else:
-            dtypes: dict[str, Any] = {
-                "record_id": str if id_is_str else np.int64,
-                "label": np.int8,
-                "score": np.float64,
-            }
-            na_values: dict[str, list[str]] = {}
-            if raw_name:
-                dtypes[raw_name] = np.float64
-                na_values[raw_name] = ["NaN"]
-            # pandas < 3 parses floats exactly only with float_precision="round_trip";
-            # pandas 3 does by default and deprecates the option.
-            exact: dict[str, Any] = (
-                {} if int(pd.__version__.split(".")[0]) >= 3
-                else {"float_precision": "round_trip"}
-            )
-            frame = pd.read_csv(
-                scores_path, dtype=dtypes, keep_default_na=False, na_values=na_values,
-                encoding="utf-8", **exact,
-            )
-        ids = frame["record_id"].to_numpy(dtype=object if id_is_str else np.int64)
-        columns = set(frame.columns)
-        return cls(
-            labels=frame["label"].to_numpy(dtype=np.int8),
-            scores=frame["score"].to_numpy(dtype=np.float64),
-            record_ids=ids,
-            attack=doc.get("attack", ""),
-            target=doc.get("target", ""),
-            dataset=doc.get("dataset", ""),
-            generator=doc.get("generator", ""),
-            kind=doc.get("kind", "membership"),
-            predictions=(
-                frame["prediction"].to_numpy(dtype=np.int8)
-                if files.get("has_predictions") and "prediction" in columns else None
-            ),
-            raw_statistic=(
-                frame[raw_name].to_numpy(dtype=np.float64)
-                if raw_name and raw_name in columns else None
-            ),
-            raw_statistic_name=raw_name,
-            parameters=doc.get("parameters") or {},
-            extra=doc.get("extra") or {},
+            frame = _read_scores_csv(scores_path, id_is_str, raw_name, escaped)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise ResultFileError(f"{scores_path} cannot be read: {exc}") from None
+    columns = ["record_id", "label", "score"]
+    if files.get("has_predictions"):
+        columns.append("prediction")
+    if raw_name:
+        columns.append(raw_name)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ResultFileError(f"{scores_path} is damaged: it has no column {missing[0]!r}.")
+    if len(frame) != doc["n_records"]:
+        raise ResultFileError(
+            f"{scores_path} is damaged: it has {len(frame)} rows, but 'n_records' in "
+            f"{RESULT_FILE} is {doc['n_records']} (rows were removed or added)."
         )
+    ids = frame["record_id"]
+    if id_is_str != (ids.dtype.kind not in "iu"):
+        raise ResultFileError(
+            f"{scores_path} is damaged: its record ids are not of the type "
+            f"'files.record_id_type' says ({files['record_id_type']!r})."
+        )
+    return frame
+
+
+def _read_scores_csv(path: Path, id_is_str: bool, raw_name: str, escaped: bool) -> Any:
+    """Read ``scores.csv`` with exact types; on a bad cell, a ValueError naming it."""
+    import pandas as pd
+
+    with open(path, "rb") as handle:
+        crlf = handle.readline().endswith(b"\r\n")
+    # Files are written with "\n" line ends, so a "\r" inside a quoted id is data; a file
+    # saved again with "\r\n" line ends (by an editor) is still read.
+    options: dict[str, Any] = {"keep_default_na": False, "encoding": "utf-8"}
+    if not crlf:
+        options["lineterminator"] = "\n"
+    kinds: dict[str, Any] = {"label": np.int64, "prediction": np.int64, "score": np.float64,
+                             "record_id": object if id_is_str else np.int64}
+    if raw_name:
+        kinds[raw_name] = np.float64
+    on_disk = csv_safe_cell if escaped else str
+    # pandas < 3 parses floats exactly only with float_precision="round_trip";
+    # pandas 3 does by default and deprecates the option.
+    if int(pd.__version__.split(".")[0]) < 3:
+        options["float_precision"] = "round_trip"
+    try:
+        frame = pd.read_csv(
+            path, dtype={on_disk(k): v for k, v in kinds.items()},
+            na_values={on_disk(raw_name): ["NaN"]} if raw_name else None, **options)
+    except pd.errors.EmptyDataError:
+        raise ValueError("the file is empty") from None
+    except (ValueError, OverflowError):
+        options.pop("float_precision", None)
+        text = pd.read_csv(path, dtype=str, **options)
+        for column, kind in kinds.items():
+            if kind is not object and on_disk(column) in text.columns:
+                _parse_column(text[on_disk(column)].to_numpy(dtype=str), column, kind)
+        raise
+    if escaped:
+        frame.columns = [restore_csv_cell(c) for c in frame.columns]
+        if id_is_str and "record_id" in frame.columns:
+            frame["record_id"] = frame["record_id"].map(restore_csv_cell)
+    return frame
+
+
+def _parse_column(values: NDArray[np.str_], column: str, dtype: Any) -> NDArray[Any]:
+    """``values`` as ``dtype`` (numpy parses floats exactly), or a ValueError naming a cell."""
+    try:
+        return values.astype(dtype)
+    except (ValueError, OverflowError):
+        convert = int if dtype is np.int64 else float
+        what = "an integer" if dtype is np.int64 else "a number"
+        for line, value in enumerate(values.tolist(), start=2):
+            try:
+                dtype(convert(value))
+            except (ValueError, OverflowError):
+                raise ValueError(
+                    f"the column {column!r} holds {value!r:.40} on line {line}, which is "
+                    f"not {what}"
+                ) from None
+        raise
 
 
 class _MiaAdvantage:
@@ -782,6 +975,8 @@ def _require_pyarrow() -> None:
 
 def load_results(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    strict: bool = False,
 ) -> list[AttackResult]:
     """Load every saved result found under ``paths``.
 
@@ -790,18 +985,28 @@ def load_results(
     paths : path-like or iterable of path-like
         Result folders, ``result.json`` files, or folders searched recursively for
         ``result.json`` files (e.g. the ``results/`` folder of a report).
+    strict : bool
+        What to do with a damaged result (:class:`ResultFileError`: not JSON, keys missing
+        or of the wrong type, a scores file outside its folder, truncated or edited
+        scores...). ``False`` (default): skip it with a :class:`DamagedResultWarning`
+        naming it and what is wrong, and load the others. ``True``: raise.
 
     Returns
     -------
     list of AttackResult
         In the order of ``paths``; within a searched folder, sorted by path, so the order
-        is the same on every machine. A result reached twice is loaded once.
+        is the same on every machine. A result reached twice is loaded once. Empty when
+        every result found was damaged (and ``strict`` is false).
 
     Raises
     ------
     FileNotFoundError
         If a path does not exist, or no ``result.json`` is found at all.
+    ResultFileError
+        If ``strict`` and a result is damaged.
     """
+    if not isinstance(strict, bool):
+        raise param_error("strict", "load_results", "a bool", strict, error=TypeError)
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = list(paths)
@@ -814,10 +1019,21 @@ def load_results(
             found.append(path)
         else:
             found.extend(sorted(path.rglob(RESULT_FILE)))
-    unique = list(dict.fromkeys(p.resolve() for p in found))
+    # Deduplicated on the absolute path, not the resolved one: a result.json that is a link
+    # is refused by AttackResult.load, not silently replaced by the file it points to.
+    unique = list(dict.fromkeys(Path(os.path.abspath(p)) for p in found))
     if not unique:
         shown = ", ".join(str(p) for p in paths)
         raise FileNotFoundError(
             f"No {RESULT_FILE} found under {shown}: save results with AttackResult.save."
         )
-    return [AttackResult.load(p) for p in unique]
+    results = []
+    for path in unique:
+        try:
+            results.append(AttackResult.load(path))
+        except ResultFileError as exc:
+            if strict:
+                raise
+            warnings.warn(f"Skipped the damaged result {path}: {exc}", DamagedResultWarning,
+                          stacklevel=2)
+    return results

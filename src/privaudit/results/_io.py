@@ -1,17 +1,23 @@
-"""Atomic file writes and strict-JSON conversion shared by results and reports.
+"""File writing shared by results and reports: atomic writes, strict JSON, safe CSV, names.
 
 Everything privaudit writes to disk goes through :func:`atomic_write`: the content is
 written to a temporary file in the destination folder, flushed to disk, then moved over the
 destination with :func:`os.replace`. A run that is killed mid-write therefore leaves either
 the old file or the new one, never a truncated file that a later ``load`` would misread.
+
+Every CSV file goes through :func:`write_csv`, whose text cells never start a spreadsheet
+formula (:func:`csv_safe_cell`), and every file or folder name derived from a user's name
+(a target, an attack, a dataset) through :func:`file_name_part`, unique per name.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -19,7 +25,35 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["atomic_write", "atomic_write_text", "dump_json", "to_jsonable"]
+from privaudit.exceptions import PrivauditWarning
+
+__all__ = [
+    "DamagedResultWarning",
+    "ResultFileError",
+    "atomic_write",
+    "atomic_write_text",
+    "csv_safe_cell",
+    "csv_safe_frame",
+    "dump_json",
+    "file_name_part",
+    "restore_csv_cell",
+    "result_folder_name",
+    "safe_file_name",
+    "to_jsonable",
+    "write_csv",
+]
+
+
+class ResultFileError(ValueError):
+    """A saved result (``result.json`` or its scores file) is damaged, tampered or unsafe.
+
+    The message names the file and what is wrong with it. A ``ValueError``, so code that
+    catches bad input keeps working.
+    """
+
+
+class DamagedResultWarning(PrivauditWarning):
+    """A damaged saved result was skipped (:func:`load_results`) or recomputed (audits)."""
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
@@ -109,3 +143,96 @@ def dump_json(obj: Any, path: str | os.PathLike[str], *, where: str = "value") -
     text = json.dumps(to_jsonable(obj, where=where), indent=2, allow_nan=False,
                       ensure_ascii=False)
     return atomic_write_text(path, text + "\n")
+
+
+# --- CSV cells that never start a formula (OWASP "CSV injection") ------------------------
+
+#: Characters with which a spreadsheet starts a formula (OWASP: ``= + - @``, tab and
+#: carriage return), and their full-width forms, which some spreadsheets also accept.
+_FORMULA_START = frozenset("=+-@\t\r\uff1d\uff0b\uff0d\uff20")
+_ESCAPE = "'"
+
+
+def csv_safe_cell(text: str) -> str:
+    """``text`` made safe for a CSV cell: it never starts a spreadsheet formula.
+
+    A text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (OWASP's
+    CSV-injection rule), or their full-width forms, gets a leading ``'``, which makes a
+    spreadsheet show it as text. So that the rule can be undone exactly
+    (:func:`restore_csv_cell`), a text already starting with ``'`` gets one more. Only
+    text is changed: numbers are written as numbers (``-0.5`` stays ``-0.5``).
+
+    References
+    ----------
+    .. [1] OWASP. "CSV Injection." https://owasp.org/www-community/attacks/CSV_Injection
+    """
+    if text and (text[0] in _FORMULA_START or text[0] == _ESCAPE):
+        return _ESCAPE + text
+    return text
+
+
+def restore_csv_cell(text: str) -> str:
+    """Undo :func:`csv_safe_cell`: ``restore_csv_cell(csv_safe_cell(t)) == t``."""
+    return text[1:] if text.startswith(_ESCAPE) else text
+
+
+def csv_safe_frame(frame: Any) -> Any:
+    """A copy of a DataFrame whose text cells and column names pass :func:`csv_safe_cell`.
+
+    Numeric, boolean and missing cells are kept as they are, so numbers are written as
+    numbers; only ``str`` values (in object, string or categorical columns) change.
+    """
+    out = frame.copy()
+    for column in out.columns:
+        series = out[column]
+        if series.dtype.kind not in "biufcmM":
+            out[column] = series.astype(object).map(
+                lambda v: csv_safe_cell(v) if isinstance(v, str) else v)
+    out.columns = [csv_safe_cell(c) if isinstance(c, str) else c for c in out.columns]
+    return out
+
+
+def write_csv(frame: Any, path: str | os.PathLike[str], **to_csv: Any) -> Path:
+    """Write a DataFrame as CSV atomically, its text cells neutralised (:func:`csv_safe_frame`).
+
+    Every CSV file privaudit writes goes through this function. ``to_csv`` is passed to
+    :meth:`pandas.DataFrame.to_csv` (default: no index, Unix line ends, UTF-8).
+    """
+    options = {"index": False, "lineterminator": "\n", "encoding": "utf-8", **to_csv}
+    safe = csv_safe_frame(frame)
+    return atomic_write(path, lambda tmp: safe.to_csv(tmp, **options))
+
+
+# --- File and folder names derived from user names ----------------------------------------
+
+
+def safe_file_name(text: str, default: str = "unnamed", *, max_length: int = 80) -> str:
+    """A file-name-safe version of ``text`` (letters, digits, ``.``, ``_``, ``-``).
+
+    Not unique: ``"model v1"`` and ``"model_v1"`` give the same text. Use
+    :func:`file_name_part` for names that must not collide.
+    """
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
+    return cleaned[:max_length] or default
+
+
+def file_name_part(text: str, default: str = "unnamed", *, max_length: int = 60) -> str:
+    """A file-name-safe part unique to ``text``: its safe form, ``-`` and a short hash.
+
+    ``"model v1"`` and ``"model_v1"`` (or two names sharing their first characters) give
+    different parts, also on case-insensitive file systems, since the 10 hexadecimal
+    digits of the SHA-256 of the exact name are appended; the name itself stays readable.
+    """
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{safe_file_name(text, default, max_length=max_length)}-{digest}"
+
+
+def result_folder_name(target: str, attack: str) -> str:
+    """Name of the folder of a saved result: ``<target>-<hash>__<attack>-<hash>``.
+
+    The one function that names result folders (:func:`privaudit.audit_model`'s
+    ``results_dir`` and :func:`privaudit.report.build_report`'s ``results/``). Two
+    targets, or two attacks, whose names differ give different folders (see
+    :func:`file_name_part`); the real names are kept in each ``result.json``.
+    """
+    return f"{file_name_part(target, 'target')}__{file_name_part(attack, 'attack')}"

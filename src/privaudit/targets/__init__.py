@@ -19,7 +19,12 @@ from privaudit.targets._base import (
     label_indices,
 )
 from privaudit.targets._callable import CallableTarget, LabelOnlyTarget
-from privaudit.targets._io import UntrustedTypesError, load_sklearn_model, save_sklearn_model
+from privaudit.targets._io import (
+    UntrustedTypesError,
+    load_sklearn_model,
+    save_sklearn_model,
+    trusted_sklearn_types,
+)
 from privaudit.targets._sklearn import SklearnTarget, as_target
 from privaudit.targets._torch import TorchTarget, load_torch_model, save_torch_model
 
@@ -40,4 +45,5 @@ __all__ = [
     "load_torch_model",
     "save_sklearn_model",
     "save_torch_model",
+    "trusted_sklearn_types",
 ]

@@ -604,6 +604,8 @@ def load_torch_model(
             st.load_model(module, file, strict=strict, device=map_location)
         except RuntimeError as exc:
             raise ValueError(f"The weights in {file!r} do not fit the module: {exc}") from exc
+        except Exception as exc:  # SafetensorError: a damaged header (nothing is executed)
+            raise ValueError(f"{file!r} is not a readable safetensors file: {exc}") from exc
         return module.eval()
 
     try:

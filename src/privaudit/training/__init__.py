@@ -3,7 +3,9 @@
 Reference-model attacks (Shokri et al.'s shadow models, LiRA, RMIA) need many models
 "like the target", each trained on a known random part of the data. This package trains
 them once, in parallel (local processes or Ray, one code path), writes each to disk as it
-finishes so that an interrupted run resumes, and checks that they resemble the target.
+finishes so that an interrupted run resumes (two runs sharing a cache lock each model, so
+each is trained once), and checks that they resemble the target. The same seed gives
+bit-identical models whatever the executor and ``n_jobs``.
 
 Built-in recipes: :class:`SklearnRecipe` (``clone().fit``), :class:`CallableRecipe` (a
 user's training function, e.g. a torch loop), :class:`TorchMLPRecipe` and

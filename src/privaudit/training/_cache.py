@@ -6,19 +6,28 @@ Layout of ``<cache_dir>/refpool-<key[:24]>/``::
     in_mask.npy          the pool's in/out mask, bool (n_models, n_records)
     model-00003<suffix>  model 3, written by the recipe's ``save``
     model-00003.json     its manifest: seed, training-set size and hash, file hash, time
+    models.lock          the models' locks: byte 3 is locked while model 3 trains
 
 Every file is written to a temporary name in the same directory and renamed into place
 (``os.replace`` is atomic on POSIX and Windows), and a model's manifest is written only after
 its model file: a model counts as finished exactly when its manifest exists and matches. A
 run killed at any point leaves either a finished model or nothing (plus, at worst, a stray
 temporary file that is ignored).
+
+Several processes may fill one cache at once (two audits started together): before training
+model ``i`` a process takes its lock, re-checks the manifest, trains only if it is still
+missing, saves, and releases. Locks are the operating system's record locks: they vanish with
+the process holding them, so a run killed with ``kill -9`` never leaves a model locked.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import threading
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -32,7 +41,100 @@ from privaudit.exceptions import PrivauditWarning
 
 __all__ = ["ModelCache", "atomic_write"]
 
+# Private switch for benchmarks/bench_cache_lock.py: per-model locks on (always in use).
+_LOCKING = True
+
 CACHE_FORMAT = 1
+
+# At most this many models locked at once by one run (the others wait for the next round).
+MAX_HELD_LOCKS = 256
+
+
+class _ByteLocks:
+    """Exclusive locks on single bytes of lock files: one file per pool, one byte per model.
+
+    The operating system's record locks (``fcntl.lockf`` on POSIX, ``msvcrt.locking`` on
+    Windows) are released when the process holding them dies, ``kill -9`` included, so a dead
+    run never leaves a model locked, and no stale lock file needs cleaning up. One lock costs
+    a system call on a file opened once per pool (a lock file per model would cost a file
+    creation each). POSIX record locks belong to the process, and closing any descriptor of
+    the file drops them all; so each file is opened once per process (shared, closed when its
+    last lock is released), and this registry also excludes threads of one process.
+    """
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._files: dict[str, list[int]] = {}  # path -> [descriptor, locks held]
+        self._taken: set[tuple[str, int]] = set()
+
+    def acquire(self, path: str, i: int, *, blocking: bool) -> bool:
+        """Lock byte ``i`` of ``path``; False if it is taken and ``blocking`` is False."""
+        while True:
+            with self._guard:
+                if (path, i) not in self._taken:
+                    entry = self._files.get(path)
+                    if entry is None:
+                        entry = self._files[path] = [os.open(path, os.O_RDWR | os.O_CREAT,
+                                                             0o644), 0]
+                    if _lock_byte(entry[0], i):
+                        entry[1] += 1
+                        self._taken.add((path, i))
+                        return True
+                    self._close_if_unused(path)
+            if not blocking:
+                return False
+            time.sleep(0.05)
+
+    def release(self, path: str, i: int) -> None:
+        """Unlock byte ``i`` of ``path`` (taken by :meth:`acquire`)."""
+        with self._guard:
+            if (path, i) not in self._taken:
+                return
+            self._taken.discard((path, i))
+            entry = self._files[path]
+            _unlock_byte(entry[0], i)
+            entry[1] -= 1
+            self._close_if_unused(path)
+
+    def _close_if_unused(self, path: str) -> None:
+        entry = self._files.get(path)
+        if entry is not None and entry[1] == 0:
+            del self._files[path]
+            os.close(entry[0])
+
+
+if os.name == "nt":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _lock_byte(fd: int, i: int) -> bool:
+        os.lseek(fd, i, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock_byte(fd: int, i: int) -> None:
+        os.lseek(fd, i, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock_byte(fd: int, i: int) -> bool:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, i, os.SEEK_SET)
+        except OSError as exc:  # EAGAIN or EACCES: another process holds it
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            return False
+        return True
+
+    def _unlock_byte(fd: int, i: int) -> None:
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, i, os.SEEK_SET)
+
+
+_byte_locks = _ByteLocks()
 
 
 def _fsync(path: Path) -> None:
@@ -132,6 +234,36 @@ class ModelCache:
         if not mask_path.exists():
             atomic_write(mask_path, lambda p: np.save(p, in_mask, allow_pickle=False))
 
+    def check(self, i: int, seed: int, indices: NDArray[np.int64]) -> str | None:
+        """Why model ``i`` cannot be reused (a short phrase), or None when it can."""
+        manifest = self.manifest_path(i)
+        if not manifest.exists():
+            return "is missing"
+        try:
+            info = json.loads(manifest.read_text(encoding="utf-8"))
+            model_file = self.model_path(i)
+            if info.get("format") != CACHE_FORMAT or info.get("pool_key") != self.key:
+                return "written by another pool or format"
+            if info.get("index") != i or info.get("seed") != int(seed):
+                return "has another index or seed"
+            if info.get("indices_sha256") != indices_digest(indices):
+                return "was trained on other records"
+            if not model_file.exists():
+                return "has no model file"
+            if info.get("model_sha256") != _file_sha256(model_file):
+                return "does not match its model file"
+        except (OSError, ValueError, AttributeError):
+            return "is unreadable"
+        return None
+
+    def train_seconds(self, i: int) -> float:
+        """Training time recorded in model ``i``'s manifest (NaN if unreadable)."""
+        try:
+            info = json.loads(self.manifest_path(i).read_text(encoding="utf-8"))
+            return float(info.get("train_seconds", float("nan")))
+        except (OSError, ValueError, TypeError, AttributeError):
+            return float("nan")
+
     def finished(
         self, seeds: Sequence[int], train_indices: Sequence[NDArray[np.int64]]
     ) -> dict[int, float]:
@@ -143,33 +275,55 @@ class ModelCache:
         """
         done: dict[int, float] = {}
         for i, (seed, idx) in enumerate(zip(seeds, train_indices, strict=True)):
-            manifest = self.manifest_path(i)
-            if not manifest.exists():
+            problem = self.check(i, seed, idx)
+            if problem == "is missing":
                 continue
-            problem = None
-            try:
-                info = json.loads(manifest.read_text(encoding="utf-8"))
-                model_file = self.model_path(i)
-                if info.get("format") != CACHE_FORMAT or info.get("pool_key") != self.key:
-                    problem = "written by another pool or format"
-                elif info.get("index") != i or info.get("seed") != int(seed):
-                    problem = "has another index or seed"
-                elif info.get("indices_sha256") != indices_digest(idx):
-                    problem = "was trained on other records"
-                elif not model_file.exists():
-                    problem = "has no model file"
-                elif info.get("model_sha256") != _file_sha256(model_file):
-                    problem = "does not match its model file"
-            except (OSError, ValueError, AttributeError):
-                problem = "is unreadable"
             if problem is not None:
                 warnings.warn(
                     f"Cached reference model {i} in {self.path} {problem}; retraining it.",
                     PrivauditWarning, stacklevel=3,
                 )
                 continue
-            done[i] = float(info.get("train_seconds", float("nan")))
+            done[i] = self.train_seconds(i)
         return done
+
+    # ------------------------------------------------------------------ locks
+
+    @property
+    def lock_path(self) -> Path:
+        """The pool's lock file: byte ``i`` is model ``i``'s lock."""
+        return self.path / "models.lock"
+
+    def claim(self, indices: Sequence[int], held: set[int]) -> list[int]:
+        """Lock as many of ``indices`` as are free; wait for the first if all are taken.
+
+        Locks taken are added to ``held`` (release them with :meth:`release`). Returns the
+        indices not locked (another run is training them). Waiting happens only while this
+        run holds no lock, so two runs can never wait for each other.
+        """
+        busy: list[int] = []
+        for i in indices:
+            if len(held) < MAX_HELD_LOCKS and self._acquire(i, held, blocking=False):
+                continue
+            busy.append(i)
+        if not held and busy:
+            self._acquire(busy[0], held, blocking=True)
+            busy.pop(0)
+        return busy
+
+    def _acquire(self, i: int, held: set[int], *, blocking: bool) -> bool:
+        if _LOCKING and not _byte_locks.acquire(str(self.lock_path), i, blocking=blocking):
+            return False
+        held.add(i)
+        return True
+
+    def release(self, held: set[int], i: int | None = None) -> None:
+        """Release model ``i``'s lock, or every lock in ``held`` when ``i`` is None."""
+        for j in sorted(held) if i is None else [i]:
+            if j in held:
+                held.discard(j)
+                if _LOCKING:
+                    _byte_locks.release(str(self.lock_path), j)
 
     def save(self, i: int, model: Any, *, seed: int, indices: NDArray[np.int64],
              train_seconds: float) -> None:

@@ -8,20 +8,27 @@ execution, local worker processes and Ray.
 Failure semantics are the same everywhere: when a task raises, no new task is started, the
 tasks already running are allowed to finish and their results are yielded (so a cache keeps
 them), and then the first error is raised.
+
+Local worker processes come from loky, the executor joblib and scikit-learn use: workers do
+not re-import the main module (scripts without an ``if __name__ == "__main__":`` guard,
+notebooks and piped code work), they end when the process that started them dies, and every
+task, inline or in a worker, runs with the same BLAS thread limit so that results are
+bit-identical whatever ``n_jobs``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import pickle
 import sys
 import tempfile
+import threading
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, runtime_checkable
 
@@ -72,23 +79,91 @@ class Executor(Protocol):
 
 # Worker-side cache of the shared arguments of the current map call: {token: kwargs}.
 _WORKER_SHARED: dict[str, dict[str, Any]] = {}
+# The file they came from (removed by the worker if the parent dies without removing it).
+_WORKER_SHARED_PATHS: list[str] = []
+
+# How often a worker checks that the process that started it is still alive.
+_PARENT_POLL_SECONDS = 0.2
+
+_START_METHODS = ("loky", "spawn")
 
 
-def _init_worker(threads: int, filters: list[Any]) -> None:
+def _cloudpickle() -> Any:
+    # Functions and classes defined in the user's script, a notebook or code piped to
+    # python live in `__main__`, which worker processes do not have: cloudpickle sends
+    # them by value (as joblib does), plain pickle only by name.
+    try:
+        import cloudpickle
+    except ImportError:  # pragma: no cover - older joblib vendors it
+        from joblib.externals import cloudpickle  # type: ignore[no-redef]
+    return cloudpickle
+
+
+# threadpoolctl's view of the loaded BLAS/OpenMP libraries, and len(sys.modules) when taken.
+_CONTROLLER: dict[str, Any] = {"controller": None, "n_modules": -1}
+
+
+def _threadpool_controller() -> Any:
+    # Scanning the loaded libraries takes milliseconds: once, and again only after imports
+    # (which is how a new native library gets loaded), not before every task.
+    if _CONTROLLER["n_modules"] != len(sys.modules):
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER["controller"] = ThreadpoolController()
+        _CONTROLLER["n_modules"] = len(sys.modules)
+    return _CONTROLLER["controller"]
+
+
+@contextlib.contextmanager
+def _thread_limits(threads: int) -> Iterator[None]:
+    """Run BLAS/OpenMP (and torch, if imported) on ``threads`` threads, then restore.
+
+    The same limit inline and in worker processes makes results bit-identical whatever
+    ``n_jobs``: a BLAS routine's rounding depends on how many threads split its work.
+    """
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    with _threadpool_controller().limit(limits=threads):
+        if torch is not None:
+            torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            if torch is not None and before is not None:
+                torch.set_num_threads(before)
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """End this worker as soon as its parent dies, even by ``kill -9`` (no cleanup runs).
+
+    A dead parent's children are re-parented (to init or a sub-reaper), so ``getppid``
+    changes; a daemon thread polls it, which works on every POSIX system and whatever
+    thread of the parent started the worker (unlike Linux's ``PR_SET_PDEATHSIG``).
+    """
+    if os.getppid() != parent_pid:  # already orphaned while starting
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(_PARENT_POLL_SECONDS)
+        # The parent cannot remove the shared-data file of its last call any more.
+        for path in _WORKER_SHARED_PATHS:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="privaudit-parent-watch", daemon=True).start()
+
+
+def _init_worker(threads: int, filters: list[Any], parent_pid: int) -> None:
+    if os.name == "posix":
+        _watch_parent(parent_pid)
     # The caller's warning filters (e.g. an ignored ConvergenceWarning) apply in workers too.
     warnings.filters[:] = filters
     # Several workers each running a multi-threaded BLAS on the same cores oversubscribe
     # the machine and can be slower than one worker; pin each worker's pools.
     for var in _THREAD_ENV_VARS:
         os.environ[var] = str(threads)
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(limits=threads)
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        pass
-    if "torch" in sys.modules:  # pragma: no cover - only when a forkserver preloaded torch
-        sys.modules["torch"].set_num_threads(threads)
 
 
 def _load_shared(token: str, path: str) -> dict[str, Any]:
@@ -96,19 +171,22 @@ def _load_shared(token: str, path: str) -> dict[str, Any]:
     if shared is None:
         # Safe to unpickle: never a user's file, but the one the parent process wrote a moment
         # ago for this map call (mkstemp: mode 0600, unguessable name), carrying the same
-        # objects multiprocessing itself pickles to send task arguments to workers.
+        # objects the executor itself pickles to send task arguments to workers.
         with open(path, "rb") as fh:
             shared = pickle.load(fh)
         _WORKER_SHARED.clear()  # keep only the current call's data
         _WORKER_SHARED[token] = shared
+        _WORKER_SHARED_PATHS[:] = [path]
     return shared
 
 
 def _run_in_worker(
-    fn: Callable[..., Any], args: tuple[Any, ...], token: str | None, path: str | None
+    fn: Callable[..., Any], args: tuple[Any, ...], token: str | None, path: str | None,
+    threads: int,
 ) -> Any:
     shared = {} if token is None or path is None else _load_shared(token, path)
-    return fn(*args, **shared)
+    with _thread_limits(threads):
+        return fn(*args, **shared)
 
 
 def _picklable_filters() -> list[Any]:
@@ -122,34 +200,15 @@ def _picklable_filters() -> list[Any]:
     return out
 
 
-def _main_is_importable() -> bool:
-    """Whether worker processes can re-import ``__main__`` (forkserver and spawn do).
-
-    Code read from standard input or run by an embedding application has a ``__file__``
-    such as ``<stdin>`` that does not exist: re-importing it fails in every worker.
-    """
-    main = sys.modules.get("__main__")
-    if main is None or getattr(main, "__spec__", None) is not None:
-        return True
-    path = getattr(main, "__file__", None)
-    return path is None or os.path.isfile(path)
-
-
-def _default_start_method() -> str:
-    # "fork" copies the parent's threads' locks (BLAS, Ray, torch) in whatever state they
-    # are in, which can deadlock; forkserver forks from a clean single-threaded server and
-    # is fast, spawn is the portable fallback (Windows, macOS). Where the main module cannot
-    # be re-imported (code piped to python), fork is the only method that works at all.
-    methods = multiprocessing.get_all_start_methods()
-    if not _main_is_importable() and "fork" in methods:
-        return "fork"
-    return "forkserver" if "forkserver" in methods else "spawn"
-
-
 def _shared_dir() -> str | None:
     # RAM-backed where available, as joblib does: the file is read once per worker.
     shm = "/dev/shm"
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
+def _is_broken(pool: Any) -> bool:
+    flags = getattr(pool, "_flags", None)
+    return getattr(flags, "broken", None) is not None
 
 
 class LocalExecutor:
@@ -161,19 +220,27 @@ class LocalExecutor:
         Number of worker processes. ``None`` or ``1`` runs every task inline in the calling
         process; ``-1`` uses every CPU.
     threads_per_worker : int, default=1
-        BLAS/OpenMP threads in each worker process (not applied inline).
-    start_method : {"forkserver", "spawn"}, optional
-        How worker processes start. Default: forkserver where available, else spawn.
-        ``"fork"`` is refused: forking a process that runs threads can deadlock.
+        BLAS/OpenMP threads of each task, in worker processes and inline alike (the same
+        limit in both is what makes results identical whatever ``n_jobs``).
+    start_method : {"loky", "spawn"}, optional
+        How worker processes start. Default ``"loky"`` (joblib's executor, as scikit-learn
+        uses): workers do not re-import the main module, so scripts without an
+        ``if __name__ == "__main__":`` guard, notebooks and code piped to python work, and
+        functions defined there are sent by value (cloudpickle). ``"spawn"`` re-imports the
+        main module in every worker. ``"fork"`` is refused: forking a process that runs
+        threads can deadlock.
 
     Notes
     -----
     Worker processes start on the first parallel call and are kept for later calls (a
     pool's ``fit`` and every ``map``), so the cost of starting Python and importing the
     model's library is paid once per worker; :meth:`close` (or garbage collection) stops
-    them. Workers take the caller's warning filters as they are when the workers start.
-    The ``shared`` arguments of a call are pickled once to a temporary file
-    (``/dev/shm`` where available) that each worker reads once.
+    them, and so does a ``KeyboardInterrupt`` during a call (running tasks are not awaited).
+    Workers end by themselves within a fraction of a second when the process that started
+    them dies, even by ``kill -9``, removing the call's shared-data file. Workers take the
+    caller's warning filters as they are when the workers start. The ``shared`` arguments of
+    a call are pickled once to a temporary file (``/dev/shm`` where available) that each
+    worker reads once.
     """
 
     def __init__(
@@ -187,13 +254,13 @@ class LocalExecutor:
             raise param_error(
                 "threads_per_worker", "LocalExecutor", "a positive integer", threads_per_worker
             )
-        if start_method is not None and start_method not in ("forkserver", "spawn"):
+        if start_method is not None and start_method not in _START_METHODS:
             raise param_error(
-                "start_method", "LocalExecutor", "'forkserver', 'spawn' or None", start_method
+                "start_method", "LocalExecutor", "'loky', 'spawn' or None", start_method
             )
         self.threads_per_worker = threads_per_worker
         self.start_method = start_method
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: Any = None
 
     def __repr__(self) -> str:
         return f"LocalExecutor(n_jobs={self.n_workers})"
@@ -212,19 +279,23 @@ class LocalExecutor:
     def close(self) -> None:
         """Stop the worker processes (they restart on the next parallel call)."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.shutdown(wait=True)
             self._pool = None
 
-    def _get_pool(self) -> ProcessPoolExecutor:
-        if self._pool is not None and getattr(self._pool, "_broken", False):
-            # A worker died (killed, out of memory): start afresh.
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+    def _get_pool(self) -> Any:
+        if self._pool is not None and _is_broken(self._pool):
+            self._drop_pool()  # a worker died (killed, out of memory): start afresh
         if self._pool is None:
-            ctx = multiprocessing.get_context(self.start_method or _default_start_method())
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.n_workers, mp_context=ctx, initializer=_init_worker,
-                initargs=(self.threads_per_worker, _picklable_filters()),
+            from joblib.externals import loky
+
+            method = self.start_method or "loky"
+            threads = str(self.threads_per_worker)
+            self._pool = loky.ProcessPoolExecutor(
+                max_workers=self.n_workers, context=loky.backend.get_context(method),
+                initializer=_init_worker,
+                initargs=(self.threads_per_worker, _picklable_filters(), os.getpid()),
+                # Set before the worker imports anything (only the loky method can).
+                env=dict.fromkeys(_THREAD_ENV_VARS, threads) if method == "loky" else None,
             )
         return self._pool
 
@@ -240,29 +311,50 @@ class LocalExecutor:
         shared = dict(shared or {})
         if self.n_workers == 1 or len(tasks) <= 1:
             for i, args in enumerate(tasks):
-                yield i, fn(*args, **shared)
+                with _thread_limits(self.threads_per_worker):
+                    result = fn(*args, **shared)
+                yield i, result
             return
         yield from self._map_processes(fn, tasks, shared)
+
+    def _write_shared(self, shared: dict[str, Any]) -> tuple[str | None, str | None]:
+        if not shared:
+            return None, None
+        fd, path = tempfile.mkstemp(prefix="privaudit-shared-", suffix=".pkl", dir=_shared_dir())
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                _cloudpickle().dump(shared, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+            raise
+        return uuid.uuid4().hex, path
 
     def _map_processes(
         self, fn: Callable[..., Any], tasks: list[tuple[Any, ...]], shared: dict[str, Any]
     ) -> Iterator[tuple[int, Any]]:
         try:
-            pickle.dumps((fn, tasks[0]))
+            _cloudpickle().dumps((fn, tasks[0]))
         except Exception as exc:
             raise param_error(
                 "fn", "LocalExecutor.map_unordered",
-                "picklable, with picklable arguments (a module-level function, not a lambda "
-                "or a local function) to run in worker processes; or use n_jobs=1",
+                "picklable, with picklable arguments, to run in worker processes (no open "
+                "file, lock or connection); or use n_jobs=1",
                 f"<{getattr(fn, '__qualname__', type(fn).__name__)}: {exc}>", error=TypeError,
             ) from exc
-        token = path = None
-        if shared:
-            token = uuid.uuid4().hex
-            fd, path = tempfile.mkstemp(prefix="privaudit-shared-", suffix=".pkl",
-                                        dir=_shared_dir())
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(shared, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        token, path = self._write_shared(shared)
+        try:
+            yield from self._run_window(fn, tasks, token, path)
+        finally:
+            if path is not None:
+                # Running tasks already hold the data in memory or an open file.
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+
+    def _run_window(
+        self, fn: Callable[..., Any], tasks: list[tuple[Any, ...]], token: str | None,
+        path: str | None,
+    ) -> Iterator[tuple[int, Any]]:
         pool = self._get_pool()
         # A bounded window of submitted tasks: when one fails, the rest were never started.
         window = 2 * self.n_workers
@@ -272,7 +364,8 @@ class LocalExecutor:
         try:
             while pending or (error is None and next_task < len(tasks)):
                 while error is None and next_task < len(tasks) and len(pending) < window:
-                    fut = pool.submit(_run_in_worker, fn, tasks[next_task], token, path)
+                    fut = pool.submit(_run_in_worker, fn, tasks[next_task], token, path,
+                                      self.threads_per_worker)
                     pending[fut] = next_task
                     next_task += 1
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -287,23 +380,27 @@ class LocalExecutor:
                         continue
                     yield i, fut.result()
                 pending = {f: i for f, i in pending.items() if not f.cancelled()}
+        except (KeyboardInterrupt, SystemExit):
+            self._drop_pool()  # Ctrl-C: stop the running tasks too, do not wait for them
+            raise
         finally:
             for fut in pending:  # the caller stopped early: start nothing more
                 fut.cancel()
-            if path is not None:
-                # Running tasks already hold the data in memory or an open file.
-                with contextlib.suppress(OSError):
-                    os.remove(path)
         if error is not None:
             if isinstance(error, BrokenProcessPool):
-                self.close()  # a broken pool cannot be reused
+                self._drop_pool()  # a broken pool cannot be reused
                 raise BrokenProcessPool(
-                    "A privaudit worker process died before finishing its task. Worker "
-                    "processes re-import your main script: put the code that starts the "
-                    "audit under `if __name__ == \"__main__\":`, or run with n_jobs=1. "
+                    "A privaudit worker process died before finishing its task (killed, out "
+                    "of memory, or a crash in native code). Rerun: with a cache_dir, finished "
+                    "models are kept; use fewer n_jobs if memory is short. "
                     f"(Original error: {error})"
                 ) from error
             raise error
+
+    def _drop_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, kill_workers=True)
+            self._pool = None
 
 
 def _check_n_jobs(n_jobs: Any, func: str) -> int:
@@ -327,8 +424,12 @@ def _import_ray() -> Any:
     return ray
 
 
-def _run_ray_task(fn: Callable[..., Any], args: tuple[Any, ...], **shared: Any) -> Any:
-    return fn(*args, **shared)
+def _run_ray_task(
+    fn: Callable[..., Any], args: tuple[Any, ...], threads: int, **shared: Any
+) -> Any:
+    # The same BLAS limit as local workers: the same bits whatever the executor.
+    with _thread_limits(threads):
+        return fn(*args, **shared)
 
 
 class RayExecutor:
@@ -343,7 +444,8 @@ class RayExecutor:
     num_cpus : int, optional
         CPUs of a local instance started here (default: all).
     cpus_per_task : float, default=1
-        CPUs reserved by each task (Ray also sets each worker's OpenMP threads from it).
+        CPUs reserved by each task; each task runs BLAS/OpenMP on that many threads (at
+        least one), as local workers do, so that results do not depend on the executor.
     init_kwargs : mapping, optional
         Extra arguments for ``ray.init``.
 
@@ -423,6 +525,7 @@ class RayExecutor:
         ray = self._ensure_ray()
         shared_refs = {k: ray.put(v) for k, v in (shared or {}).items()}
         remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=0)(_run_ray_task)
+        threads = max(1, int(self.cpus_per_task))
         window = 2 * self.n_workers
         pending: dict[Any, int] = {}
         next_task = 0
@@ -430,7 +533,7 @@ class RayExecutor:
         try:
             while pending or (error is None and next_task < len(tasks)):
                 while error is None and next_task < len(tasks) and len(pending) < window:
-                    ref = remote.remote(fn, tasks[next_task], **shared_refs)
+                    ref = remote.remote(fn, tasks[next_task], threads, **shared_refs)
                     pending[ref] = next_task
                     next_task += 1
                 ready, _ = ray.wait(list(pending), num_returns=1)

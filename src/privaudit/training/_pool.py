@@ -50,6 +50,57 @@ def _train_task(
     return model, time.perf_counter() - start
 
 
+class _Trainer:
+    """Trains a pool's models through an executor, into memory or into the cache."""
+
+    def __init__(self, executor: Executor, recipe: TrainingRecipe, seeds: NDArray[np.int64],
+                 train_indices: list[NDArray[np.int64]], X: Any, y: Any,
+                 train_seconds: NDArray[np.float64]) -> None:
+        self.executor, self.recipe, self.seeds = executor, recipe, seeds
+        self.train_indices, self.X, self.y = train_indices, X, y
+        self.train_seconds = train_seconds
+
+    def run(self, todo: list[int], on_model: Callable[[int, Any], None]) -> None:
+        """Train models ``todo``; ``on_model(i, model)`` as each finishes."""
+        tasks = [(self.recipe, self.train_indices[i], int(self.seeds[i])) for i in todo]
+        for t, (model, secs) in self.executor.map_unordered(
+            _train_task, tasks, shared={"X": self.X, "y": self.y}
+        ):
+            self.train_seconds[todo[t]] = secs
+            on_model(todo[t], model)
+
+    def into_cache(self, cache: ModelCache, missing: list[int]) -> int:
+        """Train the missing models into the cache, each under its lock; return how many.
+
+        Another process filling the same cache trains the models it locked first; this one
+        waits for them and reuses them (see :meth:`ModelCache.claim`).
+        """
+        held: set[int] = set()
+
+        def save(i: int, model: Any) -> None:
+            cache.save(i, model, seed=int(self.seeds[i]), indices=self.train_indices[i],
+                       train_seconds=float(self.train_seconds[i]))
+            cache.release(held, i)
+
+        n_trained = 0
+        pending = list(missing)
+        try:
+            while pending:
+                pending = cache.claim(pending, held)
+                todo = []
+                for i in sorted(held):
+                    if cache.check(i, int(self.seeds[i]), self.train_indices[i]) is None:
+                        self.train_seconds[i] = cache.train_seconds(i)  # made meanwhile
+                        cache.release(held, i)
+                    else:
+                        todo.append(i)
+                self.run(todo, save)
+                n_trained += len(todo)
+        finally:
+            cache.release(held)
+        return n_trained
+
+
 def _apply_task(
     handle: tuple[Any, ...], fn: Callable[[Any, Any, Any], Any], *, X: Any, y: Any
 ) -> Any:
@@ -351,17 +402,12 @@ class ReferencePool:
         for i, secs in done.items():
             train_seconds[i] = secs
         missing = [i for i in range(self.n_models) if i not in done]
-        tasks = [(recipe, train_indices[i], int(seeds[i])) for i in missing]
-        for t, (model, secs) in executor.map_unordered(
-            _train_task, tasks, shared={"X": X, "y": y}
-        ):
-            i = missing[t]
-            train_seconds[i] = secs
-            if cache is not None:
-                cache.save(i, model, seed=int(seeds[i]), indices=train_indices[i],
-                           train_seconds=secs)
-            else:
-                models[i] = model
+        train = _Trainer(executor, recipe, seeds, train_indices, X, y, train_seconds)
+        if cache is not None:
+            n_trained = train.into_cache(cache, missing)
+        else:
+            train.run(missing, models.__setitem__)
+            n_trained = len(missing)
 
         self.models_: Sequence[Any] = (
             CachedModels(cache, self.n_models) if cache is not None else models
@@ -372,7 +418,7 @@ class ReferencePool:
         self.audited_ = aud
         self.candidates_ = candidates
         self.train_seconds_ = train_seconds
-        self.n_trained_ = len(missing)
+        self.n_trained_ = n_trained
         self.n_records_ = n_records
         self.cache_path_ = None if cache is None else cache.path
         self._cache = cache

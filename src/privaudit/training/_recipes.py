@@ -33,10 +33,6 @@ RECIPE_CODE_VERSION = 1
 # (XGBoost, LightGBM, CatBoost).
 _SEED_PARAMS = frozenset({"random_state", "random_seed", "seed"})
 
-# Top-level packages whose types a cached scikit-learn model may contain besides the
-# packages of the estimator's own classes.
-_SKLEARN_TRUSTED_ROOTS = frozenset({"sklearn", "numpy", "scipy", "builtins"})
-
 
 @runtime_checkable
 class TrainingRecipe(Protocol):
@@ -106,9 +102,10 @@ class SklearnRecipe:
     the seed itself, nested ones to seeds derived from it and the parameter path. These
     parameters are therefore left out of the fingerprint.
 
-    Models are cached with ``skops.io``; loading trusts only the types of scikit-learn,
-    numpy, scipy and the packages of the estimator classes this recipe was built with,
-    never what the file itself asks for.
+    Models are cached with ``skops.io`` and read back by
+    :func:`privaudit.targets.load_sklearn_model`, with the same explicit allow-list as a
+    user's model plus the exact classes of the estimators this recipe was built with
+    (e.g. a third-party estimator class), never what the file itself asks for.
 
     References
     ----------
@@ -180,34 +177,36 @@ class SklearnRecipe:
         """Write ``model`` with ``skops.io.dump``."""
         _skops().dump(model, os.fspath(path))
 
-    def _trusted_roots(self) -> set[str]:
-        roots = set(_SKLEARN_TRUSTED_ROOTS)
-        roots.add(type(self.estimator).__module__.split(".")[0])
-        for value in self.estimator.get_params(deep=True).values():
-            if hasattr(value, "fit") and hasattr(value, "get_params"):
-                roots.add(type(value).__module__.split(".")[0])
-        return roots
+    def _own_classes(self) -> list[str]:
+        """Names of the estimator classes this recipe was built with (not from the file)."""
+        estimators = [self.estimator] + [
+            v for v in self.estimator.get_params(deep=True).values()
+            if hasattr(v, "fit") and hasattr(v, "get_params")
+        ]
+        return sorted({f"{type(e).__module__}.{type(e).__qualname__}" for e in estimators})
 
     def load(self, path: str | os.PathLike[str]) -> Any:
-        """Read a model written by :meth:`save` with skops, trusting only known packages.
+        """Read a model written by :meth:`save` with the allow-list of user models.
 
         Raises
         ------
+        privaudit.targets.UntrustedTypesError
+            If the file contains a type outside the allow-list (it was not written by this
+            recipe); nothing from it is executed.
         ValueError
-            If the file contains a type outside the trusted packages (it was not written
-            by this recipe) or holds an estimator of another class.
+            If the file is not a readable skops file or holds an estimator of another class.
         """
-        sio = _skops()
+        from privaudit.targets import UntrustedTypesError, load_sklearn_model
+
         file = os.fspath(path)
-        untrusted = sio.get_untrusted_types(file=file)
-        roots = self._trusted_roots()
-        foreign = [t for t in untrusted if t.split(".")[0] not in roots]
-        if foreign:
-            raise ValueError(
+        try:
+            model = load_sklearn_model(file, trusted=self._own_classes())
+        except UntrustedTypesError as exc:
+            raise UntrustedTypesError(
                 f"The cached model {file} contains types this recipe does not produce "
-                f"({', '.join(foreign[:5])}); refusing to load it. Delete the file to retrain."
-            )
-        model = sio.load(file, trusted=list(untrusted))
+                f"({', '.join(exc.types[:5])}); refusing to load it, nothing was executed. "
+                "Delete the file (or the cache directory) to retrain.", exc.types,
+            ) from None
         if type(model) is not type(self.estimator):
             raise ValueError(
                 f"The cached model {file} is a {type(model).__name__}, not a "

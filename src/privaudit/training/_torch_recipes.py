@@ -253,8 +253,14 @@ class _TorchRecipe:
         from safetensors.torch import load_file
 
         file = os.fspath(path)
-        with safe_open(file, framework="pt") as fh:
-            raw = (fh.metadata() or {}).get(_METADATA_KEY)
+        try:
+            with safe_open(file, framework="pt") as fh:
+                raw = (fh.metadata() or {}).get(_METADATA_KEY)
+        except Exception as exc:  # SafetensorError, OSError: a damaged or foreign file
+            raise ValueError(
+                f"{file!r} is not a readable safetensors file ({exc}); delete it to retrain. "
+                "Nothing in it was executed (safetensors holds only tensors and text)."
+            ) from exc
         try:
             meta = json.loads(raw) if raw is not None else None
         except ValueError:
@@ -269,8 +275,15 @@ class _TorchRecipe:
                 f"{file!r} was written by {meta.get('recipe')} with other hyperparameters "
                 f"({meta.get('params')}); this recipe is {self!r}. Refusing to use it."
             )
-        classes = _classes_from_json(meta["classes"])
-        net = self._build(int(meta["n_features"]), classes.size)
+        try:
+            classes = _classes_from_json(meta["classes"])
+            n_features = int(meta["n_features"])
+            if classes.dtype.kind not in "biufUS" or classes.ndim != 1:
+                raise ValueError(f"class labels of dtype {classes.dtype}")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{file!r} has a damaged header ({exc!r}); delete it to "
+                             "retrain.") from exc
+        net = self._build(n_features, classes.size)
         try:
             net.load_state_dict(load_file(file), strict=True)
         except RuntimeError as exc:

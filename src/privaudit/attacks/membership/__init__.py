@@ -31,7 +31,12 @@ from privaudit.attacks.membership._gaussian import (
 from privaudit.attacks.membership._gradient import GradientNormAttack, WhiteBoxFeatures
 from privaudit.attacks.membership._label_only import LabelOnlyAttack
 from privaudit.attacks.membership._likelihood import LiRAAttack, RMIAAttack
-from privaudit.attacks.membership._lira import fit_lira_gaussians, lira_scores
+from privaudit.attacks.membership._lira import (
+    GaussianFitWarning,
+    fit_lira_gaussians,
+    lira_scores,
+    saturation_bound,
+)
 from privaudit.attacks.membership._reference import (
     ReferenceOutputs,
     collect_reference_outputs,
@@ -57,6 +62,7 @@ from privaudit.attacks.membership._trained import (
 __all__ = [
     "ConfidenceAttack",
     "EntropyAttack",
+    "GaussianFitWarning",
     "GaussianThresholdAttack",
     "GradientNormAttack",
     "HorizontalFlip",
@@ -87,5 +93,6 @@ __all__ = [
     "query_augmented",
     "rmia_scores",
     "run_attacks",
+    "saturation_bound",
     "tune_rmia_offline_a",
 ]

@@ -65,7 +65,11 @@ def resolve_outputs(
 
 
 def _task_error(func: str, tasks: tuple[str, ...], task: str, name: str) -> ValueError:
+    from privaudit.attacks._plan import attacks_for
+
     expected = " or ".join(f"a {t} target" for t in tasks)
+    if task in ("classification", "regression"):
+        expected += f" (attacks that work on a {task} target: {', '.join(attacks_for(task))})"
     label = f" {name!r}" if name else ""
     return param_error("target", func, expected, f"<{task} target{label}>")  # type: ignore[return-value]
 
@@ -84,6 +88,8 @@ class MembershipAttack:
     requires_fit: ClassVar[bool] = False
     #: Whether the attack reads class probabilities (label-only outputs are refused).
     needs_probabilities: ClassVar[bool] = False
+    #: Whether the attack needs the model's weights (a white-box target).
+    needs_white_box: ClassVar[bool] = False
 
     # ----------------------------------------------------------- parameters (sklearn style)
     @classmethod

@@ -88,6 +88,7 @@ class GradientNormAttack(MembershipAttack):
 
     name: ClassVar[str] = "gradient-norm"
     tasks: ClassVar[tuple[str, ...]] = ("classification", "regression")
+    needs_white_box: ClassVar[bool] = True
 
     def __init__(self, params: str | Sequence[str] = "all",
                  batch_size: int | None = None) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import check_random_state, param_error
-from privaudit.attacks.membership._base import MembershipAttack
+from privaudit.attacks.membership._base import MembershipAttack, _task_error
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs, QueryBudgetExceededError, Target, as_target
 
@@ -317,8 +317,7 @@ class LabelOnlyAttack(MembershipAttack):
         _require_inputs(target, X, y, func)
         resolved = as_target(target)
         if resolved.task != "classification":
-            raise param_error("target", func, "a classification target",
-                              f"<{resolved.task} target {resolved.name!r}>")
+            raise _task_error(func, ("classification",), resolved.task, resolved.name)
         flat, tail, columns = _as_array(X, func)
         y_arr = np.asarray(y)
         if y_arr.shape != (flat.shape[0],):

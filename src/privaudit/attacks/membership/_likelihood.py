@@ -7,6 +7,7 @@ outputs and to the outputs of the reference models, collected once for all attac
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -16,10 +17,17 @@ from numpy.typing import ArrayLike, NDArray
 from privaudit._validation import param_error
 from privaudit.attacks.membership._augment import query_augmented
 from privaudit.attacks.membership._base import MembershipAttack
-from privaudit.attacks.membership._lira import lira_scores
+from privaudit.attacks.membership._lira import (
+    _AUTO_PER_RECORD_FROM,
+    _LOGIT_EPS,
+    _check_fix_variance,
+    lira_scores,
+    saturation_bound,
+)
 from privaudit.attacks.membership._reference import ReferenceOutputs
 from privaudit.attacks.membership._rmia import rmia_scores, tune_rmia_offline_a
 from privaudit.results import AttackResult
+from privaudit.signals import logit_confidence
 from privaudit.targets import ModelOutputs
 
 __all__ = ["LiRAAttack", "RMIAAttack", "lira_offline"]
@@ -41,6 +49,23 @@ class _ReferenceAttack(MembershipAttack):
     tasks: ClassVar[tuple[str, ...]] = ("classification",)
     requires_fit: ClassVar[bool] = True
     needs_probabilities: ClassVar[bool] = True
+
+    def _check_plan(self, ref: ReferenceOutputs, func: str) -> None:
+        """Refuse, with what to change, reference outputs this attack cannot use."""
+        from privaudit.attacks._plan import check_reference_models, check_task
+
+        first = ref.audited[0]
+        check_task(self.name, self, first.task, func=func, param="reference")
+        if first.probabilities is None:
+            raise param_error("reference", func,
+                              "outputs of reference classifiers revealing probabilities",
+                              "<label-only outputs>")
+        check_reference_models(self.name, self, ref.n_models, ref.mode, func=func,
+                               param="reference")
+
+    def min_reference_models(self, mode: str) -> tuple[int, str]:
+        """Fewest reference models the attack needs with a pool of ``mode``, and why."""
+        raise NotImplementedError
 
     def _check_aligned(self, outputs: ModelOutputs, func: str) -> None:
         n = self.reference_.n_audited  # type: ignore[attr-defined]
@@ -73,9 +98,22 @@ class LiRAAttack(_ReferenceAttack):
         One pooled variance for all records instead of one per record. Carlini et al.
         (Section VI.A, Figure 9) find the global variance better below about 64 reference
         models (under 32 per side, per-record variances are too noisy) and per-record
-        variances better above; ``"auto"`` follows that rule.
+        variances better above; ``"auto"`` follows that rule, and below 64 models keeps
+        the records a pooled Gaussian cannot describe (an outlying variance, typically a
+        statistic saturated by a probability of exactly 0 or 1 on some models, as trees
+        give) on their own variance and out of the pooled one (see
+        :func:`~privaudit.attacks.membership.fit_lira_gaussians`). ``True`` pools over
+        every record, as the paper's code does (a warning says when outliers dominate it).
     min_models : int, default=2
         Records with fewer models on a side use the pooled variance there.
+    eps : float, default=np.finfo(np.float64).tiny
+        Clipping of the probabilities in the statistic ``log(max(p_y, eps)) -
+        log(max(1 - p_y, eps))``: a probability of exactly 0 or 1 gives +-708.4 with the
+        default (:func:`privaudit.signals.logit_confidence`), +-103.6 with the ``1e-45``
+        of Carlini et al.'s code. The default keeps sharp networks' confidences apart
+        (``benchmarks/bench_lira_saturated.py``: with ``1e-45``, online LiRA on an MLP
+        whose confidences reach 1 - 1e-300 finds a third of the members at 1% FPR it
+        finds with the default, and nothing changes on a forest).
 
     Notes
     -----
@@ -94,14 +132,19 @@ class LiRAAttack(_ReferenceAttack):
     """
 
     #: Below this many reference models, ``fix_variance="auto"`` pools the variance.
-    AUTO_FIXED_VARIANCE_BELOW: ClassVar[int] = 64
+    AUTO_FIXED_VARIANCE_BELOW: ClassVar[int] = _AUTO_PER_RECORD_FROM
 
     def __init__(
-        self, online: bool = True, fix_variance: bool | str = "auto", min_models: int = 2
+        self,
+        online: bool = True,
+        fix_variance: bool | str = "auto",
+        min_models: int = 2,
+        eps: float = _LOGIT_EPS,
     ):
         self.online = online
         self.fix_variance = fix_variance
         self.min_models = min_models
+        self.eps = eps
 
     @property  # type: ignore[override]
     def name(self) -> str:  # type: ignore[override]
@@ -120,26 +163,41 @@ class LiRAAttack(_ReferenceAttack):
         """
         func = f"{type(self).__name__}.fit"
         ref = _check_reference(reference, func)
+        self._check_plan(ref, func)
         if self.online and ref.mode != "online":
             raise param_error(
                 "reference", func,
                 "collected in online mode for online LiRA (or use online=False)",
                 f"<{ref.mode} reference outputs>",
             )
-        if self.fix_variance == "auto":
-            self.fix_variance_ = ref.n_models < self.AUTO_FIXED_VARIANCE_BELOW
-        elif isinstance(self.fix_variance, bool):
-            self.fix_variance_ = self.fix_variance
-        else:
-            raise param_error("fix_variance", func, "True, False or 'auto'", self.fix_variance)
+        self.fix_variance_ = _check_fix_variance(self.fix_variance, func)
+        if (isinstance(self.eps, bool) or not isinstance(self.eps, numbers.Real)
+                or not 0 < self.eps < 1):
+            raise param_error("eps", func, "a real number in (0, 1)", self.eps)
+        self.saturation_ = saturation_bound(self.eps)
         self.reference_ = ref
         self.augmentations_ = ref.augmentations
-        if ref.augmentations is None:
-            self.reference_stats_ = ref.signal("logit_confidence")
-        else:
-            self.reference_stats_ = ref.signal_stack("logit_confidence")
+        stats = [np.stack([self._statistic(o) for o in ref.audited])]
+        for k in range(ref.n_augmentations):
+            assert ref.audited_augmented is not None
+            stats.append(np.stack([self._statistic(p[k]) for p in ref.audited_augmented]))
+        self.reference_stats_ = stats[0] if ref.augmentations is None else np.stack(
+            stats, axis=-1)
         self.in_mask_ = ref.in_mask("audited")
         return self
+
+    def min_reference_models(self, mode: str) -> tuple[int, str]:
+        """Fewest reference models the attack needs with a pool of ``mode``, and why."""
+        if self.online:
+            return 2, "online LiRA needs IN and OUT reference models for every record"
+        if mode == "online":
+            return 2, ("offline LiRA needs an OUT reference model for every record, and an "
+                       "online pool trains one model in two on it")
+        return 1, "offline LiRA fits each record's OUT Gaussian"
+
+    def _statistic(self, outputs: ModelOutputs) -> NDArray[np.float64]:
+        """The logit-scaled true-class confidence, probabilities clipped at ``eps``."""
+        return logit_confidence(outputs.probabilities, outputs.y_index, eps=self.eps)
 
     def _augmented_statistic(
         self, target: Any, X: Any, y: ArrayLike | None, outputs: ModelOutputs | None,
@@ -173,8 +231,8 @@ class LiRAAttack(_ReferenceAttack):
             if o.probabilities is None:
                 raise param_error("target", func, "a target revealing class probabilities",
                                   "<label-only outputs>")
-        stat = np.stack([out.signal("logit_confidence")]
-                        + [o.signal("logit_confidence") for o in augmented], axis=-1)
+        stat = np.stack([self._statistic(out)] + [self._statistic(o) for o in augmented],
+                        axis=-1)
         return out, resolved, stat
 
     def score(
@@ -239,11 +297,18 @@ class LiRAAttack(_ReferenceAttack):
 
     def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
         self._check_aligned(outputs, f"{type(self).__name__}.score")
-        return outputs.signal("logit_confidence"), "logit_confidence"
+        return self._statistic(outputs), "logit_confidence"
 
     def _extra(self, outputs, labels, scores, predictions) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         extra = super()._extra(outputs, labels, scores, predictions)
-        extra["fixed_variance"] = bool(self.fix_variance_)
+        fixed = self.fix_variance_
+        if fixed == "auto":
+            fixed = self.reference_.n_models < _AUTO_PER_RECORD_FROM
+        extra["fixed_variance"] = bool(fixed)
+        extra["variance_rule"] = str(self.fix_variance_)
+        extra["n_saturated_records"] = int(np.sum(np.any(
+            np.abs(self.reference_stats_) >= self.saturation_ * (1 - 1e-9),
+            axis=tuple(a for a in range(self.reference_stats_.ndim) if a != 1))))
         augmentations = getattr(self, "augmentations_", None)
         if augmentations is not None:
             extra["n_augmentations"] = len(augmentations)
@@ -254,6 +319,7 @@ class LiRAAttack(_ReferenceAttack):
         return lira_scores(
             raw, self.reference_stats_, self.in_mask_, online=self.online,
             fix_variance=self.fix_variance_, min_models=self.min_models,
+            saturation=self.saturation_,
         )
 
 
@@ -327,6 +393,7 @@ class RMIAAttack(_ReferenceAttack):
         """
         func = f"{type(self).__name__}.fit"
         ref = _check_reference(reference, func)
+        self._check_plan(ref, func)
         if ref.population is None:
             raise param_error("reference", func,
                               "collected with population outputs (query_population=True)",
@@ -357,18 +424,41 @@ class RMIAAttack(_ReferenceAttack):
             if self.offline_a != "tune":
                 raise param_error("offline_a", func, "a number in [0, 1] or 'tune'",
                                   self.offline_a)
-            # Tune on the population records: their membership in each model is known and
-            # mixed in both pool modes (audited records of an offline pool are all OUT).
-            tuning = tune_rmia_offline_a(
-                self.reference_prob_z_, ref.in_mask("population"), self.reference_prob_z_,
-                in_mask_z=ref.in_mask("population"), n_pseudo_targets=self.n_pseudo_targets,
-                gamma=self.gamma,
-            )
+            tuning = self._tune(ref, func)
             self.a_ = float(tuning.a)
             self.tuning_ = tuning
         else:
             self.a_ = float(self.offline_a)
         return self
+
+    def min_reference_models(self, mode: str) -> tuple[int, str]:
+        """Fewest reference models the attack needs with a pool of ``mode``, and why."""
+        if self.offline and isinstance(self.offline_a, str):
+            return 2, "one reference model plays the target to tune offline_a"
+        if self.offline and mode == "online":
+            return 2, ("offline RMIA needs an OUT reference model for every record, and an "
+                       "online pool trains one model in two on it")
+        return 1, "RMIA averages the reference models' probabilities"
+
+    def _tune(self, ref: ReferenceOutputs, func: str) -> Any:
+        # Tune on the population records: their membership in each model is known and
+        # mixed in both pool modes (audited records of an offline pool are all OUT).
+        mask = ref.in_mask("population")
+        try:
+            return tune_rmia_offline_a(
+                self.reference_prob_z_, mask, self.reference_prob_z_, in_mask_z=mask,
+                n_pseudo_targets=self.n_pseudo_targets, gamma=self.gamma,
+            )
+        except ValueError as exc:
+            if "'in_mask' parameter" not in str(exc):
+                raise
+            raise param_error(
+                "reference", func,
+                "a pool where a reference model playing the target has population members "
+                "and non-members with OUT models left (raise n_reference_models, "
+                "reference.n_models in a config, to 4 or more, or give offline_a a number "
+                "in [0, 1])", f"<{ref.n_models} reference models>",
+            ) from exc
 
     def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
         self._check_aligned(outputs, f"{type(self).__name__}.score")

@@ -22,12 +22,48 @@ from privaudit._validation import param_error, warn_degenerate
 from privaudit.exceptions import PrivauditWarning
 from privaudit.signals import _signals
 
-__all__ = ["LiraGaussians", "fit_lira_gaussians", "lira_scores", "logit_confidence"]
+__all__ = [
+    "GaussianFitWarning",
+    "LiraGaussians",
+    "fit_lira_gaussians",
+    "lira_scores",
+    "logit_confidence",
+    "saturation_bound",
+]
 
 #: Clipping of :func:`logit_confidence` on probabilities: the smallest normal float64
 #: (the same as :func:`privaudit.signals.logit_confidence`), so that confidences within
 #: 1e-16 of 1, common for memorised records, keep distinct statistics.
 _LOGIT_EPS: float = float(np.finfo(np.float64).tiny)
+
+#: With ``fix_variance="auto"``, a record whose own variance on a side exceeds this multiple
+#: of the median one is an outlier that the pooled variance neither describes nor should
+#: absorb (e.g. a record some trees of a forest give probability exactly 1, and
+#: ``logit_confidence`` 708, while others give 0.9 and 2.2). Under a Gaussian with one
+#: common variance and ``d`` degrees of freedom the ratio is ``chi2_d / d`` over its
+#: median: above 20 with probability < 0.3% even for ``d = 1``.
+_OUTLIER_VARIANCE_RATIO: float = 20.0
+
+#: ``fix_variance="auto"`` uses per-record variances from this many reference models on
+#: (Carlini et al., Section VI.A, Figure 9: per-record variances win above about 64).
+_AUTO_PER_RECORD_FROM: int = 64
+
+
+class GaussianFitWarning(PrivauditWarning):
+    """LiRA's Gaussians describe some records poorly (saturated statistics, outliers)."""
+
+
+def saturation_bound(eps: float) -> float:
+    """Absolute value of the logit-scaled confidence when ``eps`` clips it.
+
+    ``log(1 - eps) - log(eps)``: the statistic of a probability of exactly 0 or 1 under
+    ``logit_confidence(..., eps=eps)`` (708.4 for the default, the smallest normal
+    float64; 103.6 for the ``1e-45`` of Carlini et al.'s code); no unclipped probability
+    reaches it.
+    """
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not (0 < eps < 1):
+        raise param_error("eps", "saturation_bound", "a real number in (0, 1)", eps)
+    return float(math.log1p(-eps) - math.log(eps))
 
 
 # --------------------------------------------------------------------------- statistic
@@ -232,6 +268,22 @@ def _check_min_models(min_models: Any, func: str) -> int:
     return int(min_models)
 
 
+def _check_fix_variance(value: Any, func: str) -> bool | str:
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, str) and value == "auto":
+        return "auto"
+    raise param_error("fix_variance", func, "True, False or 'auto'", value)
+
+
+def _check_saturation(value: Any, func: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+        raise param_error("saturation", func, "None or a positive real number", value)
+    return float(value)
+
+
 def _side_moments(
     ref: NDArray[np.float64], mask: NDArray[np.bool_]
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
@@ -256,13 +308,19 @@ def _pooled_variance(
     ss: NDArray[np.float64],
     side: str,
     func: str,
+    keep: NDArray[np.bool_] | None = None,
 ) -> NDArray[np.float64]:
     """Within-record variance pooled over records, one value per augmentation.
 
     ``sum_j sum_{i in side(j)} (s_ij - mu_j)^2 / sum_j (n_j - 1)``: the deviations of each
     record from its OWN mean, so differences in hardness between records (the very thing
-    LiRA models per record) do not inflate it.
+    LiRA models per record) do not inflate it. ``keep`` restricts the sum to some records
+    (all of them when none of those has two models).
     """
+    if keep is not None:
+        dof = int(np.sum(np.maximum(count[keep] - 1, 0)))
+        if dof > 0:
+            return ss[keep].sum(axis=0) / dof
     dof = int(np.sum(np.maximum(count - 1, 0)))
     if dof > 0:
         var = ss.sum(axis=0) / dof
@@ -286,14 +344,83 @@ def _pooled_variance(
     return var
 
 
+def _saturated(
+    ref: NDArray[np.float64], mask: NDArray[np.bool_], bound: float | None
+) -> NDArray[np.bool_]:
+    """Records with a clipped statistic (probability exactly 0 or 1) among the models in mask."""
+    if bound is None:
+        return np.zeros(ref.shape[1], dtype=bool)
+    hit = np.abs(ref) >= bound * (1.0 - 1e-9)
+    return np.any(hit & mask[:, :, None], axis=(0, 2))
+
+
+def _outliers(own: NDArray[np.float64], count: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Records whose own variance dwarfs the median one (see _OUTLIER_VARIANCE_RATIO)."""
+    regular = count >= 2
+    if not np.any(regular):
+        return np.zeros(count.shape, dtype=bool)
+    median = np.median(own[regular], axis=0)
+    too_wide = (own > _OUTLIER_VARIANCE_RATIO * median) & (median > 0)
+    return regular & np.any(too_wide, axis=1)
+
+
+class _SideFit(NamedTuple):
+    var: NDArray[np.float64]  # (n_rec, n_aug)
+    ok: bool  # False when the pooled variance is 0
+    n_saturated: int
+    dominated: float  # share of the pooled sum of squares held by outlying records
+
+
+def _side_variance(
+    ref: NDArray[np.float64],
+    side_mask: NDArray[np.bool_],
+    count: NDArray[np.int64],
+    ss: NDArray[np.float64],
+    *,
+    fix_variance: bool | str,
+    min_models: int,
+    bound: float | None,
+    side: str,
+    func: str,
+) -> _SideFit:
+    """Variance of every record on one side, by the ``fix_variance`` rule."""
+    n_rec, n_aug = ref.shape[1], ref.shape[2]
+    raw = _pooled_variance(ref, side_mask, count, ss, side, func)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        own = ss / (count[:, None] - 1)
+    saturated = _saturated(ref, side_mask, bound)
+    # Outliers only: flagging every saturated record would hand per-record variances to
+    # most records of a sharp network (all near 708), which the paper finds too noisy
+    # with few models; a saturated record that mixes 708 with ordinary values is an
+    # outlier anyway.
+    irregular = _outliers(own, count)
+    total = float(ss.sum())
+    dominated = float(ss[irregular].sum()) / total if total > 0 else 0.0
+    enough = (count[:, None] >= min_models) & (own > 0)
+    if fix_variance is True:
+        var = np.broadcast_to(raw, (n_rec, n_aug)).copy()
+    elif fix_variance is False:
+        # Per-record variance only where enough models back it; a record whose models
+        # all agree exactly (variance 0) would get an infinite ratio.
+        var = np.where(enough, own, np.broadcast_to(raw, (n_rec, n_aug)))
+    else:  # "auto"
+        pooled = _pooled_variance(ref, side_mask, count, ss, side, func, keep=~irregular)
+        pooled = np.where(pooled > 0, pooled, raw)
+        per_record = ref.shape[0] >= _AUTO_PER_RECORD_FROM
+        use_own = enough if per_record else enough & irregular[:, None]
+        var = np.where(use_own, own, np.broadcast_to(pooled, (n_rec, n_aug)))
+    return _SideFit(var, bool(np.all(raw > 0)), int(saturated.sum()), dominated)
+
+
 def _fit(
     ref: NDArray[np.float64],
     mask: NDArray[np.bool_],
     *,
-    fix_variance: bool,
+    fix_variance: bool | str,
     min_models: int,
     need_in: bool,
     func: str,
+    bound: float | None = None,
 ) -> tuple[LiraGaussians, bool]:
     """Fit the Gaussians; the flag is False when a variance is 0 (degenerate input)."""
     n_rec, n_aug = ref.shape[1], ref.shape[2]
@@ -332,18 +459,11 @@ def _fit(
     }
     ok = True
     for side, count, ss, side_mask in sides:
-        pooled = _pooled_variance(ref, side_mask, count, ss, side, func)
-        if np.any(pooled <= 0):
-            ok = False
-        var = np.broadcast_to(pooled, (n_rec, n_aug)).copy()
-        if not fix_variance:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                own = ss / (count[:, None] - 1)
-            # Per-record variance only where enough models back it; a record whose
-            # models all agree exactly (variance 0) would get an infinite ratio.
-            use_own = (count[:, None] >= min_models) & (own > 0)
-            var = np.where(use_own, own, var)
-        sigmas[side] = np.sqrt(var)
+        fit = _side_variance(ref, side_mask, count, ss, fix_variance=fix_variance,
+                             min_models=min_models, bound=bound, side=side, func=func)
+        ok = ok and fit.ok
+        sigmas[side] = np.sqrt(fit.var)
+        _warn_fit(fit, side, n_rec, fix_variance, bound, func)
     if not need_in:
         mean_in = np.full((n_rec, n_aug), np.nan)
     fits = LiraGaussians(
@@ -353,13 +473,44 @@ def _fit(
     return fits, ok
 
 
+def _warn_fit(
+    fit: _SideFit, side: str, n_rec: int, fix_variance: bool | str, bound: float | None,
+    func: str,
+) -> None:
+    """Say when the Gaussians of one side describe some records poorly."""
+    side = side.upper()
+    if fit.n_saturated:
+        remedy = {
+            "auto": "those whose spread is an outlier keep their own variance, out of the "
+                    "pooled one",
+            False: "they use their own variance",
+            True: "they may inflate the pooled variance of every record",
+        }[fix_variance]
+        warnings.warn(
+            f"{func}: the statistic is saturated (|statistic| = {bound:.1f}, a probability "
+            f"of exactly 0 or 1, as trees give) on some {side} reference model for "
+            f"{fit.n_saturated} of {n_rec} records; a Gaussian fits them poorly and {remedy}.",
+            GaussianFitWarning,
+            stacklevel=4,
+        )
+    if fix_variance is True and fit.dominated > 0.5:
+        warnings.warn(
+            f"{func}: records with outlying (e.g. saturated) statistics hold "
+            f"{fit.dominated:.0%} of the pooled {side} variance, which flattens every other "
+            "record's test; use fix_variance='auto' (or False).",
+            GaussianFitWarning,
+            stacklevel=4,
+        )
+
+
 def fit_lira_gaussians(
     reference_stats: ArrayLike,
     in_mask: ArrayLike,
     *,
-    fix_variance: bool = False,
+    fix_variance: bool | str = False,
     min_models: int = 2,
     online: bool = True,
+    saturation: float | None = None,
 ) -> LiraGaussians:
     """Fit LiRA's per-record IN and OUT Gaussians to reference-model statistics.
 
@@ -380,6 +531,15 @@ def fit_lira_gaussians(
       a positive sample variance there) uses its own variance; the others use the pooled
       variance. If no record has two models on a side, the pooled variance is the
       variance across records (with a :class:`~privaudit.exceptions.PrivauditWarning`).
+    - ``fix_variance="auto"``: the pooled variance, estimated on the *regular* records
+      only, for every record but the outliers, which keep their own variance (when
+      ``min_models`` back it): records whose own variance on that side exceeds 20 times
+      the median one, typically a statistic that saturates (a probability of exactly 0
+      or 1, as decision trees give) on some models only. A handful of them otherwise
+      dominates the pooled variance and flattens every other record's test (on a random
+      forest, online LiRA then finds fewer members at low FPR than LOSS). From 64
+      reference models on, every record with ``min_models`` models uses its own variance
+      (Carlini et al., Figure 9), the regular pooled one otherwise.
     - A record with *no* model on a side (e.g. IN for every model) gets the mean of the
       other side shifted by the average ``mu_in - mu_out`` of the records that have both,
       and the pooled variance, with a warning counting such records. The reference pool
@@ -393,12 +553,23 @@ def fit_lira_gaussians(
     in_mask : array-like of bool, shape (n_models, n_records)
         ``in_mask[i, j]`` is True when record ``j`` is in model ``i``'s training set
         (``ReferencePool.in_mask_`` restricted to the audited rows).
-    fix_variance : bool, default=False
-        Use one pooled variance per side (per augmentation) for every record.
+    fix_variance : bool or "auto", default=False
+        Use one pooled variance per side (per augmentation) for every record (``True``),
+        per-record variances (``False``) or the robust rule above (``"auto"``).
     min_models : int, default=2
         Fewest models on a side for a record's own variance to be used.
     online : bool, default=True
         Fit the IN side too; ``False`` fits the OUT side only (IN fields are NaN).
+    saturation : float, optional
+        The absolute value at which the statistic is clipped (``saturation_bound(eps)``
+        for ``logit_confidence(..., eps=eps)``); statistics at it are saturated. ``None``:
+        nothing is treated as saturated.
+
+    Warns
+    -----
+    GaussianFitWarning
+        When some records have saturated statistics, or (``fix_variance=True``) when
+        outlying records hold most of a pooled variance.
 
     Returns
     -------
@@ -414,8 +585,9 @@ def fit_lira_gaussians(
     ref = _as_3d_reference(reference_stats, func)
     mask = _as_mask(in_mask, ref.shape[:2], func, "in_mask")
     mm = _check_min_models(min_models, func)
-    fits, ok = _fit(ref, mask, fix_variance=bool(fix_variance), min_models=mm,
-                    need_in=bool(online), func=func)
+    fits, ok = _fit(ref, mask, fix_variance=_check_fix_variance(fix_variance, func),
+                    min_models=mm, need_in=bool(online), func=func,
+                    bound=_check_saturation(saturation, func))
     if not ok:
         warn_degenerate(
             f"{func}: a pooled variance is 0 (every reference model gives the same "
@@ -430,8 +602,9 @@ def lira_scores(
     in_mask: ArrayLike,
     *,
     online: bool = True,
-    fix_variance: bool = False,
+    fix_variance: bool | str = False,
     min_models: int = 2,
+    saturation: float | None = None,
 ) -> NDArray[np.float64]:
     """LiRA membership scores from the target's and the reference models' statistics.
 
@@ -471,11 +644,16 @@ def lira_scores(
         set. Offline, audited records are usually OUT for every model (all False).
     online : bool, default=True
         Online (IN and OUT models) or offline (OUT models only) attack.
-    fix_variance : bool, default=False
+    fix_variance : bool or "auto", default=False
         One pooled variance per side instead of per-record variances; the paper finds it
-        better with few reference models (below about 64).
+        better with few reference models (below about 64). ``"auto"``: pooled over the
+        regular records, per-record for saturated or outlying ones, per-record for all
+        from 64 models on (see :func:`fit_lira_gaussians`).
     min_models : int, default=2
         Fewest models on a side for a record's own variance to be used.
+    saturation : float, optional
+        The absolute value at which the statistic is clipped (see
+        :func:`fit_lira_gaussians`).
 
     Returns
     -------
@@ -529,8 +707,9 @@ def lira_scores(
     phi = phi.reshape(n_rec, n_aug)
     mask = _as_mask(in_mask, (n_models, n_rec), func, "in_mask")
     mm = _check_min_models(min_models, func)
-    fits, ok = _fit(ref, mask, fix_variance=bool(fix_variance), min_models=mm,
-                    need_in=bool(online), func=func)
+    fits, ok = _fit(ref, mask, fix_variance=_check_fix_variance(fix_variance, func),
+                    min_models=mm, need_in=bool(online), func=func,
+                    bound=_check_saturation(saturation, func))
     if not ok:
         warn_degenerate(
             f"{func}: a pooled variance is 0 (every reference model gives the same "

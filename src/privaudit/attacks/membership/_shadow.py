@@ -181,6 +181,9 @@ class ShadowModelAttack(MembershipAttack):
                 "(collect_reference_outputs(..., X_population=..., y_population=..., "
                 "query_population=True))", "<ReferenceOutputs without population outputs>",
             )
+        from privaudit.attacks._plan import check_task
+
+        check_task(self.name, self, reference.population[0].task, func=func, param="reference")
         for o in reference.population:
             if o.task != "classification" or o.probabilities is None or o.classes is None:
                 what = "outputs" if o.probabilities is not None else "outputs without probabilities"
@@ -204,6 +207,10 @@ class ShadowModelAttack(MembershipAttack):
                 f"<only {'members' if labels[0] else 'non-members'}>",
             )
         return classes, np.concatenate(blocks), np.concatenate(index), labels
+
+    def min_reference_models(self, mode: str) -> tuple[int, str]:
+        """Fewest shadow models the attack needs (with a pool of either ``mode``), and why."""
+        return 1, "the attack models learn from the shadow models' outputs"
 
     def fit(self, reference: ReferenceOutputs) -> ShadowModelAttack:  # type: ignore[override]
         """Train the attack models on the shadow models' outputs on population records.
