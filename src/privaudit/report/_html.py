@@ -25,6 +25,7 @@ from privaudit.report._common import (
 from privaudit.report._epsilon import effective_epsilon_by_target
 from privaudit.report._interpret import AUC_SCALE, AucReading, interpret_auc
 from privaudit.report._plots import histogram_figure, roc_figure
+from privaudit.report._verdict import Verdict, attack_verdict, target_verdict
 from privaudit.results import DEFAULT_FPRS, AttackResult, fpr_key
 from privaudit.results._io import atomic_write_text
 
@@ -315,6 +316,22 @@ class HtmlReport:
         ]
 
     @cached_property
+    def verdicts(self) -> list[Verdict]:
+        """The verdict on each result: TPR at low FPR first, then the AUC (``_verdict``)."""
+        return [attack_verdict(r.attack or r.name, m, kind=r.kind)
+                for r, m in zip(self.results, self.metric_dicts, strict=True)]
+
+    def target_verdicts(self) -> list[dict[str, Any]]:
+        """One headline verdict per audited (dataset, target), from its strongest attack."""
+        groups: dict[tuple[str, str], list[Verdict]] = {}
+        for r, v in zip(self.results, self.verdicts, strict=True):
+            groups.setdefault((r.dataset, r.target), []).append(v)
+        return [
+            {"target": target or "—", "dataset": dataset, "verdict": target_verdict(vs)}
+            for (dataset, target), vs in groups.items()
+        ]
+
+    @cached_property
     def roc_png(self) -> bytes:
         """The ROC figure (linear and log-log panels) as PNG bytes."""
         aucs = [m["auc"]["value"] for m in self.metric_dicts]
@@ -370,7 +387,9 @@ class HtmlReport:
         headers = ["AUC", *(f"TPR @ {format_fpr(f)} FPR" for f in self.fprs),
                    "Advantage", "Effective ε"]
         rows = []
-        for i, (r, m, reading) in enumerate(zip(results, metrics, self.readings, strict=True)):
+        for i, (r, m, reading, verdict) in enumerate(
+            zip(results, metrics, self.readings, self.verdicts, strict=True)
+        ):
             cells = [_cell(m["auc"])]
             cells += [_cell(m["tpr_at_fpr"][fpr_key(f)]) for f in self.fprs]
             cells += [_cell(m["advantage"]), _cell(m["effective_epsilon"], 2)]
@@ -386,6 +405,7 @@ class HtmlReport:
                 "n_non_members": f"{m['n_non_members']:,}",
                 "cells": cells,
                 "reading": reading,
+                "verdict": verdict,
                 "flag_short": (
                     "worse than random" if reading.random_flag.startswith("Worse")
                     else "no better than random" if reading.random_flag else ""
@@ -469,6 +489,7 @@ class HtmlReport:
             "epsilon_rows": epsilon_rows,
             "epsilon_levels": [f"{c:.0%}" for c in levels],
             "summary": self._summary(rows),
+            "target_verdicts": self.target_verdicts(),
             "kinds": sorted({r.kind for r in results}),
             "slice_sections": _slice_sections(results),
             "exposed_sections": _exposed_sections(results),
