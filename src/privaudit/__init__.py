@@ -4,7 +4,7 @@
 transformers, spaCy, Ray, matplotlib) are imported where they are used.
 """
 
-from privaudit._audit import audit_model
+from privaudit.audits import audit_model
 from privaudit.exceptions import (
     BaselineWarning,
     DegenerateInputWarning,

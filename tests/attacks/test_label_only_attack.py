@@ -243,7 +243,7 @@ def test_registered_and_bad_input():
     with pytest.raises(ValueError, match=r"'method' parameter of LabelOnlyAttack.score"):
         LabelOnlyAttack("hopskipjump").score(target, X, y)
     with pytest.raises(ValueError, match="'n_noise' parameter"):
-        LabelOnlyAttack(n_noise=0).score(target, X, y)
+        LabelOnlyAttack(n_noise=-1).score(target, X, y)
     with pytest.raises(ValueError, match="'image_shape' parameter"):
         LabelOnlyAttack(image_shape=(3, 3)).score(target, X, y)
     with pytest.raises(ValueError, match="'noise_scale' parameter"):

@@ -22,7 +22,7 @@ from sklearn.tree import DecisionTreeClassifier
 from typer.testing import CliRunner
 
 import privaudit
-from privaudit._audit import estimator_fingerprint
+from privaudit.targets import estimator_fingerprint
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +174,7 @@ def test_population_overlap_names_the_rows(setup):
 FINGERPRINT_SCRIPT = """
 import json, sys
 import skops.io as sio
-from privaudit._audit import estimator_fingerprint
+from privaudit.targets import estimator_fingerprint
 out = {}
 for path in sys.argv[1:]:
     model = sio.load(path, trusted=sio.get_untrusted_types(file=path))

@@ -36,7 +36,7 @@ def test_black_box_attacks_are_aligned_with_rows(digits_setup):
     s = digits_setup
     results = privaudit.audit_model(s["model"], s["X"], s["y"], s["labels"],
                                     record_ids=np.arange(600) + 1000, dataset="digits")
-    assert [r.attack for r in results] == list(privaudit._audit.DEFAULT_ATTACKS)
+    assert [r.attack for r in results] == list(privaudit.audits.DEFAULT_ATTACKS)
     for r in results:
         np.testing.assert_array_equal(r.labels, s["labels"])
         np.testing.assert_array_equal(r.record_ids, np.arange(600) + 1000)

@@ -11,7 +11,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import privaudit
-from privaudit._audit import SLICE_SETTINGS, slice_result
+from privaudit.audits import SLICE_SETTINGS, slice_result
 from privaudit.results import AttackResult, result_folder_name, vulnerability_ranking
 from privaudit.targets import LabelOnlyTarget, as_target
 
@@ -45,7 +45,7 @@ def _rows(result: AttackResult, slice_type: str) -> list[dict]:
 def test_every_result_is_sliced_by_class_correctness_and_loss(audited, digits_tree):
     results, _, _ = audited
     X, y, labels, model = digits_tree
-    assert [r.attack for r in results] == list(privaudit._audit.DEFAULT_ATTACKS)
+    assert [r.attack for r in results] == list(privaudit.audits.DEFAULT_ATTACKS)
     correct = model.predict(X) == y
     for r in results:
         assert SLICE_KEYS <= set(r.extra)

@@ -20,7 +20,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 import privaudit
 from privaudit.report import build_report, write_html_report
-from privaudit.report._html import _slice_sections
+from privaudit.report._sections_slices import slice_sections as _slice_sections
 from privaudit.results import AttackResult
 
 SLICE_KEYS = ("slices", "most_exposed", "most_exposed_tied", "slice_settings")

@@ -5,11 +5,14 @@
 can run on a target (and says what to change when they cannot).
 """
 
+from privaudit.attacks._base import BaseAttack
 from privaudit.attacks._plan import attacks_for, check_attack_plan
 from privaudit.attacks._registry import available_attacks, get_attack, register_attack
+from privaudit.attacks._tags import AttackTags, get_tags
 from privaudit.attacks.membership import (
     ConfidenceAttack,
     EntropyAttack,
+    GapAttack,
     GaussianFitWarning,
     GaussianThresholdAttack,
     GradientNormAttack,
@@ -25,8 +28,11 @@ from privaudit.attacks.membership import (
 )
 
 __all__ = [
+    "AttackTags",
+    "BaseAttack",
     "ConfidenceAttack",
     "EntropyAttack",
+    "GapAttack",
     "GaussianFitWarning",
     "GaussianThresholdAttack",
     "GradientNormAttack",
@@ -42,6 +48,7 @@ __all__ = [
     "available_attacks",
     "check_attack_plan",
     "get_attack",
+    "get_tags",
     "register_attack",
     "run_attacks",
 ]

@@ -1,10 +1,11 @@
 """Up-front check that the requested attacks can run on this target and this reference pool.
 
-Every attack knows what it needs: the target's task (``tasks``), class probabilities
-(``needs_probabilities``), white-box access (``needs_white_box``), a number of reference
-models (``min_reference_models``) or of known members for cross-fitting. The check reads
-those tags before any query or training, and says what to change: the parameter to raise,
-or the attacks that would work on such a target.
+Every attack declares what it needs in its :class:`~privaudit.attacks.AttackTags`: the
+target's task (``tasks``), class probabilities (``needs_probabilities``), white-box access
+(``needs_white_box``), a reference pool (``needs_reference_models``, then
+``min_reference_models(mode)`` says how many) or known members for cross-fitting
+(``cross_fitted``). The check reads those tags before any query or training, and says what
+to change: the parameter to raise, or the attacks that would work on such a target.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from privaudit._validation import param_error
+from privaudit.attacks._tags import get_tags
 
 __all__ = [
     "attacks_for",
@@ -32,11 +34,12 @@ def _instance(name: str, params: Mapping[str, Any] | None = None) -> Any:
 
 
 def _runs_on(attack: Any, task: str, *, white_box: bool, probabilities: bool) -> bool:
-    if task not in getattr(attack, "tasks", ("classification", "regression")):
+    tags = get_tags(attack)
+    if task not in tags.tasks:
         return False
-    if getattr(attack, "needs_white_box", False) and not white_box:
+    if tags.needs_white_box and not white_box:
         return False
-    return probabilities or not getattr(attack, "needs_probabilities", False)
+    return probabilities or not tags.needs_probabilities
 
 
 def attacks_for(task: str, *, white_box: bool = False, probabilities: bool = True) -> list[str]:
@@ -80,7 +83,7 @@ def check_task(name: str, attack: Any, task: str, *, func: str, param: str = "at
         regression target (gaussian-threshold, loss). Got 'lira-offline' (it needs a
         classification target) instead."``
     """
-    tasks = getattr(attack, "tasks", ("classification", "regression"))
+    tasks = get_tags(attack).tasks
     if task in tasks:
         return
     needs = " or ".join(tasks)
@@ -106,10 +109,9 @@ def check_reference_models(name: str, attack: Any, n_models: int, mode: str, *,
         (one reference model plays the target to tune offline_a; raise
         reference.n_models in a config, 16 or more for a sharp test). Got 1 instead."``
     """
-    need_of = getattr(attack, "min_reference_models", None)
-    if need_of is None:
+    if not get_tags(attack).needs_reference_models:
         return
-    need, why = need_of(mode)
+    need, why = attack.min_reference_models(mode)
     if n_models >= need:
         return
     if param == "n_reference_models":
@@ -126,7 +128,8 @@ def check_reference_models(name: str, attack: Any, n_models: int, mode: str, *,
 def _check_cross_fitting(name: str, attack: Any, n_members: int | None,
                          n_non_members: int | None, func: str) -> None:
     folds = getattr(attack, "n_splits", None)
-    if folds is None or n_members is None or n_non_members is None:
+    if (not get_tags(attack).cross_fitted or folds is None or n_members is None
+            or n_non_members is None):
         return
     if isinstance(folds, int) and min(n_members, n_non_members) < folds:
         raise param_error(
@@ -193,7 +196,7 @@ def check_attack_plan(
     for name in attacks:
         attack = _instance(name, params.get(name))
         check_task(name, attack, task, func=func, white_box=white_box)
-        if getattr(attack, "needs_white_box", False) and not white_box:
+        if get_tags(attack).needs_white_box and not white_box:
             raise param_error(
                 "attacks", func,
                 f"black-box attacks for this target, since {name} needs the weights (a "

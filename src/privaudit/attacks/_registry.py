@@ -16,6 +16,7 @@ _REGISTRY: dict[str, Any] = {
     "entropy": "privaudit.attacks.membership._threshold:EntropyAttack",
     "modified-entropy": "privaudit.attacks.membership._threshold:ModifiedEntropyAttack",
     "gaussian-threshold": "privaudit.attacks.membership._gaussian:GaussianThresholdAttack",
+    "gap": "privaudit.attacks.membership._gap:GapAttack",
     "label-only": "privaudit.attacks.membership._label_only:LabelOnlyAttack",
     "gradient-norm": "privaudit.attacks.membership._gradient:GradientNormAttack",
     "lira-online": "privaudit.attacks.membership._likelihood:LiRAAttack",
@@ -26,6 +27,7 @@ _REGISTRY: dict[str, Any] = {
     "trained-mlp": "privaudit.attacks.membership._trained:TrainedMLPAttack",
     "trained-rf": "privaudit.attacks.membership._trained:TrainedRFAttack",
     "trained-knn": "privaudit.attacks.membership._trained:TrainedKNNAttack",
+    "trained-gb": "privaudit.attacks.membership._trained:TrainedGBAttack",
 }
 
 

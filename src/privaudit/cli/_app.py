@@ -115,6 +115,17 @@ def _console():  # rich is light but only needed when a command runs
     return Console(stderr=True, width=None if sys.stderr.isatty() else 140)
 
 
+def _progress(console, status: str = "Working..."):
+    """Progress of a command: rich bars on a terminal, plain log lines elsewhere.
+
+    On a terminal, a bar per long step under a status line showing the latest message;
+    off a terminal (CI logs, pipes), one timestamped line per message and per step.
+    """
+    from privaudit._progress import console_progress
+
+    return console_progress(console, status=status)
+
+
 @app.command()
 def version() -> None:
     """Print the privaudit version."""
@@ -154,19 +165,15 @@ def demo(
 
     console = _console()
     started = time.perf_counter()
-    with console.status("Running the overfitting study...") as status:
-
-        def progress(message: str) -> None:
-            status.update(message)
-            console.log(message)
-
+    with _progress(console) as progress:
+        progress.message("Running the overfitting study")
         results = run_overfitting_study(random_state=seed, progress=progress)
-        status.update("Running the reference-model attacks on digits...")
+        progress.message("Running the reference-model attacks on digits")
         results += run_reference_study(
             random_state=seed, n_reference_models=n_reference_models, n_jobs=n_jobs,
             progress=progress,
         )
-        status.update("Writing the report...")
+        progress.message("Writing the report")
         index = build_report(
             results, out, n_bootstrap=n_bootstrap, random_state=seed,
             title="privaudit demo: overfitting and membership leakage",
@@ -233,12 +240,7 @@ def audit_model_command(
     console = _console()
     cfg = load_audit_config(config)
     out_dir = out or cfg.out
-    with console.status("Auditing...") as status:
-
-        def progress(message: str) -> None:
-            status.update(message)
-            console.log(message)
-
+    with _progress(console, status="Auditing...") as progress:
         index = run_audit_config(cfg, out=out_dir, progress=progress)
     _print_summary(console, out_dir)
     console.print(f"Report: [bold]{index}[/bold]")
@@ -247,17 +249,30 @@ def audit_model_command(
 def _print_summary(console, out: Path) -> None:
     """Print the metrics table that the report wrote (one row per target and attack)."""
     import json
+    import math
 
     from rich.table import Table
 
-    data = json.loads((out / "results.json").read_text())
+    from privaudit.results import restore_non_finite
+
+    # results.json writes inf and NaN as null with a "<key>_status": read the floats back.
+    data = restore_non_finite(json.loads((out / "results.json").read_text()))
     table = Table(title="Membership inference: summary")
-    for column in ("target", "attack", "AUC [95% CI]", "TPR@1%FPR", "TPR@0.1%FPR", "advantage"):
+    for column in ("target", "attack", "AUC [95% CI]", "TPR@1%FPR", "TPR@0.1%FPR", "advantage",
+                   "ε lower bound", "ε (point)"):
         table.add_column(column)
 
     def number(x: float | None) -> str:
-        # Strict JSON stores NaN (e.g. a bound not computed with --n-bootstrap 0) as null.
-        return "n/a" if x is None else f"{x:.3f}"
+        # NaN: e.g. a bound not computed with --n-bootstrap 0; inf: TAPAS's point estimate.
+        if x is None or math.isnan(x):
+            return "n/a"
+        return ("∞" if x > 0 else "-∞") if math.isinf(x) else f"{x:.3f}"
+
+    def bound(m: dict | None) -> str:
+        # Cross-fitted attacks have no valid bound: "—", the reason is in results.json.
+        if not m or m.get("value") is None or math.isnan(m["value"]):
+            return "—"
+        return f"{m['value']:.2f}"
 
     def ci(m: dict) -> str:
         if m.get("low") is None or m.get("high") is None:
@@ -274,6 +289,8 @@ def _print_summary(console, out: Path) -> None:
             number(tprs["0.01"]["value"]) if "0.01" in tprs else "-",
             number(tprs["0.001"]["value"]) if "0.001" in tprs else "-",
             number(metrics["advantage"]["value"]),
+            bound(metrics.get("effective_epsilon_lower_bound")),
+            number(metrics.get("effective_epsilon", {}).get("value")),
         )
     console.print(table)
 

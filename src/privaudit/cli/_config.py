@@ -791,7 +791,7 @@ def _split_columns(
 def _check_disjoint(data: _Table, pop: _Table, cfg: AuditConfig, records: tuple,
                     pop_records: tuple) -> None:
     """The population must hold no audited record: by id, then as the model sees it."""
-    from privaudit._audit import population_overlap
+    from privaudit.audits import population_overlap
 
     X, y, _, ids = records
     X_pop, y_pop, _, pop_ids = pop_records

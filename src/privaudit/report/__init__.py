@@ -9,15 +9,26 @@ when a plot or page is made, never when this package is imported.
 - :class:`ROCReport`: ROC curves on linear and log-log axes;
 - :class:`EffectiveEpsilonReport`: statistically valid effective epsilon (Jagielski et al.);
 - :class:`HtmlReport` / :func:`write_html_report`: one self-contained ``index.html``;
-- :func:`write_results_json` and :func:`build_report`: everything an audit writes.
+- :func:`write_results_json` and :func:`build_report`: everything an audit writes;
+- :class:`ReportSection` / :func:`register_section`: the page is a shell around one
+  section per kind of result (membership tables and figures, slices, effective epsilon,
+  count-based risks); a new kind adds a section and a template
+  ``templates/sections/<name>.html``;
+- :func:`headline_epsilon`: the Clopper-Pearson lower bound on epsilon of one attack,
+  the headline epsilon of the tables.
 """
 
 from privaudit.report._binary import AIAttackReport, BinaryLabelAttackReport, MIAttackReport
 from privaudit.report._build import build_report, result_folder_names, write_results_json
-from privaudit.report._epsilon import EffectiveEpsilonReport, effective_epsilon_by_target
+from privaudit.report._epsilon import (
+    EffectiveEpsilonReport,
+    effective_epsilon_by_target,
+    headline_epsilon,
+)
 from privaudit.report._html import HtmlReport, write_html_report
 from privaudit.report._interpret import AUC_SCALE, AucReading, interpret_auc
 from privaudit.report._roc import ROCReport
+from privaudit.report._section import ReportSection, register_section, registered_sections
 
 __all__ = [
     "AUC_SCALE",
@@ -28,9 +39,13 @@ __all__ = [
     "HtmlReport",
     "MIAttackReport",
     "ROCReport",
+    "ReportSection",
     "build_report",
     "effective_epsilon_by_target",
+    "headline_epsilon",
     "interpret_auc",
+    "register_section",
+    "registered_sections",
     "result_folder_names",
     "write_html_report",
     "write_results_json",

@@ -20,9 +20,15 @@ from privaudit.report._common import (
     safe_name,
 )
 from privaudit.report._plots import comparison_figure
-from privaudit.results import DEFAULT_FPRS, AttackResult, fpr_key
-from privaudit.results._attack_result import _check_fprs, _check_n_bootstrap
-from privaudit.results._io import atomic_write, write_csv
+from privaudit.results import (
+    DEFAULT_FPRS,
+    AttackResult,
+    atomic_write,
+    check_fprs,
+    check_n_bootstrap,
+    fpr_key,
+    write_csv,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -104,8 +110,8 @@ class BinaryLabelAttackReport:
                         "results", func, f"results of kind {self.required_kind!r}",
                         f"<a result of kind {result.kind!r} ({result.name})>",
                     )
-        self.n_bootstrap = _check_n_bootstrap(n_bootstrap, func)
-        self.fprs = _check_fprs(fprs, func)
+        self.n_bootstrap = check_n_bootstrap(n_bootstrap, func)
+        self.fprs = check_fprs(fprs, func)
         self.confidence = check_fraction(confidence, param="confidence", func=func)
         self.random_state = random_state
         self.metrics = self._resolve_metrics(metrics, func)

@@ -12,10 +12,18 @@ import numpy as np
 
 from privaudit.report._binary import write_frame_csv
 from privaudit.report._common import check_results, unique_names
+from privaudit.report._epsilon import headline_epsilon
 from privaudit.report._html import HtmlReport
-from privaudit.results import DEFAULT_FPRS, AttackResult, result_folder_name
-from privaudit.results._attack_result import _check_fprs, _check_n_bootstrap
-from privaudit.results._io import atomic_write, dump_json
+from privaudit.results import (
+    DEFAULT_FPRS,
+    AttackResult,
+    RiskResult,
+    atomic_write,
+    check_fprs,
+    check_n_bootstrap,
+    dump_json,
+    result_folder_name,
+)
 
 __all__ = ["build_report", "result_folder_names", "write_results_json"]
 
@@ -26,25 +34,33 @@ _EXTRA_NOT_IN_SUMMARY = frozenset({"slices"})
 
 def _results_document(
     results: Sequence[AttackResult], metric_dicts: Sequence[dict[str, Any]],
+    headlines: Sequence[dict[str, Any]],
     *, n_bootstrap: int, confidence: float, fprs: Sequence[float],
+    risks: Sequence[RiskResult] = (),
 ) -> dict[str, Any]:
     from privaudit import __version__
 
     entries = []
-    for result, metrics in zip(results, metric_dicts, strict=True):
+    for result, metrics, headline in zip(results, metric_dicts, headlines, strict=True):
         doc = result.to_dict(metrics=metrics)
         doc["extra"] = {k: v for k, v in doc["extra"].items()
                         if k not in _EXTRA_NOT_IN_SUMMARY}
+        # The metrics as computed (floats), so that dump_json(keep_non_finite=True) can
+        # tell infinity from undefined; to_dict has already made them null.
+        doc["metrics"] = {**metrics, "effective_epsilon_lower_bound": headline}
         entries.append({key: doc[key] for key in (
             "target", "attack", "dataset", "generator", "kind", "parameters", "extra",
             "metrics")})
-    return {
+    out = {
         "privaudit_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "settings": {"n_bootstrap": n_bootstrap, "confidence": confidence,
                      "fprs": [float(f) for f in fprs]},
         "results": entries,
     }
+    if risks:
+        out["risks"] = [risk.to_dict() for risk in risks]
+    return out
 
 
 def write_results_json(
@@ -62,7 +78,17 @@ def write_results_json(
     each entry has ``target``, ``attack``, ``dataset``, ``generator``, ``kind``,
     ``parameters``, ``extra`` and ``metrics`` (as :meth:`AttackResult.metrics`: ``auc``,
     ``advantage``, ``effective_epsilon``... each ``{"value", "low", "high"}``,
-    ``tpr_at_fpr`` keyed by rate). Non-finite numbers are written as ``null``.
+    ``tpr_at_fpr`` keyed by rate), plus ``effective_epsilon_lower_bound``, the headline
+    effective epsilon: ``{"value", "confidence", "note"}``, the Clopper-Pearson lower bound
+    of Jagielski et al. on that attack alone (see :attr:`HtmlReport.headline_epsilons`),
+    ``value`` null with the reason in ``note`` when there is none (cross-fitted attacks).
+
+    Infinity and undefined are told apart, in strict JSON: a non-finite number is written
+    as ``null`` with a sibling ``"<key>_status"`` of ``"infinite"``, ``"-infinite"`` or
+    ``"undefined"`` (NaN: an interval not computed, a metric of one class only), e.g.
+    ``"effective_epsilon": {"value": null, "value_status": "infinite", "low": null,
+    "low_status": "undefined", ...}``; finite numbers have no status key.
+    :func:`privaudit.results.restore_non_finite` reads the floats back.
 
     ``extra`` is the result's, except ``extra["slices"]`` (the per-slice table that
     :func:`privaudit.audit_model` adds, some ten times the size of the rest of an entry):
@@ -77,16 +103,18 @@ def write_results_json(
     """
     func = "write_results_json"
     results = check_results(results, func)
-    n_bootstrap = _check_n_bootstrap(n_bootstrap, func)
-    fprs = _check_fprs(fprs, func)
+    n_bootstrap = check_n_bootstrap(n_bootstrap, func)
+    fprs = check_fprs(fprs, func)
     metric_dicts = [
         r.metrics(fprs=fprs, n_bootstrap=n_bootstrap, confidence=confidence,
                   random_state=random_state)
         for r in results
     ]
-    doc = _results_document(results, metric_dicts, n_bootstrap=n_bootstrap,
+    headlines = [headline_epsilon(r, confidence=confidence, random_state=random_state)
+                 for r in results]
+    doc = _results_document(results, metric_dicts, headlines, n_bootstrap=n_bootstrap,
                             confidence=confidence, fprs=fprs)
-    return dump_json(doc, path, where="results")
+    return dump_json(doc, path, where="results", keep_non_finite=True)
 
 
 def result_folder_names(results: Sequence[AttackResult]) -> list[str]:
@@ -119,6 +147,9 @@ def build_report(
     Files written (each atomically):
 
     - ``index.html``: the self-contained report (:class:`HtmlReport`);
+    - for risk results (:class:`~privaudit.results.RiskResult`), a ``risks`` list in
+      ``results.json`` and ``results/<folder>/risk.json``; the files below are written
+      when there are attack results;
     - ``results.json``: metrics of every result (:func:`write_results_json`'s layout, plus
       ``folder``, the per-result folder of each entry);
     - ``metrics.csv``: the metrics table (:meth:`BinaryLabelAttackReport.metrics_frame`);
@@ -134,7 +165,7 @@ def build_report(
 
     Parameters
     ----------
-    results : sequence of AttackResult
+    results : sequence of AttackResult or RiskResult
     directory : path-like
         Created if needed.
     title, n_bootstrap, fprs, confidence, validation_split, confidence_levels, \
@@ -150,7 +181,6 @@ random_state, description
     pathlib.Path
         The path of ``index.html``.
     """
-    results = check_results(results, "build_report")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     html = HtmlReport(
@@ -158,18 +188,25 @@ random_state, description
         validation_split=validation_split, confidence_levels=confidence_levels,
         random_state=random_state, description=description,
     )
-    folders = result_folder_names(results)
+    results, risks = html.results, html.risk_results
+    folders = unique_names([result_folder_name(r.target, r.attack)
+                            for r in (*results, *risks)])
     if save_results:
-        for result, name in zip(results, folders, strict=True):
+        for result, name in zip(results, folders, strict=False):
             result.save(directory / "results" / name, format=scores_format)
-    doc = _results_document(results, html.metric_dicts, n_bootstrap=html.n_bootstrap,
-                            confidence=html.confidence, fprs=html.fprs)
+        for risk, name in zip(risks, folders[len(results):], strict=True):
+            risk.save(directory / "results" / name)
+    doc = _results_document(
+        results, html.metric_dicts if results else [], html.headline_epsilons,
+        n_bootstrap=html.n_bootstrap, confidence=html.confidence, fprs=html.fprs, risks=risks)
     if save_results:
-        for entry, name in zip(doc["results"], folders, strict=True):
+        for entry, name in zip([*doc["results"], *doc.get("risks", [])], folders,
+                               strict=True):
             entry["folder"] = f"results/{name}"
-    dump_json(doc, directory / "results.json", where="results")
-    write_frame_csv(html.metrics_frame(), directory / "metrics.csv")
-    write_frame_csv(html.epsilon_frame, directory / "effective_epsilon.csv")
-    png = html.roc_png
-    atomic_write(directory / "roc_curves.png", lambda tmp: tmp.write_bytes(png))
+    dump_json(doc, directory / "results.json", where="results", keep_non_finite=True)
+    if results:
+        write_frame_csv(html.metrics_frame(), directory / "metrics.csv")
+        write_frame_csv(html.epsilon_frame, directory / "effective_epsilon.csv")
+        png = html.roc_png
+        atomic_write(directory / "roc_curves.png", lambda tmp: tmp.write_bytes(png))
     return html.write(directory)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,13 +13,17 @@ import numpy as np
 
 import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
+from privaudit.exceptions import DegenerateInputWarning
 from privaudit.report._common import check_results, unique_names
 from privaudit.results import AttackResult
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["EffectiveEpsilonReport", "effective_epsilon_by_target"]
+__all__ = ["EffectiveEpsilonReport", "effective_epsilon_by_target", "headline_epsilon"]
+
+#: Why a cross-fitted result has no headline epsilon (shared with the per-target section).
+OUT_OF_FOLD_NOTE = "scored out of fold, not valid for this bound"
 
 EPSILON_COLUMNS = ("confidence", "epsilon_low", "epsilon_high", "attack", "threshold",
                    "n_validation", "n_test")
@@ -195,7 +201,7 @@ def effective_epsilon_by_target(
     for (dataset, generator, target), group in groups.items():
         members = [r for r in group if not r.extra.get("out_of_fold")]
         excluded = [r.attack or "attack" for r in group if r.extra.get("out_of_fold")]
-        left_out = (f"left out (scored out of fold, not valid for this bound): "
+        left_out = (f"left out ({OUT_OF_FOLD_NOTE}): "
                     f"{', '.join(excluded)}" if excluded else "")
         if not members:
             frame = pd.DataFrame([{"confidence": c} for c in confidence_levels],
@@ -233,3 +239,55 @@ def effective_epsilon_by_target(
             frame["note"] = "; ".join(t for t in (note, left_out) if t)
             frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+def headline_epsilon(
+    result: AttackResult,
+    *,
+    confidence: float = 0.95,
+    validation_split: float = 0.1,
+    random_state: int | np.random.Generator | None = 0,
+) -> dict[str, Any]:
+    """The headline effective epsilon of one result: a valid lower bound, or why there is none.
+
+    The Clopper-Pearson lower bound of Jagielski et al.
+    (:func:`privaudit.metrics.effective_epsilon_lower_bound`) on this attack alone, at
+    level ``confidence``: unlike TAPAS's point estimate (``inf`` as soon as one threshold
+    flags members without a false positive among the audited records), it is finite and
+    means "with this confidence, the artefact is not epsilon-DP for any smaller epsilon".
+
+    A result scored out of fold (``extra["out_of_fold"]``, the cross-fitted ``trained-*``
+    attacks) gets no bound: a record's score there depends on other test records' labels,
+    so the attack is not fixed before the test part as the bound requires. A result the
+    bound cannot be computed on (e.g. too few records) gets none either.
+
+    Returns
+    -------
+    dict
+        ``{"value": float, "confidence": float, "note": str}``: ``value`` is the bound,
+        NaN when there is none, and ``note`` says why (empty when there is a bound).
+
+    References
+    ----------
+    .. [1] Jagielski, M., Ullman, J. and Oprea, A. "Auditing Differentially Private
+       Machine Learning: How Private is Private SGD?" NeurIPS 2020.
+    """
+    out: dict[str, Any] = {"value": float("nan"), "confidence": float(confidence), "note": ""}
+    if result.extra.get("out_of_fold"):
+        out["note"] = OUT_OF_FOLD_NOTE
+        return out
+    try:
+        # Too few records give NaN with a DegenerateInputWarning: the note says why instead.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DegenerateInputWarning)
+            (bound,) = pm.effective_epsilon_lower_bound(
+                result.labels, result.scores, validation_split=validation_split,
+                confidence_levels=(confidence,), random_state=random_state,
+            )
+    except ValueError as error:
+        out["note"] = str(error)
+        return out
+    out["value"] = float(bound.epsilon_low)
+    if math.isnan(out["value"]):
+        out["note"] = "; ".join(str(w.message) for w in caught) or "not computed"
+    return out

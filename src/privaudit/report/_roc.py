@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 from privaudit.report._common import check_results, figure_png
 from privaudit.report._plots import roc_figure
-from privaudit.results import AttackResult
-from privaudit.results._io import atomic_write
+from privaudit.results import AttackResult, atomic_write
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure

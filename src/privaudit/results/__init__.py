@@ -9,6 +9,13 @@ the file, and only files inside a result's own folder are read. Every CSV file p
 writes goes through :func:`write_csv` (cells never start a formula), and every result
 folder is named by :func:`result_folder_name` (unique per target and attack name).
 
+A :class:`RiskResult` holds the counts of a count-based risk (attack, baseline and control
+successes, anonymeter style) with Wilson intervals and the residual risk. Results files are
+strict JSON; :func:`mark_non_finite` / :func:`restore_non_finite` keep infinity apart from
+undefined (both ``null``) with a ``<key>_status`` key. The file helpers (:func:`atomic_write`,
+:func:`dump_json`...) and the checks of report settings (:func:`check_fprs`,
+:func:`check_n_bootstrap`) are public for the reports.
+
 Layering: DESIGN.md places results beside the reports, but attacks build results and may
 not import :mod:`privaudit.report`; this package therefore sits just above
 :mod:`privaudit.metrics` (the only privaudit module it imports), and reports only consume it.
@@ -22,17 +29,27 @@ from privaudit.results._attack_result import (
     fpr_key,
     load_results,
 )
+from privaudit.results._attack_result import _check_fprs as check_fprs
+from privaudit.results._attack_result import _check_n_bootstrap as check_n_bootstrap
 from privaudit.results._io import (
     DamagedResultWarning,
     ResultFileError,
+    atomic_write,
+    atomic_write_text,
     csv_safe_cell,
     csv_safe_frame,
+    dump_json,
     file_name_part,
+    mark_non_finite,
     restore_csv_cell,
+    restore_non_finite,
     result_folder_name,
+    to_jsonable,
     write_csv,
 )
+from privaudit.results._risk import RiskResult
 from privaudit.results._slicing import SLICE_TYPES, slice_metrics, vulnerability_ranking
+from privaudit.results._store import ResultsStore
 
 __all__ = [
     "DEFAULT_FPRS",
@@ -41,15 +58,25 @@ __all__ = [
     "Convention",
     "DamagedResultWarning",
     "ResultFileError",
+    "ResultsStore",
+    "RiskResult",
     "ScoreView",
+    "atomic_write",
+    "atomic_write_text",
+    "check_fprs",
+    "check_n_bootstrap",
     "csv_safe_cell",
     "csv_safe_frame",
+    "dump_json",
     "file_name_part",
     "fpr_key",
     "load_results",
+    "mark_non_finite",
     "restore_csv_cell",
+    "restore_non_finite",
     "result_folder_name",
     "slice_metrics",
+    "to_jsonable",
     "vulnerability_ranking",
     "write_csv",
 ]

@@ -36,7 +36,9 @@ __all__ = [
     "csv_safe_frame",
     "dump_json",
     "file_name_part",
+    "mark_non_finite",
     "restore_csv_cell",
+    "restore_non_finite",
     "result_folder_name",
     "safe_file_name",
     "to_jsonable",
@@ -138,9 +140,85 @@ def to_jsonable(obj: Any, *, where: str = "value") -> Any:
     )
 
 
-def dump_json(obj: Any, path: str | os.PathLike[str], *, where: str = "value") -> Path:
-    """Write ``obj`` as strict, indented JSON to ``path`` atomically."""
-    text = json.dumps(to_jsonable(obj, where=where), indent=2, allow_nan=False,
+#: Suffix of the key that says why a number next to it is ``null`` (:func:`mark_non_finite`).
+STATUS_SUFFIX = "_status"
+#: The status of a non-finite float written as ``null`` by :func:`mark_non_finite`.
+NON_FINITE_STATUS: dict[str, float] = {
+    "infinite": math.inf,
+    "-infinite": -math.inf,
+    "undefined": math.nan,
+}
+
+
+def _status_of(value: float) -> str:
+    if math.isnan(value):
+        return "undefined"
+    return "infinite" if value > 0 else "-infinite"
+
+
+def mark_non_finite(obj: Any, *, where: str = "value") -> Any:
+    """:func:`to_jsonable`, keeping infinity apart from undefined (NaN) in mappings.
+
+    Strict JSON has neither NaN nor infinity, and :func:`to_jsonable` writes both as
+    ``null``. Here a non-finite float under a key ``k`` of a mapping is written as
+    ``"k": null`` plus a sibling ``"k_status"`` saying which it was: ``"infinite"``,
+    ``"-infinite"`` or ``"undefined"`` (NaN, e.g. an interval not computed, a metric of
+    one class only). Finite numbers get no status key, so e.g. an estimate is either
+    ``{"value": 0.71, "low": 0.66, "high": 0.75}`` or
+    ``{"value": null, "value_status": "infinite", "low": 1.2, "high": null,
+    "high_status": "infinite"}``. Non-finite numbers inside lists stay a bare ``null``.
+    :func:`restore_non_finite` undoes the encoding.
+    """
+    if isinstance(obj, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            out[key] = mark_non_finite(value, where=f"{where}[{key!r}]")
+            if (isinstance(value, (float, np.floating)) and not math.isfinite(value)
+                    and isinstance(key, str)):
+                out[key + STATUS_SUFFIX] = _status_of(float(value))
+        return to_jsonable(out, where=where)
+    if isinstance(obj, (list, tuple)):
+        return [mark_non_finite(v, where=f"{where}[{i}]") for i, v in enumerate(obj)]
+    return to_jsonable(obj, where=where)
+
+
+def restore_non_finite(obj: Any) -> Any:
+    """Undo :func:`mark_non_finite`: ``null`` with a status becomes inf, -inf or NaN.
+
+    A ``"k": null`` whose sibling ``"k_status"`` is one of ``"infinite"``,
+    ``"-infinite"``, ``"undefined"`` becomes the float, and the status key is dropped;
+    everything else is returned as read (so files written without statuses load as before).
+    """
+    if isinstance(obj, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            if (isinstance(key, str) and key.endswith(STATUS_SUFFIX)
+                    and isinstance(value, str) and value in NON_FINITE_STATUS):
+                base = key[: -len(STATUS_SUFFIX)]
+                if base in obj and obj[base] is None:
+                    continue
+            status = obj.get(key + STATUS_SUFFIX) if isinstance(key, str) else None
+            if value is None and isinstance(status, str) and status in NON_FINITE_STATUS:
+                out[key] = NON_FINITE_STATUS[status]
+            else:
+                out[key] = restore_non_finite(value)
+        return out
+    if isinstance(obj, list):
+        return [restore_non_finite(v) for v in obj]
+    return obj
+
+
+def dump_json(
+    obj: Any, path: str | os.PathLike[str], *, where: str = "value",
+    keep_non_finite: bool = False,
+) -> Path:
+    """Write ``obj`` as strict, indented JSON to ``path`` atomically.
+
+    With ``keep_non_finite=True`` non-finite numbers in mappings are written as
+    :func:`mark_non_finite` says (``null`` plus a ``_status`` key); otherwise as ``null``.
+    """
+    encode = mark_non_finite if keep_non_finite else to_jsonable
+    text = json.dumps(encode(obj, where=where), indent=2, allow_nan=False,
                       ensure_ascii=False)
     return atomic_write_text(path, text + "\n")
 

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from privaudit._audit import slice_result
 from privaudit._validation import param_error
 from privaudit.attacks.membership import (
     ConfidenceAttack,
@@ -35,6 +34,7 @@ from privaudit.attacks.membership import (
     MembershipAttack,
     ModifiedEntropyAttack,
 )
+from privaudit.audits import AuditRun, RandomGuessBaseline, SliceEnricher
 from privaudit.data import TabularData, load_loans, load_tv16, membership_split
 from privaudit.results import AttackResult
 from privaudit.targets import SklearnTarget
@@ -167,6 +167,15 @@ def _study_part(
                               for k, v in spec.params.items()},
             "target_random_state": model_seed if spec.model.startswith("MLP") else None,
         }
+        # The same spine as audit_model: provenance, baseline check, slices (from the same
+        # outputs: no new query).
+        run = AuditRun(
+            func="run_overfitting_study", target_name=spec.name,
+            identity=(spec.name, spec.describe(), data.name, model_seed, labels),
+            random_state=model_seed, baseline=RandomGuessBaseline(),
+            enrichers=[SliceEnricher(lambda out=outputs: out, labels, model_seed)],
+            dataset=data.name,
+        )
         summary = []
         for attack in _attacks_for(spec.task):
             if isinstance(attack, LossAttack):
@@ -180,11 +189,7 @@ def _study_part(
                 dataset=data.name, target_name=spec.name,
             )
             result.extra = {**extra_common, **result.extra}
-            # The same slices as audit_model, from the same outputs (no new query).
-            sliced = slice_result(result, outputs, random_state=model_seed)
-            if sliced is not None:
-                result.extra.update(sliced)
-            results.append(result)
+            results.append(run.finish(attack.name, (), result))
             summary.append(f"{attack.name} {roc_auc(labels, result.scores):.3f}")
         fit_text = ", ".join(f"{k} {v:.3f}" for k, v in quality.items() if "mse" not in k)
         _say(progress, f"    {fit_text}; AUC: {', '.join(summary)}")
@@ -230,7 +235,9 @@ def run_overfitting_study(
         audited non-members. As with :func:`privaudit.audit_model`, ``extra["slices"]``,
         ``extra["most_exposed"]`` and ``extra["slice_settings"]`` hold the leakage per
         slice (class, correctness, loss percentile) and the most exposed members
-        (:func:`privaudit._audit.slice_result`, seeded from ``random_state``).
+        (:func:`privaudit.audits.slice_result`, seeded from ``random_state``), and
+        ``extra["better_than_random"]`` the random-guess baseline check
+        (:class:`privaudit.audits.RandomGuessBaseline`).
 
     Notes
     -----

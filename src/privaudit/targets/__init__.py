@@ -6,11 +6,16 @@ Adapters: :class:`SklearnTarget` (fitted scikit-learn estimators), :class:`Torch
 (a function returning predicted labels only). torch is imported only when a torch target is
 built.
 
-Every adapter exposes ``name``, ``task``, ``classes_``/``n_classes``, ``n_queries`` and
-``query(X, y) -> ModelOutputs`` (one query per record; the per-record loss computed once).
+Every adapter follows :class:`Target`: the audit-facing :class:`AuditedArtifact` (``name``,
+``task``, ``fingerprint()``, ``n_queries``, ``reveals_probabilities``), which text and table
+artefacts satisfy too, plus ``classes_``/``n_classes`` and ``query(X, y) -> ModelOutputs``
+(one query per record; the per-record loss computed once). :func:`as_target` wraps a fitted
+scikit-learn estimator or a torch module; :func:`target_fingerprint` reads any artefact's
+fingerprint for a result key.
 """
 
 from privaudit.targets._base import (
+    AuditedArtifact,
     BaseTarget,
     ModelOutputs,
     QueryBudgetExceededError,
@@ -19,16 +24,28 @@ from privaudit.targets._base import (
     label_indices,
 )
 from privaudit.targets._callable import CallableTarget, LabelOnlyTarget
+from privaudit.targets._dispatch import as_target
+from privaudit.targets._fingerprint import (
+    estimator_fingerprint,
+    module_fingerprint,
+    target_fingerprint,
+)
 from privaudit.targets._io import (
     UntrustedTypesError,
     load_sklearn_model,
     save_sklearn_model,
     trusted_sklearn_types,
 )
-from privaudit.targets._sklearn import SklearnTarget, as_target
-from privaudit.targets._torch import TorchTarget, load_torch_model, save_torch_model
+from privaudit.targets._sklearn import SklearnTarget
+from privaudit.targets._torch import (
+    TorchTarget,
+    import_torch,
+    load_torch_model,
+    save_torch_model,
+)
 
 __all__ = [
+    "AuditedArtifact",
     "BaseTarget",
     "CallableTarget",
     "LabelOnlyTarget",
@@ -40,10 +57,14 @@ __all__ = [
     "TorchTarget",
     "UntrustedTypesError",
     "as_target",
+    "estimator_fingerprint",
+    "import_torch",
     "label_indices",
     "load_sklearn_model",
     "load_torch_model",
+    "module_fingerprint",
     "save_sklearn_model",
     "save_torch_model",
+    "target_fingerprint",
     "trusted_sklearn_types",
 ]

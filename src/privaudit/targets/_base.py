@@ -1,15 +1,14 @@
-"""The target protocol every adapter follows, and what one query returns.
+"""The protocols every audited artefact follows, and what one query of a model returns.
 
-A *target* is the audited artefact seen through the access an adversary has. Every adapter
-(scikit-learn estimator here; PyTorch module, black-box callable, label-only callable and
-Hugging Face language model later) exposes the same small surface:
+An *audited artefact* is what privaudit measures, seen through the access an adversary has:
+a classifier or regressor, a causal language model scored on texts, a synthetic table, a
+model after machine unlearning. Two layers:
 
-- ``name``, ``task`` (``"classification"`` or ``"regression"``), ``classes_`` and
-  ``n_classes`` (``None`` for regression);
-- ``query(X, y) -> ModelOutputs``: one query per record, with the per-record loss computed
-  once;
-- ``n_queries``: how many records have been queried so far (label-only adapters enforce a
-  budget on it through :class:`BaseTarget`).
+- :class:`AuditedArtifact`, what an audit needs of *any* artefact: ``name``, ``task``,
+  ``fingerprint()``, ``n_queries``, ``reveals_probabilities``;
+- :class:`Target`, a model queried record by record: the above plus ``classes_``,
+  ``n_classes`` and ``query(X, y) -> ModelOutputs``. The adapters (scikit-learn, torch,
+  callables, label-only callables) implement it through :class:`BaseTarget`.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from privaudit import signals as _signals
 from privaudit._validation import param_error
 
 __all__ = [
+    "AuditedArtifact",
     "BaseTarget",
     "ModelOutputs",
     "QueryBudgetExceededError",
@@ -276,28 +276,73 @@ class ModelOutputs:
 
 
 @runtime_checkable
-class Target(Protocol):
-    """What every target adapter exposes (scikit-learn, torch, callables, LLMs).
+class AuditedArtifact(Protocol):
+    """What an audit needs of every artefact it measures, whatever its kind.
+
+    An audit validates the artefact, keys its saved results on ``fingerprint()``, reports
+    ``name`` and the queries spent, and refuses attacks the access does not allow. Kinds:
+
+    - a classifier or regressor (``task`` ``"classification"`` / ``"regression"``) is a
+      :class:`Target`: ``classes_``, ``n_classes`` and ``query(X, y) -> ModelOutputs``;
+    - an unlearned model is a :class:`Target` like any other, with its own fingerprint;
+      the audit pairs it with the model retrained without the forget set;
+    - a causal language model (e.g. ``task="causal-lm"``) scores texts instead of
+      ``query``: e.g. ``score_texts(texts)`` returning per-token log-probabilities;
+    - a synthetic table (e.g. ``task="synthetic-table"``) exposes its released rows;
+      its "queries" are nearest-neighbour lookups, not model calls.
+
+    Only this base is shared; each kind's audit reads its kind-specific part.
 
     Attributes
     ----------
     name : str
         Name used in results and reports.
+    task : str
+        What the artefact is or predicts; for a model :data:`Task`.
+    n_queries : int
+        Records (or texts, or rows) queried so far: what a query budget is counted in.
+    reveals_probabilities : bool
+        Whether the answers carry probabilities (False for label-only access); attacks
+        that need them are refused before any query is spent.
+
+    Methods
+    -------
+    fingerprint() -> str or None
+        A digest of what the artefact is (parameters, settings), stable across loads and
+        processes, or None when it cannot be read: the audit then identifies the artefact
+        by its answers.
+    """
+
+    name: str
+    task: str
+    n_queries: int
+    reveals_probabilities: bool
+
+    def fingerprint(self) -> str | None:
+        """Digest of the artefact, stable across loads and processes, or None."""
+        ...
+
+
+@runtime_checkable
+class Target(AuditedArtifact, Protocol):
+    """A model queried record by record (scikit-learn, torch, callables, label-only).
+
+    Everything of :class:`AuditedArtifact` (``name``, ``task``, ``fingerprint()``,
+    ``n_queries``, ``reveals_probabilities``), plus the model part below.
+
+    Attributes
+    ----------
     task : {"classification", "regression"}
         What the model predicts.
     classes_ : ndarray or None
         The classes, in the order of the probability columns (``None`` for regression).
     n_classes : int or None
         ``len(classes_)`` (``None`` for regression).
-    n_queries : int
-        Number of records queried so far.
     """
 
-    name: str
     task: Task
     classes_: NDArray[Any] | None
     n_classes: int | None
-    n_queries: int
 
     def query(self, X: Any, y: ArrayLike) -> ModelOutputs:
         """Query the model once per record of ``X`` and return its outputs for ``y``."""
@@ -325,6 +370,8 @@ class BaseTarget:
     name: str
     task: Task
     classes_: NDArray[Any] | None = None
+    #: Whether :meth:`query` returns probabilities (label-only targets set it to False).
+    reveals_probabilities: bool = True
 
     def __init__(self, name: str, task: Task, *, max_queries: int | None = None) -> None:
         cls_name = type(self).__name__
@@ -344,6 +391,14 @@ class BaseTarget:
     def n_classes(self) -> int | None:
         """Number of classes (``None`` for regression)."""
         return None if self.classes_ is None else len(self.classes_)
+
+    def fingerprint(self) -> str | None:
+        """Digest of the model and the settings that change its answers, or None.
+
+        None (the default) means the parameters cannot be read: the audit identifies the
+        model by its answers. Adapters that can read them override this.
+        """
+        return None
 
     def reset_queries(self) -> None:
         """Set the query counter back to 0."""

@@ -17,7 +17,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import param_error
 from privaudit.targets._base import BaseTarget, ModelOutputs, Task, check_task, label_indices
-from privaudit.targets._sklearn import DEFAULT_BATCH_SIZE, _rows, n_records
+from privaudit.targets._fingerprint import digest_parts
+from privaudit.targets._records import DEFAULT_BATCH_SIZE, n_records, rows
 
 __all__ = ["CallableTarget", "LabelOnlyTarget"]
 
@@ -58,18 +59,33 @@ class _FunctionTarget(BaseTarget):
 
     def __init__(
         self, fn: Callable[[Any], Any], *, task: Task, classes: Any, name: str | None,
-        batch_size: int, max_queries: int | None,
+        batch_size: int, max_queries: int | None, fingerprint: str | None = None,
     ) -> None:
         func = type(self).__name__
         if not callable(fn):
             raise param_error("fn", func, "a callable fn(X) -> outputs",
                               f"<{type(fn).__name__}>", error=TypeError)
+        if fingerprint is not None and (not isinstance(fingerprint, str) or not fingerprint):
+            raise param_error("fingerprint", func, "None or a non-empty str identifying "
+                              "the model behind fn", fingerprint, error=TypeError)
+        self._user_fingerprint = fingerprint
         task = check_task(task, func=func)
         super().__init__(name or _fn_name(fn), task, max_queries=max_queries)
         self.fn = fn
         self.batch_size = _check_batch_size(batch_size, func)
         if task == "classification":
             self.classes_ = _check_classes(classes, func)
+
+    def fingerprint(self) -> str | None:
+        """None (the audit identifies the model by its answers), or the user's fingerprint.
+
+        A ``fingerprint=`` string given at construction is digested with the access kind,
+        the task and ``classes_`` (which change what a query returns).
+        """
+        if self._user_fingerprint is None:
+            return None
+        return digest_parts(type(self).__name__, self.task, self.classes_,
+                            self._user_fingerprint)
 
     def _prepare(self, X: Any, y: ArrayLike, func: str) -> tuple[int, NDArray[Any]]:
         n = n_records(X, func=func)
@@ -89,7 +105,7 @@ class _FunctionTarget(BaseTarget):
         chunks = []
         for start in range(0, n, self.batch_size):
             stop = min(start + self.batch_size, n)
-            chunks.append(np.asarray(self.fn(_rows(X, start, stop))))
+            chunks.append(np.asarray(self.fn(rows(X, start, stop))))
             if chunks[-1].shape[:1] != (stop - start,):
                 raise ValueError(
                     f"The function of target {self.name!r} returned an array of shape "
@@ -124,6 +140,10 @@ class CallableTarget(_FunctionTarget):
     max_queries : int, optional
         Budget in records: a query that would exceed it raises
         :class:`~privaudit.targets.QueryBudgetExceededError` before ``fn`` is called.
+    fingerprint : str, optional
+        An identifier of the model behind ``fn`` (a version, a digest of its weights),
+        stable across processes. Without it :meth:`fingerprint` is None and an audit
+        identifies the model by its answers.
 
     Notes
     -----
@@ -146,9 +166,10 @@ class CallableTarget(_FunctionTarget):
         name: str | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         max_queries: int | None = None,
+        fingerprint: str | None = None,
     ) -> None:
         super().__init__(fn, task=task, classes=classes, name=name, batch_size=batch_size,
-                         max_queries=max_queries)
+                         max_queries=max_queries, fingerprint=fingerprint)
 
     def query(self, X: Any, y: ArrayLike) -> ModelOutputs:
         """Call the function once per record and return its outputs for labels ``y``.
@@ -230,6 +251,10 @@ class LabelOnlyTarget(_FunctionTarget):
     max_queries : int, optional
         Budget in records: a query that would exceed it raises
         :class:`~privaudit.targets.QueryBudgetExceededError` before ``fn`` is called.
+    fingerprint : str, optional
+        An identifier of the model behind ``fn`` (a version, a digest of its weights),
+        stable across processes. Without it :meth:`fingerprint` is None and an audit
+        identifies the model by its answers.
 
     Attributes
     ----------
@@ -258,9 +283,11 @@ class LabelOnlyTarget(_FunctionTarget):
         name: str | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         max_queries: int | None = None,
+        fingerprint: str | None = None,
     ) -> None:
         super().__init__(fn, task="classification", classes=classes, name=name,
-                         batch_size=batch_size, max_queries=max_queries)
+                         batch_size=batch_size, max_queries=max_queries,
+                         fingerprint=fingerprint)
 
     def query(self, X: Any, y: ArrayLike) -> ModelOutputs:
         """Ask for the predicted label of every record; the loss is the 0-1 loss.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -10,40 +9,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import param_error
 from privaudit.exceptions import NotFittedError
-from privaudit.targets._base import (
-    BaseTarget,
-    ModelOutputs,
-    Target,
-    Task,
-    check_task,
-    label_indices,
-)
+from privaudit.targets._base import BaseTarget, ModelOutputs, Task, check_task, label_indices
+from privaudit.targets._fingerprint import digest_parts, estimator_fingerprint
+from privaudit.targets._records import DEFAULT_BATCH_SIZE, n_records, rows
 
-__all__ = ["SklearnTarget", "as_target", "n_records"]
-
-DEFAULT_BATCH_SIZE = 4096
-
-
-def n_records(X: Any, *, func: str, param: str = "X") -> int:
-    """Number of rows of ``X`` (array, DataFrame, sparse matrix or list)."""
-    shape = getattr(X, "shape", None)
-    if shape is not None and len(shape) >= 1:
-        return int(shape[0])
-    try:
-        return len(X)
-    except TypeError:
-        raise param_error(
-            param, func, "an array-like of records", f"<{type(X).__name__}>", error=TypeError
-        ) from None
-
-
-def _rows(X: Any, start: int, stop: int) -> Any:
-    if hasattr(X, "iloc"):
-        return X.iloc[start:stop]
-    if isinstance(X, (list, tuple)):
-        return X[start:stop]
-    return X[start:stop]
-
+__all__ = ["SklearnTarget"]
 
 def _estimator_name(estimator: Any) -> str:
     steps = getattr(estimator, "steps", None)
@@ -177,6 +147,15 @@ class SklearnTarget(BaseTarget):
         pred = self._predict_chunked(X, n, "predict", None)
         return ModelOutputs.from_regression(y_arr, pred)
 
+    def fingerprint(self) -> str | None:
+        """Digest of the fitted estimator (:func:`estimator_fingerprint`) and the task.
+
+        Stable across two loads of one skops file and across processes; another fit
+        (other parameters, data or seed) gives another. None if the state cannot be read.
+        """
+        state = estimator_fingerprint(self.estimator)
+        return None if state is None else digest_parts("sklearn", self.task, state)
+
     def _predict_chunked(
         self, X: Any, n: int, method: str, width: int | None
     ) -> NDArray[np.float64]:
@@ -185,7 +164,7 @@ class SklearnTarget(BaseTarget):
         out = np.empty(shape, dtype=np.float64)
         for start in range(0, n, self.batch_size):
             stop = min(start + self.batch_size, n)
-            chunk = np.asarray(fn(_rows(X, start, stop)), dtype=np.float64)
+            chunk = np.asarray(fn(rows(X, start, stop)), dtype=np.float64)
             if width is None and chunk.ndim == 2 and chunk.shape[1] == 1:
                 chunk = chunk[:, 0]
             if chunk.shape != (stop - start, *shape[1:]):
@@ -202,37 +181,3 @@ class SklearnTarget(BaseTarget):
             f"SklearnTarget({_estimator_name(self.estimator)}, name={self.name!r}, "
             f"task={self.task!r})"
         )
-
-
-def as_target(obj: Any, **kwargs: Any) -> Target:
-    """Return ``obj`` if it is a :class:`Target`, or wrap a fitted scikit-learn estimator.
-
-    Parameters
-    ----------
-    obj : Target, fitted scikit-learn estimator or torch ``nn.Module``
-        What to audit (a torch module is wrapped in a ``TorchTarget`` returning logits).
-    **kwargs
-        Passed to :class:`SklearnTarget` when ``obj`` is wrapped (``name``, ``task``...).
-
-    Returns
-    -------
-    Target
-    """
-    if isinstance(obj, Target):
-        if kwargs:
-            raise param_error(
-                "kwargs", "as_target", "empty when obj is already a Target",
-                f"<{sorted(kwargs)}>",
-            )
-        return obj
-    if hasattr(obj, "fit") and hasattr(obj, "predict") and hasattr(obj, "get_params"):
-        return SklearnTarget(obj, **kwargs)
-    torch = sys.modules.get("torch")  # a torch module exists only if torch was imported
-    if torch is not None and isinstance(obj, torch.nn.Module):
-        from privaudit.targets._torch import TorchTarget
-
-        return TorchTarget(obj, **kwargs)
-    raise param_error(
-        "obj", "as_target", "a privaudit Target or a fitted scikit-learn estimator",
-        f"<{type(obj).__name__}>", error=TypeError,
-    )

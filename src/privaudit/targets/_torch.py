@@ -16,9 +16,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import param_error
 from privaudit.targets._base import BaseTarget, ModelOutputs, Task, check_task, label_indices
-from privaudit.targets._sklearn import _rows, n_records
+from privaudit.targets._fingerprint import callable_identity, digest_parts, module_fingerprint
+from privaudit.targets._records import n_records, rows
 
-__all__ = ["TorchTarget", "load_torch_model", "save_torch_model"]
+__all__ = ["TorchTarget", "import_torch", "load_torch_model", "save_torch_model"]
 
 _TORCH_EXTRA = "pip install 'privaudit[torch]'"
 
@@ -190,6 +191,22 @@ class TorchTarget(BaseTarget):
                 raise param_error("classes", func, "free of duplicates", "<repeated labels>")
             self.classes_ = classes_arr
 
+    def fingerprint(self) -> str | None:
+        """Digest of the module and of every setting that changes the target's answers.
+
+        The module's architecture, plain settings and state dict (every tensor by name,
+        dtype, shape and bytes; see :func:`~privaudit.targets.module_fingerprint`), the
+        task, ``output``, ``classes_``, the white-box ``loss`` and ``input_dtype``. Stable
+        across loads of one file and across processes; None if a tensor cannot be read.
+        """
+        state = module_fingerprint(self.module)
+        if state is None:
+            return None
+        return digest_parts(
+            "torch", self.task, self.output, self.classes_, callable_identity(self.loss),
+            None if self.input_dtype is None else str(self.input_dtype), state,
+        )
+
     # ------------------------------------------------------------------ helpers
     def _check_eval(self, func: str) -> None:
         training = [name or "<root>" for name, m in self.module.named_modules() if m.training]
@@ -269,7 +286,7 @@ class TorchTarget(BaseTarget):
         with torch.inference_mode():
             for start in range(0, n, self.batch_size):
                 stop = min(start + self.batch_size, n)
-                out = self.module(self._to_tensor(_rows(X, start, stop)))
+                out = self.module(self._to_tensor(rows(X, start, stop)))
                 if not isinstance(out, torch.Tensor):
                     raise TypeError(
                         f"The torch module of target {self.name!r} returned a "
@@ -379,7 +396,7 @@ class TorchTarget(BaseTarget):
         with torch.inference_mode():
             for start in range(0, n, self.batch_size):
                 stop = min(start + self.batch_size, n)
-                out = self.module(self._to_tensor(_rows(X, start, stop)))
+                out = self.module(self._to_tensor(rows(X, start, stop)))
                 t = torch.from_numpy(targets[start:stop]).to(self.device)
                 losses[start:stop] = per_record(out, t).to("cpu", torch.float64).numpy()
         return losses
@@ -478,7 +495,7 @@ class TorchTarget(BaseTarget):
         losses = np.empty(n, dtype=np.float64)
         for start in range(0, n, chunk):
             stop = min(start + chunk, n)
-            xb = self._to_tensor(_rows(X, start, stop))
+            xb = self._to_tensor(rows(X, start, stop))
             tb = torch.from_numpy(targets[start:stop]).to(self.device)
             grads, value = per_record(selected, xb, tb)
             sq = torch.zeros(stop - start, dtype=torch.float64, device=xb.device)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privaudit._progress import as_progress
 from privaudit._validation import check_fraction, check_random_state, param_error
 from privaudit.exceptions import NotFittedError, PrivauditWarning
 from privaudit.training._cache import CachedModels, ModelCache
@@ -27,6 +28,10 @@ __all__ = ["ReferencePool"]
 POOL_FORMAT = 1
 
 _NAME = "ReferencePool"
+
+#: Seconds a ReferencePool.map must last before its progress is shown (queries are often
+#: quick; training is always reported).
+MAP_PROGRESS_DELAY = 2.0
 
 
 def _n_rows(X: Any) -> int:
@@ -55,10 +60,12 @@ class _Trainer:
 
     def __init__(self, executor: Executor, recipe: TrainingRecipe, seeds: NDArray[np.int64],
                  train_indices: list[NDArray[np.int64]], X: Any, y: Any,
-                 train_seconds: NDArray[np.float64]) -> None:
+                 train_seconds: NDArray[np.float64],
+                 tick: Callable[[], None] = lambda: None) -> None:
         self.executor, self.recipe, self.seeds = executor, recipe, seeds
         self.train_indices, self.X, self.y = train_indices, X, y
         self.train_seconds = train_seconds
+        self.tick = tick  # called once per model made (trained here or by another process)
 
     def run(self, todo: list[int], on_model: Callable[[int, Any], None]) -> None:
         """Train models ``todo``; ``on_model(i, model)`` as each finishes."""
@@ -68,6 +75,7 @@ class _Trainer:
         ):
             self.train_seconds[todo[t]] = secs
             on_model(todo[t], model)
+            self.tick()
 
     def into_cache(self, cache: ModelCache, missing: list[int]) -> int:
         """Train the missing models into the cache, each under its lock; return how many.
@@ -92,6 +100,7 @@ class _Trainer:
                     if cache.check(i, int(self.seeds[i]), self.train_indices[i]) is None:
                         self.train_seconds[i] = cache.train_seconds(i)  # made meanwhile
                         cache.release(held, i)
+                        self.tick()
                     else:
                         todo.append(i)
                 self.run(todo, save)
@@ -294,9 +303,41 @@ class ReferencePool:
         executor = get_executor(self.executor, n_jobs=self.n_jobs, address=self.address)
         return recipe, executor
 
+    def _open_cache(
+        self, recipe: TrainingRecipe, X: Any, y: Any, ss: np.random.SeedSequence,
+        candidates: NDArray[np.int64], in_mask: NDArray[np.bool_], seeds: NDArray[np.int64],
+        train_indices: list[NDArray[np.int64]],
+    ) -> tuple[ModelCache | None, dict[int, float]]:
+        """The pool's cache (None without a ``cache_dir``) and its finished models."""
+        if self.cache_dir is None:
+            return None, {}
+        if self.random_state is None:
+            warnings.warn(
+                "ReferencePool has a cache_dir but random_state=None: a rerun draws new "
+                "seeds and cannot resume from this cache. Pass an integer random_state.",
+                PrivauditWarning, stacklevel=3,
+            )
+        key_info = {
+            "format": POOL_FORMAT,
+            "recipe": recipe.fingerprint(),
+            "recipe_repr": repr(recipe)[:500],
+            "data": data_fingerprint(X, y),
+            "n_records": in_mask.shape[1],
+            "candidates": sha256_json(candidates.tolist()),
+            "mode": self.mode,
+            "sample_fraction": repr(float(self.sample_fraction)),
+            "n_models": int(self.n_models),
+            "seed_entropy": str(ss.entropy),
+            "seed_spawn_key": [int(k) for k in ss.spawn_key],
+        }
+        key = sha256_json({k: v for k, v in key_info.items() if k != "recipe_repr"})
+        cache = ModelCache(self.cache_dir, key, key_info, recipe)
+        cache.prepare(in_mask)
+        return cache, cache.finished(seeds.tolist(), train_indices)
+
     def fit(
         self, X: Any, y: ArrayLike, *, audited: ArrayLike | None = None,
-        population: ArrayLike | None = None,
+        population: ArrayLike | None = None, progress: Any = None,
     ) -> ReferencePool:
         """Train (or load from the cache) every reference model.
 
@@ -312,6 +353,10 @@ class ReferencePool:
         population : array-like of int or bool, optional
             Rows that are population data (known non-members of the target). Default: every
             row not in ``audited``. Offline, ``audited`` and ``population`` must not overlap.
+        progress : callable(str) or Progress, optional
+            Reports each model as it is made, with the models found in the cache counted
+            from the start (``"training reference models: 5/16"``); see
+            :func:`privaudit._progress.as_progress`.
 
         Returns
         -------
@@ -324,6 +369,7 @@ class ReferencePool:
             population, no record left to train on.
         """
         recipe, executor = self._check_params()
+        progress = as_progress(progress, func=f"{_NAME}.fit")
         n_records = _n_rows(X)
         if _n_rows(y) != n_records:
             raise param_error("y", f"{_NAME}.fit", f"of the same length as X ({n_records})",
@@ -369,45 +415,24 @@ class ReferencePool:
                 self.sample_fraction,
             )
 
-        cache = None
-        if self.cache_dir is not None:
-            if self.random_state is None:
-                warnings.warn(
-                    "ReferencePool has a cache_dir but random_state=None: a rerun draws new "
-                    "seeds and cannot resume from this cache. Pass an integer random_state.",
-                    PrivauditWarning, stacklevel=2,
-                )
-            key_info = {
-                "format": POOL_FORMAT,
-                "recipe": recipe.fingerprint(),
-                "recipe_repr": repr(recipe)[:500],
-                "data": data_fingerprint(X, y),
-                "n_records": n_records,
-                "candidates": sha256_json(candidates.tolist()),
-                "mode": self.mode,
-                "sample_fraction": repr(float(self.sample_fraction)),
-                "n_models": int(self.n_models),
-                "seed_entropy": str(ss.entropy),
-                "seed_spawn_key": [int(k) for k in ss.spawn_key],
-            }
-            key = sha256_json({k: v for k, v in key_info.items() if k != "recipe_repr"})
-            cache = ModelCache(self.cache_dir, key, key_info, recipe)
-            cache.prepare(in_mask)
-            done = cache.finished(seeds.tolist(), train_indices)
-        else:
-            done = {}
-
+        cache, done = self._open_cache(recipe, X, y, ss, candidates, in_mask, seeds,
+                                       train_indices)
         models: list[Any] = [None] * self.n_models
         train_seconds = np.full(self.n_models, np.nan)
         for i, secs in done.items():
             train_seconds[i] = secs
         missing = [i for i in range(self.n_models) if i not in done]
-        train = _Trainer(executor, recipe, seeds, train_indices, X, y, train_seconds)
-        if cache is not None:
-            n_trained = train.into_cache(cache, missing)
-        else:
-            train.run(missing, models.__setitem__)
-            n_trained = len(missing)
+        description = "training reference models" + (
+            f" ({len(done)} found in the cache)" if done else "")
+        with progress.task(description, total=self.n_models) as step:
+            step.advance(len(done))
+            train = _Trainer(executor, recipe, seeds, train_indices, X, y, train_seconds,
+                             tick=step.advance)
+            if cache is not None:
+                n_trained = train.into_cache(cache, missing)
+            else:
+                train.run(missing, models.__setitem__)
+                n_trained = len(missing)
 
         self.models_: Sequence[Any] = (
             CachedModels(cache, self.n_models) if cache is not None else models
@@ -435,7 +460,8 @@ class ReferencePool:
             )
 
     def map(
-        self, fn: Callable[[Any, Any, Any], Any], X: Any, y: Any = None, *, stack: bool = True
+        self, fn: Callable[[Any, Any, Any], Any], X: Any, y: Any = None, *, stack: bool = True,
+        progress: Any = None, description: str = "querying reference models",
     ) -> Any:
         """Apply ``fn(model, X, y)`` to every reference model, in parallel.
 
@@ -448,6 +474,11 @@ class ReferencePool:
         stack : bool, default=True
             Stack the results into one array of shape ``(n_models, ...)``; else return the
             list of results in model order.
+        progress : callable(str) or Progress, optional
+            Reports each model done (``"querying reference models: 5/16"``) once the step
+            has lasted more than two seconds; quick steps stay silent.
+        description : str, default="querying reference models"
+            What the progress calls this step.
 
         Returns
         -------
@@ -458,6 +489,7 @@ class ReferencePool:
         if not callable(fn):
             raise param_error("fn", f"{_NAME}.map", "callable", f"<{type(fn).__name__}>",
                               error=TypeError)
+        progress = as_progress(progress, func=f"{_NAME}.map")
         if self._cache is not None and isinstance(self._executor, LocalExecutor):
             # Workers read the files themselves rather than receiving pickled models.
             handles = [("path", self._recipe, self._cache.model_path(i))
@@ -465,10 +497,12 @@ class ReferencePool:
         else:
             handles = [("model", m) for m in self.models_]
         results: list[Any] = [None] * self.n_models
-        for i, out in self._executor.map_unordered(
-            _apply_task, [(h, fn) for h in handles], shared={"X": X, "y": y}
-        ):
-            results[i] = out
+        with progress.task(description, total=self.n_models, delay=MAP_PROGRESS_DELAY) as step:
+            for i, out in self._executor.map_unordered(
+                _apply_task, [(h, fn) for h in handles], shared={"X": X, "y": y}
+            ):
+                results[i] = out
+                step.advance()
         if not stack:
             return results
         return np.stack([np.asarray(r) for r in results])

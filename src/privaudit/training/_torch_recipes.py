@@ -31,7 +31,7 @@ _METADATA_KEY = "privaudit"
 
 
 def _torch() -> Any:
-    from privaudit.targets._torch import import_torch
+    from privaudit.targets import import_torch
 
     return import_torch()
 

@@ -18,11 +18,18 @@ white-box (torch targets).
 from privaudit.attacks.membership._augment import (
     HorizontalFlip,
     ImageShift,
+    check_augmentations,
     horizontal_flip,
     image_shifts,
     query_augmented,
 )
-from privaudit.attacks.membership._base import MembershipAttack, ThresholdAttack
+from privaudit.attacks.membership._base import (
+    MembershipAttack,
+    ReferenceAttack,
+    SignalAttack,
+    ThresholdAttack,
+)
+from privaudit.attacks.membership._gap import GapAttack
 from privaudit.attacks.membership._gaussian import (
     GaussianThresholdAttack,
     gaussian_advantage,
@@ -52,6 +59,7 @@ from privaudit.attacks.membership._threshold import (
 )
 from privaudit.attacks.membership._trained import (
     TrainedAttack,
+    TrainedGBAttack,
     TrainedKNNAttack,
     TrainedLRAttack,
     TrainedMLPAttack,
@@ -62,6 +70,7 @@ from privaudit.attacks.membership._trained import (
 __all__ = [
     "ConfidenceAttack",
     "EntropyAttack",
+    "GapAttack",
     "GaussianFitWarning",
     "GaussianThresholdAttack",
     "GradientNormAttack",
@@ -73,15 +82,19 @@ __all__ = [
     "MembershipAttack",
     "ModifiedEntropyAttack",
     "RMIAAttack",
+    "ReferenceAttack",
     "ReferenceOutputs",
     "ShadowModelAttack",
+    "SignalAttack",
     "ThresholdAttack",
     "TrainedAttack",
+    "TrainedGBAttack",
     "TrainedKNNAttack",
     "TrainedLRAttack",
     "TrainedMLPAttack",
     "TrainedRFAttack",
     "WhiteBoxFeatures",
+    "check_augmentations",
     "collect_reference_outputs",
     "fit_lira_gaussians",
     "gaussian_advantage",

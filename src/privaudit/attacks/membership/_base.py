@@ -11,18 +11,27 @@ one query can feed several attacks (:func:`run_attacks`).
 
 from __future__ import annotations
 
-import inspect
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import check_binary_labels, param_error
-from privaudit.exceptions import NotFittedError
+from privaudit.attacks._base import BaseAttack
+from privaudit.attacks._tags import AttackTags
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs, Target, as_target
 
-__all__ = ["MembershipAttack", "ThresholdAttack", "resolve_outputs"]
+__all__ = [
+    "MembershipAttack",
+    "ReferenceAttack",
+    "SignalAttack",
+    "ThresholdAttack",
+    "resolve_outputs",
+]
+
+_S = TypeVar("_S", bound="SignalAttack")
+_R = TypeVar("_R", bound="ReferenceAttack")
 
 
 def resolve_outputs(
@@ -74,65 +83,19 @@ def _task_error(func: str, tasks: tuple[str, ...], task: str, name: str) -> Valu
     return param_error("target", func, expected, f"<{task} target{label}>")  # type: ignore[return-value]
 
 
-class MembershipAttack:
-    """Base class of black-box membership attacks reading per-record signals.
+class MembershipAttack(BaseAttack):
+    """Base class of the membership attacks: one ``score``/``run`` contract.
 
-    Subclasses set ``name`` (registry name), ``tasks`` and implement
+    ``score(target, X, y, *, outputs=None)`` gives one float64 per record (higher = more
+    likely member) and ``run(..., labels=...)`` an :class:`~privaudit.results.AttackResult`.
+    How an attack is fitted depends on what it calibrates on, as its tags say:
+    :class:`SignalAttack` (the target's outputs on records of known membership) or
+    :class:`ReferenceAttack` (the outputs of reference models).
+
+    Subclasses set ``name`` (registry name), ``_tags`` and implement
     :meth:`_raw_statistic` and :meth:`_to_score`; they may override :meth:`_calibrate`,
     :meth:`_predict` and :meth:`_extra`.
     """
-
-    name: ClassVar[str] = ""
-    tasks: ClassVar[tuple[str, ...]] = ("classification", "regression")
-    #: Whether ``score`` needs ``fit`` first (e.g. parameters estimated from data).
-    requires_fit: ClassVar[bool] = False
-    #: Whether the attack reads class probabilities (label-only outputs are refused).
-    needs_probabilities: ClassVar[bool] = False
-    #: Whether the attack needs the model's weights (a white-box target).
-    needs_white_box: ClassVar[bool] = False
-
-    # ----------------------------------------------------------- parameters (sklearn style)
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [
-            p.name for p in sig.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
-
-    def get_params(self, deep: bool = False) -> dict[str, Any]:
-        """The constructor parameters and their values (as scikit-learn's)."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params: Any) -> MembershipAttack:
-        """Set constructor parameters; returns ``self``."""
-        valid = self._param_names()
-        for key, value in params.items():
-            if key not in valid:
-                raise param_error(
-                    "params", f"{type(self).__name__}.set_params", f"among {valid}", key
-                )
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        sig = inspect.signature(type(self).__init__)
-        shown = []
-        for key, value in self.get_params().items():
-            default = sig.parameters[key].default
-            if default is inspect.Parameter.empty or not _same(value, default):
-                shown.append(f"{key}={value!r}")
-        return f"{type(self).__name__}({', '.join(shown)})"
-
-    def _is_fitted(self) -> bool:
-        return any(k.endswith("_") and not k.startswith("_") for k in vars(self))
-
-    def _check_fitted(self, func: str) -> None:
-        if self.requires_fit and not self._is_fitted():
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted: call fit(...) (or give its "
-                f"parameters explicitly) before {func}."
-            )
 
     # ----------------------------------------------------------- hooks
     def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
@@ -157,39 +120,6 @@ class MembershipAttack:
         return {}
 
     # ----------------------------------------------------------- public API
-    def fit(
-        self,
-        target: Any = None,
-        X: Any = None,
-        y: ArrayLike | None = None,
-        labels: ArrayLike | None = None,
-        *,
-        outputs: ModelOutputs | None = None,
-    ) -> MembershipAttack:
-        """Calibrate the attack on records whose membership is known; returns ``self``.
-
-        Parameters
-        ----------
-        target : Target or fitted scikit-learn estimator, optional
-            The model to query (the audited target, or a shadow/reference model).
-        X, y : array-like, optional
-            Calibration records and their true labels/targets.
-        labels : array-like of 0/1, optional
-            Membership of the calibration records (1 = member of the queried model's
-            training set). Attacks document what they do without it.
-        outputs : ModelOutputs, optional
-            Precomputed outputs instead of ``target, X, y``.
-
-        Returns
-        -------
-        self
-        """
-        func = f"{type(self).__name__}.fit"
-        out, _ = self._outputs(target, X, y, outputs, func)
-        lab = None if labels is None else self._check_labels(labels, len(out), func)
-        self._calibrate(out, lab)
-        return self
-
     def score(
         self,
         target: Any = None,
@@ -303,14 +233,15 @@ class MembershipAttack:
             predictions=predictions,
             raw_statistic=raw,
             raw_statistic_name=raw_name,
-            parameters=_jsonable(self.get_params() if parameters is None else parameters),
+            parameters=_jsonable(self.get_params(deep=False) if parameters is None else parameters),
             extra=extra,
         )
 
     def _outputs(
         self, target: Any, X: Any, y: ArrayLike | None, outputs: ModelOutputs | None, func: str
     ) -> tuple[ModelOutputs, Target | None]:
-        if (self.needs_probabilities and outputs is None and target is not None
+        tags = self.__privaudit_tags__()
+        if (tags.needs_probabilities and outputs is None and target is not None
                 and not getattr(target, "reveals_probabilities", True)):
             # Refuse before querying: a label-only target's budget must not be spent on an
             # attack that cannot use its answers.
@@ -318,8 +249,8 @@ class MembershipAttack:
                 "target", func, "a target revealing class probabilities",
                 f"<label-only target {getattr(target, 'name', '')!r}>",
             )
-        out, resolved = resolve_outputs(target, X, y, outputs, func=func, tasks=self.tasks)
-        if self.needs_probabilities and out.probabilities is None:
+        out, resolved = resolve_outputs(target, X, y, outputs, func=func, tasks=tags.tasks)
+        if tags.needs_probabilities and out.probabilities is None:
             raise param_error(
                 "target", func, "a target revealing class probabilities",
                 "<label-only outputs>",
@@ -337,7 +268,73 @@ class MembershipAttack:
         return lab
 
 
-class ThresholdAttack(MembershipAttack):
+class SignalAttack(MembershipAttack):
+    """A membership attack calibrated on the target's outputs on records of known membership.
+
+    ``fit(target, X, y, labels, *, outputs=None)`` (e.g. a threshold tuned on shadow data,
+    the error scales of Yeom et al.'s Gaussian adversary, a trained attack classifier).
+    """
+
+    def fit(
+        self: _S,
+        target: Any = None,
+        X: Any = None,
+        y: ArrayLike | None = None,
+        labels: ArrayLike | None = None,
+        *,
+        outputs: ModelOutputs | None = None,
+    ) -> _S:
+        """Calibrate the attack on records whose membership is known; returns ``self``.
+
+        Parameters
+        ----------
+        target : Target or fitted scikit-learn estimator, optional
+            The model to query (the audited target, or a shadow/reference model).
+        X, y : array-like, optional
+            Calibration records and their true labels/targets.
+        labels : array-like of 0/1, optional
+            Membership of the calibration records (1 = member of the queried model's
+            training set). Attacks document what they do without it.
+        outputs : ModelOutputs, optional
+            Precomputed outputs instead of ``target, X, y``.
+
+        Returns
+        -------
+        self
+        """
+        func = f"{type(self).__name__}.fit"
+        out, _ = self._outputs(target, X, y, outputs, func)
+        lab = None if labels is None else self._check_labels(labels, len(out), func)
+        self._calibrate(out, lab)
+        return self
+
+
+class ReferenceAttack(MembershipAttack):
+    """A membership attack calibrated on the outputs of reference (shadow) models.
+
+    Every such attack is fitted the same way, ``fit(reference, population_outputs=None)``:
+    ``reference`` is a :class:`~privaudit.attacks.membership.ReferenceOutputs` and
+    ``population_outputs`` the target's outputs on the pool's population records, read by
+    the attacks tagged ``needs_population`` that compare the target with the population
+    (RMIA) and ignored by the others. :meth:`min_reference_models` says how many reference
+    models the attack needs.
+    """
+
+    _tags: ClassVar[AttackTags] = AttackTags(
+        tasks=("classification",), needs_probabilities=True, needs_reference_models=True,
+    )
+
+    def fit(self: _R, reference: Any,
+            population_outputs: ModelOutputs | None = None) -> _R:
+        """Calibrate on reference outputs (and the target's population outputs); ``self``."""
+        raise NotImplementedError
+
+    def min_reference_models(self, mode: str) -> tuple[int, str]:
+        """Fewest reference models the attack needs with a pool of ``mode``, and why."""
+        raise NotImplementedError
+
+
+class ThresholdAttack(SignalAttack):
     """A membership attack that thresholds one per-record statistic.
 
     Parameters
@@ -408,13 +405,6 @@ def _best_score_threshold(scores: NDArray[np.float64], labels: NDArray[np.int8])
     curve = roc_curve(labels, scores, drop_intermediate=False)
     best = int(np.argmax(curve.tpr - curve.fpr))
     return float(curve.thresholds[best]) if best > 0 else float("inf")
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return bool(a == b)
-    except Exception:
-        return a is b
 
 
 def _jsonable(params: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import param_error, warn_degenerate
-from privaudit.attacks.membership._base import MembershipAttack
+from privaudit.attacks._tags import AttackTags
+from privaudit.attacks.membership._base import SignalAttack
 from privaudit.exceptions import NotFittedError
 from privaudit.targets import ModelOutputs
 
@@ -104,7 +105,7 @@ def gaussian_advantage(sigma_member: float, sigma_non_member: float) -> float:
     return abs(math.erf(t / (math.sqrt(2.0) * s)) - math.erf(t / (math.sqrt(2.0) * d)))
 
 
-class GaussianThresholdAttack(MembershipAttack):
+class GaussianThresholdAttack(SignalAttack):
     """Yeom et al.'s threshold adversary (Adversary 2) for regression, Gaussian errors.
 
     Model: the error ``e = y - f(x)`` is ``N(0, sigma_S^2)`` on members and
@@ -146,8 +147,7 @@ class GaussianThresholdAttack(MembershipAttack):
     """
 
     name: ClassVar[str] = "gaussian-threshold"
-    tasks: ClassVar[tuple[str, ...]] = ("regression",)
-    requires_fit: ClassVar[bool] = True
+    _tags: ClassVar[AttackTags] = AttackTags(tasks=("regression",), fits_on_audited=True)
 
     def __init__(
         self, sigma_member: float | None = None, sigma_non_member: float | None = None

@@ -10,7 +10,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import param_error
-from privaudit.attacks.membership._base import MembershipAttack
+from privaudit.attacks._tags import AttackTags
+from privaudit.attacks.membership._base import SignalAttack
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs
 
@@ -48,7 +49,7 @@ def _white_box_target(target: Any, func: str) -> Any:
     return target
 
 
-class GradientNormAttack(MembershipAttack):
+class GradientNormAttack(SignalAttack):
     """White-box attack: a small gradient of the loss at a record means member.
 
     Training drives the gradient of the loss towards zero on the training records; on
@@ -87,13 +88,28 @@ class GradientNormAttack(MembershipAttack):
     """
 
     name: ClassVar[str] = "gradient-norm"
-    tasks: ClassVar[tuple[str, ...]] = ("classification", "regression")
-    needs_white_box: ClassVar[bool] = True
+    _tags: ClassVar[AttackTags] = AttackTags(needs_white_box=True, queries_target=True)
 
     def __init__(self, params: str | Sequence[str] = "all",
                  batch_size: int | None = None) -> None:
         self.params = params
         self.batch_size = batch_size
+
+    def fit(self, target: Any = None, X: Any = None, y: ArrayLike | None = None,
+            labels: ArrayLike | None = None, *,
+            outputs: ModelOutputs | None = None) -> GradientNormAttack:
+        """Nothing to learn: returns ``self`` without querying anything.
+
+        Parameters
+        ----------
+        target, X, y, labels, outputs : ignored
+            Accepted so that the attack is fitted as every :class:`SignalAttack`.
+
+        Returns
+        -------
+        self
+        """
+        return self
 
     def features(self, target: Any, X: Any, y: ArrayLike) -> WhiteBoxFeatures:
         """Per-record gradient norm and loss, in one pass over the records.
@@ -118,7 +134,7 @@ class GradientNormAttack(MembershipAttack):
             raise param_error("X" if X is None else "y", func,
                               "given (the gradients need the records and their labels)",
                               None, error=TypeError)
-        if resolved.task not in self.tasks:  # pragma: no cover - both tasks are supported
+        if resolved.task not in self._tags.tasks:  # pragma: no cover - both tasks are supported
             raise param_error("target", func, "a classification or regression target",
                               resolved.task)
         norms, loss = resolved.per_sample_gradient_norms(

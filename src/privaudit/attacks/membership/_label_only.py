@@ -21,7 +21,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import check_random_state, param_error
-from privaudit.attacks.membership._base import MembershipAttack, _task_error
+from privaudit.attacks._tags import AttackTags
+from privaudit.attacks.membership._base import SignalAttack, _task_error
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs, QueryBudgetExceededError, Target, as_target
 
@@ -66,7 +67,7 @@ def _check_positive(value: Any, param: str, func: str, *, allow_none: bool) -> f
     return float(value)
 
 
-class LabelOnlyAttack(MembershipAttack):
+class LabelOnlyAttack(SignalAttack):
     """Label-only membership inference: robustness to perturbation, or boundary distance.
 
     Needs only the predicted labels of the target (a
@@ -87,7 +88,10 @@ class LabelOnlyAttack(MembershipAttack):
         distance to the decision boundary (their decision-boundary attack), 0 for a
         misclassified record.
     n_noise : int, default=16
-        ``"augmentation"``: copies with Gaussian noise per record.
+        ``"augmentation"``: copies with Gaussian noise per record. ``0`` without
+        ``image_shape`` perturbs nothing: the score is the correctness of the clean query
+        alone (the gap attack, :class:`~privaudit.attacks.membership.GapAttack`), with no
+        query beyond the labels.
     noise_scale : float, default=0.5
         Standard deviation of the noise, in units of each feature's standard deviation
         (the population's after :meth:`fit`, else the audited records').
@@ -167,8 +171,8 @@ class LabelOnlyAttack(MembershipAttack):
     """
 
     name: ClassVar[str] = "label-only"
-    tasks: ClassVar[tuple[str, ...]] = ("classification",)
-    needs_probabilities: ClassVar[bool] = False
+    _tags: ClassVar[AttackTags] = AttackTags(tasks=("classification",),
+                                             uses_population_features=True)
 
     def __init__(
         self,
@@ -262,12 +266,6 @@ class LabelOnlyAttack(MembershipAttack):
         if self.method == "augmentation":
             shape = self._image_shape(n_features, func)
             k = int(self.n_noise) + len(self._augmentations(shape))
-            if k == 0:
-                raise param_error(
-                    "n_noise", func,
-                    ">= 1 when image_shape gives no augmentation (nothing would be perturbed)",
-                    self.n_noise,
-                )
             return clean + n_records * k
         return clean + n_records * int(self.n_directions) * (1 + int(self.n_steps))
 
@@ -368,7 +366,9 @@ class LabelOnlyAttack(MembershipAttack):
                     "fewer records, lower n_noise / n_directions / n_steps, or raise the budget."
                 )
         rng = check_random_state(self.random_state, func=func)
-        scale = self._scale(flat, func)
+        # No perturbation (n_noise=0, no image augmentation): correctness alone, no scale.
+        perturbs = planned > (n if outputs is None else 0)
+        scale = self._scale(flat, func) if perturbs else np.ones(d)
         start_queries = int(getattr(resolved, "n_queries", 0))
         dtype = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X).dtype
         query_dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
@@ -413,6 +413,8 @@ class LabelOnlyAttack(MembershipAttack):
         augs = self._augmentations(shape)
         k_noise = int(self.n_noise)
         k = k_noise + len(augs)
+        if k == 0:
+            return np.zeros(n), {"n_augmentations": 0}
         hits = np.zeros(n)
         # Records in blocks so that one block's copies stay within a bounded array.
         block = max(1, _COPIES_PER_QUERY // max(k, 1))

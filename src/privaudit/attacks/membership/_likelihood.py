@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import param_error
+from privaudit.attacks._tags import AttackTags
 from privaudit.attacks.membership._augment import query_augmented
-from privaudit.attacks.membership._base import MembershipAttack
+from privaudit.attacks.membership._base import ReferenceAttack
 from privaudit.attacks.membership._lira import (
     _AUTO_PER_RECORD_FROM,
     _LOGIT_EPS,
@@ -43,12 +45,17 @@ def _check_reference(reference: Any, func: str) -> ReferenceOutputs:
     return reference
 
 
-class _ReferenceAttack(MembershipAttack):
-    """Shared plumbing: fitted on reference outputs of the SAME audited records it scores."""
+class _LiraName:
+    """``LiRAAttack.name``: the registry name of an instance, ``"lira"`` on the class."""
 
-    tasks: ClassVar[tuple[str, ...]] = ("classification",)
-    requires_fit: ClassVar[bool] = True
-    needs_probabilities: ClassVar[bool] = True
+    def __get__(self, obj: Any, owner: type | None = None) -> str:
+        if obj is None:
+            return "lira"
+        return "lira-online" if obj.online else "lira-offline"
+
+
+class _ReferenceAttack(ReferenceAttack):
+    """Shared plumbing: fitted on reference outputs of the SAME audited records it scores."""
 
     def _check_plan(self, ref: ReferenceOutputs, func: str) -> None:
         """Refuse, with what to change, reference outputs this attack cannot use."""
@@ -62,10 +69,6 @@ class _ReferenceAttack(MembershipAttack):
                               "<label-only outputs>")
         check_reference_models(self.name, self, ref.n_models, ref.mode, func=func,
                                param="reference")
-
-    def min_reference_models(self, mode: str) -> tuple[int, str]:
-        """Fewest reference models the attack needs with a pool of ``mode``, and why."""
-        raise NotImplementedError
 
     def _check_aligned(self, outputs: ModelOutputs, func: str) -> None:
         n = self.reference_.n_audited  # type: ignore[attr-defined]
@@ -131,6 +134,7 @@ class LiRAAttack(_ReferenceAttack):
        Membership Inference Attacks From First Principles. IEEE S&P 2022.
     """
 
+    _tags: ClassVar[AttackTags] = replace(ReferenceAttack._tags, augmented_queries=True)
     #: Below this many reference models, ``fix_variance="auto"`` pools the variance.
     AUTO_FIXED_VARIANCE_BELOW: ClassVar[int] = _AUTO_PER_RECORD_FROM
 
@@ -146,12 +150,15 @@ class LiRAAttack(_ReferenceAttack):
         self.min_models = min_models
         self.eps = eps
 
-    @property  # type: ignore[override]
-    def name(self) -> str:  # type: ignore[override]
-        """Registry name: ``"lira-online"`` or ``"lira-offline"``."""
-        return "lira-online" if self.online else "lira-offline"
+    #: Registry name: ``"lira-online"`` or ``"lira-offline"`` (``"lira"`` on the class).
+    name = _LiraName()
 
-    def fit(self, reference: ReferenceOutputs) -> LiRAAttack:  # type: ignore[override]
+    def __privaudit_tags__(self) -> AttackTags:
+        """LiRA's tags: online LiRA also needs an online pool."""
+        return replace(self._tags, needs_online_pool=bool(self.online))
+
+    def fit(self, reference: ReferenceOutputs,
+            population_outputs: ModelOutputs | None = None) -> LiRAAttack:
         """Read the reference models' statistics on the audited records; returns ``self``.
 
         Parameters
@@ -160,6 +167,8 @@ class LiRAAttack(_ReferenceAttack):
             Outputs of the reference models on the audited records. Online LiRA needs an
             online pool (records IN some models); offline LiRA reads the OUT entries only,
             so either pool works.
+        population_outputs : ModelOutputs, optional
+            Ignored: accepted so that every reference attack is fitted the same way.
         """
         func = f"{type(self).__name__}.fit"
         ref = _check_reference(reference, func)
@@ -362,7 +371,8 @@ class RMIAAttack(_ReferenceAttack):
        Inference Attacks. ICML 2024.
     """
 
-    name: ClassVar[str] = "rmia"  # type: ignore[misc]
+    name: ClassVar[str] = "rmia"
+    _tags: ClassVar[AttackTags] = replace(ReferenceAttack._tags, needs_population=True)
 
     def __init__(
         self,
@@ -378,8 +388,8 @@ class RMIAAttack(_ReferenceAttack):
         self.offline_a = offline_a
         self.n_pseudo_targets = n_pseudo_targets
 
-    def fit(  # type: ignore[override]
-        self, reference: ReferenceOutputs, population_outputs: ModelOutputs
+    def fit(
+        self, reference: ReferenceOutputs, population_outputs: ModelOutputs | None = None
     ) -> RMIAAttack:
         """Calibrate on the reference models and on the target's answers on the population.
 
@@ -398,6 +408,10 @@ class RMIAAttack(_ReferenceAttack):
             raise param_error("reference", func,
                               "collected with population outputs (query_population=True)",
                               "<reference outputs without population>")
+        if population_outputs is None:
+            raise param_error("population_outputs", func,
+                              "given: the target's outputs on the population records", None,
+                              error=TypeError)
         if not isinstance(population_outputs, ModelOutputs):
             raise param_error("population_outputs", func, "a ModelOutputs",
                               f"<{type(population_outputs).__name__}>", error=TypeError)

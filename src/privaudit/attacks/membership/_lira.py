@@ -18,9 +18,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from privaudit import signals
 from privaudit._validation import param_error, warn_degenerate
 from privaudit.exceptions import PrivauditWarning
-from privaudit.signals import _signals
 
 __all__ = [
     "GaussianFitWarning",
@@ -170,7 +170,7 @@ def logit_confidence(
     if not from_logits:
         # One implementation of the probability route: the per-record signal, on the
         # stacked outputs flattened to (records, classes).
-        flat = _signals.logit_confidence(
+        flat = signals.logit_confidence(
             arr.reshape(-1, n_classes), idx_b.reshape(-1).astype(np.intp), eps=eps
         )
         return flat.reshape(arr.shape[:-1])

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privaudit._progress import as_progress
 from privaudit._validation import param_error
 from privaudit.attacks.membership._augment import (
     apply_augmentations,
@@ -220,6 +221,7 @@ def collect_reference_outputs(
     cache_dir: Any = None,
     random_state: Any = None,
     augmentations: Any = None,
+    progress: Any = None,
 ) -> ReferenceOutputs:
     """Train a pool of reference models and query each of them once on every record.
 
@@ -254,6 +256,10 @@ def collect_reference_outputs(
         queries (Carlini et al. 2022, Section VI.B); read with
         :meth:`ReferenceOutputs.signal_stack`. Each model answers one query per augmented
         record.
+    progress : callable(str) or Progress, optional
+        Reports the pool's training (each model made, ``"training reference models:
+        5/16"``, cached models counted) and its queries when they are long; a callable
+        receives these as messages.
 
     Returns
     -------
@@ -269,6 +275,7 @@ def collect_reference_outputs(
         raise param_error("y", func, f"of the same length as X ({n_audited})",
                           f"<length {len(y)}>")
     augs = None if augmentations is None else check_augmentations(augmentations, func)
+    progress = as_progress(progress, func=func)
     has_population = X_population is not None
     if has_population and (y_population is None or len(y_population) != len(X_population)):
         raise param_error("y_population", func, "given, with one label per population row",
@@ -289,15 +296,15 @@ def collect_reference_outputs(
         n_jobs=n_jobs, address=address, cache_dir=cache_dir, random_state=random_state,
     )
     pool.fit(X_all, y_all, audited=audited_idx,
-             population=population_idx if has_population else None)
+             population=population_idx if has_population else None, progress=progress)
     query = functools.partial(_query_model, wrap=wrap)
     if has_population and query_population:
-        outputs = pool.map(query, X_all, y_all, stack=False)
+        outputs = pool.map(query, X_all, y_all, stack=False, progress=progress)
         audited = tuple(o.subset(audited_idx) for o in outputs)
         population = tuple(o.subset(population_idx) for o in outputs)
         population_in = pool.in_mask_[:, population_idx]
     else:
-        audited = tuple(pool.map(query, X, y, stack=False))
+        audited = tuple(pool.map(query, X, y, stack=False, progress=progress))
         population, population_in = None, None
     audited_augmented = None
     if augs is not None:
@@ -305,8 +312,9 @@ def collect_reference_outputs(
             X_aug = apply_augmentations(X, augs, func)
             y_aug = np.concatenate([np.asarray(y)] * len(augs))
             split = functools.partial(_query_model_split, wrap=wrap, n_parts=len(augs))
-            audited_augmented = tuple(tuple(p) for p in pool.map(split, X_aug, y_aug,
-                                                                 stack=False))
+            audited_augmented = tuple(tuple(p) for p in pool.map(
+                split, X_aug, y_aug, stack=False, progress=progress,
+                description="querying reference models on augmented records"))
         else:
             audited_augmented = tuple(() for _ in audited)
     return ReferenceOutputs(

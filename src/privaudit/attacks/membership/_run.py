@@ -8,6 +8,7 @@ from typing import Any
 from numpy.typing import ArrayLike
 
 from privaudit._validation import param_error
+from privaudit.attacks._tags import get_tags
 from privaudit.attacks.membership._base import MembershipAttack, resolve_outputs
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs
@@ -68,7 +69,7 @@ def run_attacks(
                 "attacks", func, "a list of MembershipAttack instances or names",
                 f"<{type(a).__name__}>", error=TypeError,
             )
-    tasks = tuple({t for a in instances for t in a.tasks})
+    tasks = tuple({t for a in instances for t in get_tags(a).tasks})
     out, resolved = resolve_outputs(target, X, y, outputs, func=func, tasks=tasks)
     name = target_name if target_name is not None else (resolved.name if resolved else "")
     return [

@@ -10,13 +10,15 @@ target's prediction vectors.
 from __future__ import annotations
 
 import numbers
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from privaudit._validation import param_error
-from privaudit.attacks.membership._base import MembershipAttack
+from privaudit.attacks._tags import AttackTags
+from privaudit.attacks.membership._base import ReferenceAttack
 from privaudit.attacks.membership._reference import ReferenceOutputs
 from privaudit.attacks.membership._trained import (
     derive_seeds,
@@ -70,7 +72,7 @@ def _columns_in(classes: NDArray[Any], universe: NDArray[Any]) -> NDArray[np.int
     return np.searchsorted(universe, classes).astype(np.intp)
 
 
-class ShadowModelAttack(MembershipAttack):
+class ShadowModelAttack(ReferenceAttack):
     """Shokri et al.'s shadow-model attack: per-class attack models on prediction vectors.
 
     :meth:`fit` takes the outputs of a pool of shadow (reference) models on population
@@ -148,9 +150,7 @@ class ShadowModelAttack(MembershipAttack):
     """
 
     name: ClassVar[str] = "shadow"
-    tasks: ClassVar[tuple[str, ...]] = ("classification",)
-    requires_fit: ClassVar[bool] = True
-    needs_probabilities: ClassVar[bool] = True
+    _tags: ClassVar[AttackTags] = replace(ReferenceAttack._tags, needs_population=True)
 
     def __init__(
         self,
@@ -212,7 +212,8 @@ class ShadowModelAttack(MembershipAttack):
         """Fewest shadow models the attack needs (with a pool of either ``mode``), and why."""
         return 1, "the attack models learn from the shadow models' outputs"
 
-    def fit(self, reference: ReferenceOutputs) -> ShadowModelAttack:  # type: ignore[override]
+    def fit(self, reference: ReferenceOutputs,
+            population_outputs: ModelOutputs | None = None) -> ShadowModelAttack:
         """Train the attack models on the shadow models' outputs on population records.
 
         Parameters
@@ -221,6 +222,9 @@ class ShadowModelAttack(MembershipAttack):
             Outputs of the shadow models, with population outputs and their in/out masks
             (:func:`~privaudit.attacks.membership.collect_reference_outputs` with
             ``X_population``).
+        population_outputs : ModelOutputs, optional
+            Ignored (the attack models learn from the shadow models' answers, not the
+            target's): accepted so that every reference attack is fitted the same way.
 
         Returns
         -------

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privaudit._validation import param_error
+from privaudit.attacks._tags import AttackTags
 from privaudit.attacks.membership._base import ThresholdAttack
 from privaudit.targets import ModelOutputs
 
@@ -99,8 +100,7 @@ class ConfidenceAttack(ThresholdAttack):
     """
 
     name: ClassVar[str] = "confidence"
-    tasks: ClassVar[tuple[str, ...]] = ("classification",)
-    needs_probabilities: ClassVar[bool] = True
+    _tags: ClassVar[AttackTags] = AttackTags(tasks=("classification",), needs_probabilities=True)
     sign: ClassVar[float] = 1.0
 
     def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
@@ -131,8 +131,7 @@ class EntropyAttack(ThresholdAttack):
     """
 
     name: ClassVar[str] = "entropy"
-    tasks: ClassVar[tuple[str, ...]] = ("classification",)
-    needs_probabilities: ClassVar[bool] = True
+    _tags: ClassVar[AttackTags] = AttackTags(tasks=("classification",), needs_probabilities=True)
     sign: ClassVar[float] = -1.0
 
     def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
@@ -167,8 +166,7 @@ class ModifiedEntropyAttack(ThresholdAttack):
     """
 
     name: ClassVar[str] = "modified-entropy"
-    tasks: ClassVar[tuple[str, ...]] = ("classification",)
-    needs_probabilities: ClassVar[bool] = True
+    _tags: ClassVar[AttackTags] = AttackTags(tasks=("classification",), needs_probabilities=True)
     sign: ClassVar[float] = -1.0
 
     def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:

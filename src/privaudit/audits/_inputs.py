@@ -1,0 +1,195 @@
+"""Checks of an audit's inputs, done before any query or training."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privaudit._validation import (
+    align_on_index,
+    check_binary_labels,
+    check_directory,
+    check_fraction,
+    check_int,
+    check_unique_ids,
+    param_error,
+)
+
+__all__ = [
+    "check_attack_names",
+    "check_population",
+    "check_records",
+    "check_settings",
+    "n_rows",
+    "population_overlap",
+]
+
+_FUNC = "audit_model"
+
+
+def n_rows(X: Any) -> int:
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None else len(X)
+
+
+def _row_hashes(X: Any, y: Any) -> np.ndarray:
+    """One 64-bit hash per (features, label) row, vectorised (pandas' hash of rows).
+
+    Values are normalised first (numbers to float64, everything else and the labels to
+    str, columns by position) so that the same record read as int in one file and as float
+    or text in another still collides: pandas' row hash depends on the dtype.
+    """
+    import pandas as pd
+
+    if isinstance(X, pd.DataFrame):
+        frame = X.reset_index(drop=True)
+        frame.columns = range(frame.shape[1])
+    else:
+        arr = np.asarray(X)
+        frame = pd.DataFrame(arr.reshape(len(arr), -1))
+    columns = {}
+    for col in frame.columns:
+        series = frame[col]
+        numeric = pd.to_numeric(series, errors="coerce")
+        if numeric.notna().sum() == series.notna().sum():
+            columns[col] = numeric.astype(np.float64)
+        else:
+            columns[col] = series.astype(str)
+    normalised = pd.DataFrame(columns)
+    normalised["__label__"] = pd.Series(np.asarray(y)).astype(str).to_numpy()
+    return pd.util.hash_pandas_object(normalised, index=False).to_numpy()
+
+
+def population_overlap(X: Any, y: Any, X_pop: Any, y_pop: Any) -> tuple[int, int, int]:
+    """Audited rows that the population repeats on what the model sees (features, label).
+
+    Returns
+    -------
+    (n_shared, population_row, audited_row)
+        How many audited rows equal some population row, and the first such pair
+        (positions, from 0; ``-1`` when none).
+    """
+    audited = _row_hashes(X, y)
+    pop = _row_hashes(X_pop, y_pop)
+    shared = np.flatnonzero(np.isin(audited, pop))
+    if not shared.size:
+        return 0, -1, -1
+    first = int(shared[0])
+    return int(shared.size), int(np.flatnonzero(pop == audited[first])[0]), first
+
+
+def _check_population_disjoint(X: Any, y: Any, X_pop: Any, y_pop: Any) -> None:
+    n_shared, pop_row, audited_row = population_overlap(X, y, X_pop, y_pop)
+    if n_shared:
+        raise param_error(
+            "population", _FUNC,
+            "free of the audited records as the model sees them (features and label): a "
+            "reference model trained on such a row counts as trained on the audited record",
+            f"<{n_shared} audited rows also in the population, e.g. audited row "
+            f"{audited_row} = population row {pop_row} (from 0)>",
+        )
+
+
+
+def check_settings(
+    *, n_reference_models: Any, reference_fraction: Any, random_state: Any, n_jobs: Any,
+    executor: Any, address: Any, dataset: Any, cache_dir: Any, results_dir: Any,
+    check_fidelity: Any, slices: Any, progress: Any, wrap: Any,
+) -> None:
+    """Refuse bad settings of :func:`audit_model` before any work is done."""
+    check_int(n_reference_models, param="n_reference_models", func=_FUNC, low=1)
+    if reference_fraction is not None:
+        check_fraction(reference_fraction, param="reference_fraction", func=_FUNC)
+    check_int(random_state, param="random_state", func=_FUNC, low=0)
+    # -1 is scikit-learn's "every CPU"; 0 and other negatives mean nothing.
+    check_int(n_jobs, param="n_jobs", func=_FUNC, low=1, allow_none=True, allowed=(-1,))
+    if not callable(getattr(type(executor), "map_unordered", None)):  # else an Executor
+        if executor not in ("local", "ray"):
+            raise param_error("executor", _FUNC, "'local', 'ray' or an Executor", executor)
+        if executor == "local" and address is not None:
+            raise param_error("address", _FUNC, "None with executor='local'", address)
+    for name, value in (("address", address), ("dataset", dataset)):
+        if value is not None and not isinstance(value, str):
+            raise param_error(name, _FUNC, "a str", value, error=TypeError)
+    for name, value in (("cache_dir", cache_dir), ("results_dir", results_dir)):
+        if value is not None:
+            check_directory(value, param=name, func=_FUNC)
+    for name, value in (("check_fidelity", check_fidelity), ("slices", slices)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise param_error(name, _FUNC, "True or False", value, error=TypeError)
+    for name, value in (("progress", progress), ("wrap", wrap)):
+        if value is not None and not callable(value):
+            raise param_error(name, _FUNC, "None or a callable", value, error=TypeError)
+
+
+def check_records(X: Any, y: Any, labels: Any, record_ids: Any) -> tuple:
+    """Align pandas inputs on their index, check lengths, labels and unique ids."""
+    aligned = align_on_index({"X": X, "y": y, "labels": labels, "record_ids": record_ids},
+                             func=_FUNC)
+    X, record_ids = aligned["X"], aligned["record_ids"]
+    n = n_rows(X)
+    if n == 0:
+        raise param_error("X", _FUNC, "non-empty", "<no records>")
+    y_arr = np.asarray(aligned["y"])
+    if y_arr.ndim != 1 or y_arr.shape[0] != n:
+        raise param_error("y", _FUNC, f"one label per row of X ({n})",
+                          f"<array of shape {y_arr.shape}>")
+    lab = check_binary_labels(aligned["labels"], func=_FUNC)
+    if lab.shape[0] != n:
+        raise param_error("labels", _FUNC, f"one membership label per row of X ({n})",
+                          f"<length {lab.shape[0]}>")
+    if record_ids is not None:
+        ids = np.asarray(record_ids)
+        if ids.ndim != 1 or ids.shape[0] != n:
+            raise param_error("record_ids", _FUNC, f"one id per row of X ({n})",
+                              f"<array of shape {ids.shape}>")
+        check_unique_ids(ids, param="record_ids", func=_FUNC)
+    return X, y_arr, lab, record_ids
+
+
+
+def check_population(population: Any, X: Any, y: np.ndarray) -> tuple[Any, Any]:
+    """``(X_population, y_population)`` aligned and checked disjoint from the audit."""
+    if population is None:
+        return None, None
+    if not isinstance(population, tuple | list) or len(population) != 2:
+        raise param_error("population", _FUNC, "a pair (X_population, y_population)",
+                          f"<{type(population).__name__}>", error=TypeError)
+    pair = align_on_index({"population[0]": population[0],
+                           "population[1]": population[1]}, func=_FUNC)
+    X_pop, y_pop = pair["population[0]"], np.asarray(pair["population[1]"])
+    if n_rows(X_pop) != y_pop.shape[0]:
+        raise param_error("population", _FUNC, "a pair with one label per row",
+                          f"<{n_rows(X_pop)} rows, {y_pop.shape[0]} labels>")
+    _check_population_disjoint(X, y, X_pop, y_pop)
+    return X_pop, y_pop
+
+
+def check_attack_names(
+    attacks: Any, attack_params: Any, reference_mode: Any, task: str
+) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The attack names (defaults by task), their parameters; refuse unknown or repeated."""
+    from privaudit.attacks import available_attacks
+    from privaudit.audits._plan import default_attacks
+
+    if attacks is None:
+        attacks = default_attacks(task)
+    if isinstance(attacks, str) or not isinstance(attacks, Sequence) or not attacks:
+        raise param_error("attacks", _FUNC, "a non-empty list of attack names", attacks,
+                          error=TypeError)
+    known = set(available_attacks())
+    unknown = [a for a in attacks if a not in known]
+    if unknown:
+        raise param_error("attacks", _FUNC, f"names among {sorted(known)}", unknown)
+    if len(set(attacks)) != len(attacks):
+        raise param_error("attacks", _FUNC, "names without repetition", list(attacks))
+    params = dict(attack_params or {})
+    stray = sorted(set(params) - set(attacks))
+    if stray:
+        raise param_error("attack_params", _FUNC, "keyed by requested attack names", stray)
+    if reference_mode not in ("auto", "online", "offline"):
+        raise param_error("reference_mode", _FUNC, "'auto', 'online' or 'offline'",
+                          reference_mode)
+    return list(attacks), params

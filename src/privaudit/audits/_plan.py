@@ -1,0 +1,123 @@
+"""The plan of a model audit, read from the attacks' tags (no list of attack names).
+
+Each attack says what it needs (:class:`~privaudit.attacks.AttackTags`): a reference pool,
+a population, an online pool, the audited labels, white-box access, probabilities. The
+plan groups the attacks by what they read and refuses, before any query or training, a
+request that cannot run (a label-only target for an attack that reads probabilities, an
+offline pool for online LiRA, no population for RMIA).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from privaudit._validation import param_error
+
+__all__ = [
+    "DEFAULT_ATTACKS",
+    "DEFAULT_REGRESSION_ATTACKS",
+    "ModelAuditPlan",
+    "default_attacks",
+    "plan_model_audit",
+]
+
+#: Attacks run on a classifier when none are named: black-box, need no reference models.
+DEFAULT_ATTACKS: tuple[str, ...] = ("loss", "confidence", "entropy", "modified-entropy")
+#: The same for a regressor (Yeom et al.'s loss threshold and Gaussian adversary).
+DEFAULT_REGRESSION_ATTACKS: tuple[str, ...] = ("loss", "gaussian-threshold")
+_FUNC = "audit_model"
+
+
+def default_attacks(task: str) -> tuple[str, ...]:
+    """The attacks an audit runs when none are named, for a target of ``task``."""
+    return DEFAULT_REGRESSION_ATTACKS if task == "regression" else DEFAULT_ATTACKS
+
+
+@dataclass(frozen=True)
+class ModelAuditPlan:
+    """Which attacks read what, and how the reference pool is trained.
+
+    Attributes
+    ----------
+    attacks : list of str
+        Every requested attack, in the order of the request.
+    params : dict
+        Constructor parameters per attack.
+    tags : dict
+        :class:`~privaudit.attacks.AttackTags` per attack.
+    mode : {"online", "offline"}
+        How the reference pool trains (online when an attack needs it).
+    augmentations : list of callables or None
+        Augmented queries, for the attacks that read them.
+    """
+
+    attacks: list[str]
+    params: dict[str, dict[str, Any]]
+    tags: dict[str, Any]
+    mode: str
+    augmentations: list[Any] | None = None
+
+    def of_kind(self, kind: str, names: Sequence[str] | None = None) -> list[str]:
+        """Attacks (of ``names``, default all) of one kind.
+
+        ``"reference"`` (need a pool), ``"cross-fitted"`` (trained on the audited labels)
+        or ``"direct"`` (neither).
+        """
+        names = self.attacks if names is None else names
+        return [a for a in names if self._kind(a) == kind]
+
+    def _kind(self, name: str) -> str:
+        tags = self.tags[name]
+        if tags.needs_reference_models:
+            return "reference"
+        return "cross-fitted" if tags.cross_fitted else "direct"
+
+    @property
+    def needs_population(self) -> list[str]:
+        """Attacks whose fit reads the target's outputs on the population."""
+        return [a for a in self.attacks if self.tags[a].needs_population]
+
+    def augmented(self, name: str) -> bool:
+        """Whether ``name`` reads the target's answers on augmented records."""
+        return self.augmentations is not None and self.tags[name].augmented_queries
+
+    def key_parts(self, name: str, n_reference_models: int,
+                  reference_fraction: float | None) -> tuple:
+        """What, besides the run, changes ``name``'s result: its parameters and pool."""
+        ref_part: Any = None
+        if self.tags[name].needs_reference_models:
+            ref_part = (n_reference_models, self.mode, reference_fraction)
+            if self.augmented(name):
+                ref_part = (*ref_part, [repr(a) for a in self.augmentations or ()])
+        return (self.params.get(name, {}), ref_part)
+
+
+def plan_model_audit(
+    attacks: list[str], params: dict[str, dict[str, Any]], *, tgt: Any, reference_mode: str,
+    augmentations: Any = None,
+) -> ModelAuditPlan:
+    """Read the attacks' tags; refuse what cannot run on ``tgt`` (before any work)."""
+    from privaudit.attacks import get_attack, get_tags
+
+    tags = {a: get_tags(get_attack(a, **params.get(a, {}))) for a in attacks}
+    if not getattr(tgt, "reveals_probabilities", True):
+        blind = [a for a in attacks if tags[a].needs_probabilities]
+        if blind:
+            raise param_error("attacks", _FUNC,
+                              f"attacks that work on a label-only target (not {blind})",
+                              f"<label-only target {tgt.name!r}>")
+    online = [a for a in attacks if tags[a].needs_online_pool]
+    mode = reference_mode
+    if mode == "auto":
+        mode = "online" if online else "offline"
+    if mode == "offline" and online:
+        raise param_error("reference_mode", _FUNC,
+                          f"'online' or 'auto' for {', '.join(online)}", reference_mode)
+    augs = None
+    if augmentations is not None:
+        from privaudit.attacks.membership import check_augmentations
+
+        augs = check_augmentations(augmentations, _FUNC)
+    return ModelAuditPlan(list(attacks), params, tags, mode, augs)

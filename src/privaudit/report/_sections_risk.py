@@ -1,0 +1,48 @@
+"""The section of the HTML report for count-based risks (:class:`RiskResult`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from privaudit.report._format import cell, fmt_int
+from privaudit.report._section import ReportSection, register_section
+from privaudit.results import RiskResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privaudit.report._html import HtmlReport
+
+__all__ = ["RiskSection"]
+
+
+def risk_row(risk: RiskResult) -> dict[str, Any]:
+    """The cells of one risk result: counts, the three rates and the residual risk."""
+    control = risk.control_rate
+    return {
+        "target": risk.target or "—",
+        "attack": risk.attack or "—",
+        "kind": risk.kind,
+        "n_attacks": fmt_int(risk.n_attacks),
+        "attack_rate": cell(risk.attack_rate._asdict()),
+        "baseline_rate": cell(risk.baseline_rate._asdict()),
+        "control_rate": cell(None if control is None else control._asdict()),
+        "risk": cell(risk.risk()._asdict()),
+        "risk_label": "residual risk" if control is not None else "attack success rate",
+        "better_than_baseline": risk.better_than_baseline,
+        "confidence": f"{risk.confidence:.0%}",
+    }
+
+
+class RiskSection(ReportSection):
+    """Attack, baseline and control success rates and anonymeter's residual risk."""
+
+    name, title, order = "risks", "Risks", 45
+
+    def applies_to(self, results: Sequence[Any]) -> bool:
+        return any(isinstance(r, RiskResult) for r in results)
+
+    def context(self, report: HtmlReport) -> dict[str, Any]:
+        return {"risk_rows": [risk_row(r) for r in report.risk_results]}
+
+
+register_section(RiskSection())
