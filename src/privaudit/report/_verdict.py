@@ -166,8 +166,9 @@ def attack_verdict(
                  f"{_MAX_FPR:.0%}")
     auc_part = f"AUC {auc:.3f}" if math.isfinite(auc) else "AUC undefined"
     if rank > _RANK[lift_level]:
-        why = (f"; its {auc_part} ({reading.label.lower()}) shows {positives} are recognised "
-               "on average even where none is identified confidently.")
+        why = (f"; its {auc_part} ({reading.label.lower()}) raises the verdict one level: "
+               f"{positives} are recognised on average beyond what the low-FPR "
+               "identification shows.")
     elif _RANK[auc_level] > rank:
         why = (f"; its {auc_part} ({reading.label.lower()}) is an average over all "
                "thresholds and overstates what an attacker can confidently identify.")
