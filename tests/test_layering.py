@@ -35,7 +35,7 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"studies", "audits", "report", "attacks", "training", "targets", "data",
             "signals", "metrics", "results"},
 }
-ROOT_HELPERS = {"", "_validation", "exceptions", "_progress"}
+ROOT_HELPERS = {"", "_validation", "exceptions", "_progress", "_files", "_digest", "_optional"}
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -99,7 +99,7 @@ def test_no_private_module_of_another_package(module: str, path: Path) -> None:
 
 
 def test_root_helpers_import_no_package() -> None:
-    for name in ("_validation", "exceptions", "_progress"):
+    for name in ("_validation", "exceptions", "_progress", "_files", "_digest", "_optional"):
         path = SRC / f"{name}.py"
         if not path.exists():
             continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -240,6 +241,72 @@ def check_int(
     if int(value) < low and int(value) not in allowed:
         raise param_error(param, func, expected, value)
     return int(value)
+
+
+@dataclass(frozen=True)
+class IntRule:
+    """An integer parameter's rule, written once for the API and the YAML configuration.
+
+    The API calls :meth:`check` (privaudit's error template); the configuration's typed
+    sections (:mod:`privaudit.cli`) call :meth:`ok` and name the key with
+    :attr:`expected`, so the two cannot drift apart.
+    """
+
+    low: int
+    allowed: tuple[int, ...] = ()
+    #: What the allowed extra values mean, e.g. ``"-1 for every CPU"``.
+    meaning: str = ""
+
+    @property
+    def expected(self) -> str:
+        bound = {0: "a non-negative integer", 1: "a positive integer"}.get(
+            self.low, f"an integer >= {self.low}")
+        extra = self.meaning or " or ".join(map(str, self.allowed))
+        return bound + (f", or {extra}" if extra else "")
+
+    def ok(self, value: Any) -> bool:
+        """Whether ``value`` (already known to be an int) follows the rule."""
+        return int(value) >= self.low or int(value) in self.allowed
+
+    def check(self, value: Any, *, param: str, func: str, allow_none: bool = False,
+              ) -> int | None:
+        """``value`` as an int, or privaudit's error naming ``param`` of ``func``."""
+        return check_int(value, param=param, func=func, low=self.low,
+                         allow_none=allow_none, allowed=self.allowed)
+
+
+@dataclass(frozen=True)
+class ChoiceRule:
+    """A parameter that takes one of a few names, shared by the API and the config."""
+
+    choices: tuple[str, ...]
+
+    @property
+    def expected(self) -> str:
+        quoted = [repr(c) for c in self.choices]
+        return ", ".join(quoted[:-1]) + f" or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+
+    def ok(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.choices
+
+    def check(self, value: Any, *, param: str, func: str, alternative: str = "") -> str:
+        """``value``, or privaudit's error; ``alternative`` names another accepted form."""
+        if not self.ok(value):
+            expected = (f"{self.expected.replace(' or ', ', ')} or {alternative}"
+                        if alternative else self.expected)
+            raise param_error(param, func, expected, value)
+        return value
+
+
+#: Rules of the audit settings, used by ``audit_*`` functions and the YAML configuration.
+N_JOBS = IntRule(low=1, allowed=(-1,), meaning="-1 for every CPU")
+RANDOM_STATE = IntRule(low=0)
+N_REFERENCE_MODELS = IntRule(low=1)
+N_BOOTSTRAP = IntRule(low=0)
+EXECUTOR_NAMES = ChoiceRule(("local", "ray"))
+#: Executors that connect to a cluster at an ``address``.
+REMOTE_EXECUTORS = ("ray",)
+REFERENCE_MODES = ChoiceRule(("auto", "online", "offline"))
 
 
 def _is_pandas(obj: Any) -> bool:

@@ -8,11 +8,16 @@ from typing import Any
 import numpy as np
 
 from privaudit._validation import (
+    EXECUTOR_NAMES,
+    N_JOBS,
+    N_REFERENCE_MODELS,
+    RANDOM_STATE,
+    REFERENCE_MODES,
+    REMOTE_EXECUTORS,
     align_on_index,
     check_binary_labels,
     check_directory,
     check_fraction,
-    check_int,
     check_unique_ids,
     param_error,
 )
@@ -99,16 +104,15 @@ def check_settings(
     check_fidelity: Any, slices: Any, progress: Any, wrap: Any,
 ) -> None:
     """Refuse bad settings of :func:`audit_model` before any work is done."""
-    check_int(n_reference_models, param="n_reference_models", func=_FUNC, low=1)
+    N_REFERENCE_MODELS.check(n_reference_models, param="n_reference_models", func=_FUNC)
     if reference_fraction is not None:
         check_fraction(reference_fraction, param="reference_fraction", func=_FUNC)
-    check_int(random_state, param="random_state", func=_FUNC, low=0)
+    RANDOM_STATE.check(random_state, param="random_state", func=_FUNC)
     # -1 is scikit-learn's "every CPU"; 0 and other negatives mean nothing.
-    check_int(n_jobs, param="n_jobs", func=_FUNC, low=1, allow_none=True, allowed=(-1,))
+    N_JOBS.check(n_jobs, param="n_jobs", func=_FUNC, allow_none=True)
     if not callable(getattr(type(executor), "map_unordered", None)):  # else an Executor
-        if executor not in ("local", "ray"):
-            raise param_error("executor", _FUNC, "'local', 'ray' or an Executor", executor)
-        if executor == "local" and address is not None:
+        EXECUTOR_NAMES.check(executor, param="executor", func=_FUNC, alternative="an Executor")
+        if executor not in REMOTE_EXECUTORS and address is not None:
             raise param_error("address", _FUNC, "None with executor='local'", address)
     for name, value in (("address", address), ("dataset", dataset)):
         if value is not None and not isinstance(value, str):
@@ -189,7 +193,5 @@ def check_attack_names(
     stray = sorted(set(params) - set(attacks))
     if stray:
         raise param_error("attack_params", _FUNC, "keyed by requested attack names", stray)
-    if reference_mode not in ("auto", "online", "offline"):
-        raise param_error("reference_mode", _FUNC, "'auto', 'online' or 'offline'",
-                          reference_mode)
+    REFERENCE_MODES.check(reference_mode, param="reference_mode", func=_FUNC)
     return list(attacks), params

@@ -13,14 +13,13 @@ and runs them; the run object does the rest, the same way for every kind:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
+from privaudit._digest import run_digest as digest
 from privaudit._progress import Progress, as_progress
 from privaudit.audits._baselines import Baseline
 
@@ -35,18 +34,6 @@ class Enricher(Protocol):
     """
 
     def __call__(self, result: Any) -> bool: ...
-
-
-def digest(*parts: Any) -> str:
-    """20 hex digits of SHA-256 over arrays (dtype, shape, bytes) and JSON-able values."""
-    h = hashlib.sha256()
-    for part in parts:
-        if isinstance(part, np.ndarray):
-            h.update(np.ascontiguousarray(part).tobytes())
-            h.update(str((part.dtype, part.shape)).encode())
-        else:
-            h.update(json.dumps(part, sort_keys=True, default=str).encode())
-    return h.hexdigest()[:20]
 
 
 class AuditRun:

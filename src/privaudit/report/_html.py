@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from privaudit._optional import import_optional
 from privaudit._validation import check_fraction, param_error
 from privaudit.report._binary import BinaryLabelAttackReport
 from privaudit.report._common import check_results, figure_png
@@ -334,11 +335,7 @@ class HtmlReport:
 
 
 def _environment() -> Any:
-    try:
-        import jinja2
-    except ImportError:  # pragma: no cover - jinja2 is in the report extra
-        raise ImportError("The HTML report needs jinja2: pip install 'privaudit[report]'") \
-            from None
+    jinja2 = import_optional("jinja2", extra="report", purpose="The HTML report")
     return jinja2.Environment(
         loader=jinja2.PackageLoader("privaudit.report", "templates"),
         autoescape=jinja2.select_autoescape(["html"]),

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 import privaudit.metrics as pm
+from privaudit._optional import import_optional
 from privaudit._validation import (
     check_binary_labels,
     check_fraction,
@@ -965,12 +966,7 @@ def _version() -> str:
 
 
 def _require_pyarrow() -> None:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:  # pragma: no cover - pyarrow is in the report extra
-        raise ImportError(
-            "Reading or writing parquet needs pyarrow: pip install 'privaudit[report]'"
-        ) from None
+    import_optional("pyarrow", extra="report", purpose="Reading or writing parquet")
 
 
 def load_results(

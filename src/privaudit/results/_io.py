@@ -1,9 +1,9 @@
 """File writing shared by results and reports: atomic writes, strict JSON, safe CSV, names.
 
-Everything privaudit writes to disk goes through :func:`atomic_write`: the content is
-written to a temporary file in the destination folder, flushed to disk, then moved over the
-destination with :func:`os.replace`. A run that is killed mid-write therefore leaves either
-the old file or the new one, never a truncated file that a later ``load`` would misread.
+Everything privaudit writes to disk goes through :func:`atomic_write` (defined once in
+``privaudit._files`` and re-exported here): the content is written to a temporary file in
+the destination folder, flushed to disk, then moved over the destination with
+:func:`os.replace`, so a run killed mid-write leaves the old file or the new one.
 
 Every CSV file goes through :func:`write_csv`, whose text cells never start a spreadsheet
 formula (:func:`csv_safe_cell`), and every file or folder name derived from a user's name
@@ -12,19 +12,18 @@ formula (:func:`csv_safe_cell`), and every file or folder name derived from a us
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import math
 import os
 import re
-import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privaudit._digest import sha256_hex
+from privaudit._files import atomic_write, atomic_write_text
 from privaudit.exceptions import PrivauditWarning
 
 __all__ = [
@@ -56,45 +55,6 @@ class ResultFileError(ValueError):
 
 class DamagedResultWarning(PrivauditWarning):
     """A damaged saved result was skipped (:func:`load_results`) or recomputed (audits)."""
-
-
-def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
-    """Write ``path`` atomically.
-
-    Parameters
-    ----------
-    path : path-like
-        Destination. Its parent folder is created if needed.
-    write : callable
-        ``write(tmp_path)`` writes the whole content to ``tmp_path`` (a file in the same
-        folder as ``path``, so that the final rename stays on one file system).
-
-    Returns
-    -------
-    pathlib.Path
-        The destination path.
-    """
-    dest = Path(path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    # A fresh unique name, not mkstemp: the writer creates the file itself, with the usual
-    # permissions (0666 minus the umask) rather than mkstemp's private 0600.
-    tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.tmp"
-    try:
-        write(tmp)
-        # fsync so that the rename cannot reach the disk before the data does.
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    return dest
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def to_jsonable(obj: Any, *, where: str = "value") -> Any:
@@ -301,7 +261,7 @@ def file_name_part(text: str, default: str = "unnamed", *, max_length: int = 60)
     different parts, also on case-insensitive file systems, since the 10 hexadecimal
     digits of the SHA-256 of the exact name are appended; the name itself stays readable.
     """
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    digest = sha256_hex(text.encode("utf-8", "surrogatepass"))[:10]
     return f"{safe_file_name(text, default, max_length=max_length)}-{digest}"
 
 

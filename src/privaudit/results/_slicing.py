@@ -313,8 +313,6 @@ def slice_metrics(
     .. [3] Carlini, N., Chien, S., Nasr, M., Song, S., Terzis, A. and Tramèr, F. (2022).
        Membership inference attacks from first principles. IEEE S&P (TPR at low FPR).
     """
-    import pandas as pd
-
     func = "slice_metrics"
     if not isinstance(result, AttackResult):
         raise param_error("result", func, "an AttackResult", f"<{type(result).__name__}>",
@@ -328,10 +326,33 @@ def slice_metrics(
     n_percentiles = _check_positive_int(n_percentiles, "n_percentiles", func)
     rng = check_random_state(random_state, func=func)
     n = result.n_records
+    slices = [_Slice("entire", "all", np.arange(n, dtype=np.intp))] if entire else []
+    slices += _builtin_slices(n, by_class, correct, loss, n_percentiles, func)
+    if groups is not None:
+        slices += _group_slices(groups, n, func)
+    metrics = _slice_metric_functions(fprs)
+    rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for sl in slices:
+        # One draw per row whether or not it is scored: a row's numbers never depend on
+        # which other slices happened to be degenerate.
+        seed = int(rng.integers(2**63 - 1))
+        rows.append(_slice_row(result, sl, metrics, seed, skipped, n_bootstrap=n_bootstrap,
+                               confidence=confidence, min_slice_size=min_slice_size))
+    if skipped:
+        _warn_skipped(skipped, len(slices), min_slice_size)
+    return _slice_frame(rows, metrics, {
+        "attack": result.name, "fprs": list(fprs), "n_bootstrap": n_bootstrap,
+        "confidence": confidence, "min_slice_size": min_slice_size,
+    })
 
+
+def _builtin_slices(
+    n: int, by_class: ArrayLike | None, correct: ArrayLike | None, loss: ArrayLike | None,
+    n_percentiles: int, func: str,
+) -> list[_Slice]:
+    """The class, correctness and loss-percentile slices asked for, in that order."""
     slices: list[_Slice] = []
-    if entire:
-        slices.append(_Slice("entire", "all", np.arange(n, dtype=np.intp)))
     if by_class is not None:
         slices.extend(_value_slices("class", _aligned_series(by_class, n, "by_class", func),
                                     "by_class", func))
@@ -346,22 +367,29 @@ def slice_metrics(
             raise param_error("loss", func, f"one value per audited record ({n})",
                               f"<length {loss_arr.shape[0]}>")
         slices.extend(_percentile_slices(loss_arr, n_percentiles))
-    if groups is not None:
-        if not isinstance(groups, Mapping):
-            raise param_error("groups", func, "a mapping of attribute name to values",
-                              f"<{type(groups).__name__}>", error=TypeError)
-        for name, values in groups.items():
-            if not isinstance(name, str) or not name:
-                raise param_error("groups", func, "keyed by non-empty strings",
-                                  f"<key {name!r}>", error=TypeError)
-            if name in SLICE_TYPES:
-                raise param_error("groups", func,
-                                  f"keyed by names other than {list(SLICE_TYPES)}",
-                                  f"<key {name!r}>")
-            param = f"groups[{name!r}]"
-            slices.extend(_value_slices(name, _aligned_series(values, n, param, func),
-                                        param, func))
+    return slices
 
+
+def _group_slices(groups: Mapping[str, ArrayLike], n: int, func: str) -> list[_Slice]:
+    """One slice per value of each user-defined attribute, in the mapping's order."""
+    if not isinstance(groups, Mapping):
+        raise param_error("groups", func, "a mapping of attribute name to values",
+                          f"<{type(groups).__name__}>", error=TypeError)
+    slices: list[_Slice] = []
+    for name, values in groups.items():
+        if not isinstance(name, str) or not name:
+            raise param_error("groups", func, "keyed by non-empty strings",
+                              f"<key {name!r}>", error=TypeError)
+        if name in SLICE_TYPES:
+            raise param_error("groups", func, f"keyed by names other than {list(SLICE_TYPES)}",
+                              f"<key {name!r}>")
+        param = f"groups[{name!r}]"
+        slices.extend(_value_slices(name, _aligned_series(values, n, param, func), param, func))
+    return slices
+
+
+def _slice_metric_functions(fprs: Sequence[float]) -> list[tuple[str, Callable[..., float]]]:
+    """The metrics of every slice: AUC, advantage and the TPR at each FPR."""
     metrics: list[tuple[str, Callable[..., float]]] = [
         ("auc", pm.roc_auc),
         ("advantage", pm.advantage),
@@ -370,51 +398,61 @@ def slice_metrics(
     metrics.extend(
         (f"tpr_at_fpr_{fpr_key(f)}", functools.partial(pm.tpr_at_fpr, fpr=f)) for f in fprs
     )
+    return metrics
 
-    labels, scores = result.labels, result.scores
-    rows: list[dict[str, Any]] = []
-    skipped: list[str] = []
-    for sl in slices:
-        # One draw per row whether or not it is scored: a row's numbers never depend on
-        # which other slices happened to be degenerate.
-        seed = int(rng.integers(2**63 - 1))
-        y = labels[sl.indices]
-        n_members = int(np.count_nonzero(y))
-        n_non_members = int(y.shape[0]) - n_members
-        status = _status(n_members, n_non_members, min_slice_size)
-        row: dict[str, Any] = {
-            "slice_type": sl.slice_type,
-            "slice_value": sl.slice_value,
-            "n_records": n_members + n_non_members,
-            "n_members": n_members,
-            "n_non_members": n_non_members,
-            "status": status,
-        }
-        if status == "ok":
-            s = scores[sl.indices]
-            # One call per slice: every metric is resampled on the same draws of ``seed``
-            # (as separate calls with that seed would) and counted in one pass.
-            estimates = pm.bootstrap_cis(dict(metrics), y, s, n_resamples=n_bootstrap,
-                                         confidence=confidence, random_state=seed)
-            for name, est in estimates.items():
-                row[name], row[f"{name}_low"], row[f"{name}_high"] = est
-        else:
-            skipped.append(_describe(sl, n_members, n_non_members))
-            for name, _ in metrics:
-                row[name] = row[f"{name}_low"] = row[f"{name}_high"] = math.nan
-        row["loss_low"] = sl.loss_low
-        row["loss_high"] = sl.loss_high
-        rows.append(row)
 
-    if skipped:
-        shown = "; ".join(skipped[:_WARN_EXAMPLES])
-        extra = len(skipped) - _WARN_EXAMPLES
-        more = f"; and {extra} more" if extra > 0 else ""
-        warn_degenerate(
-            f"slice_metrics: {len(skipped)} of {len(slices)} slices have too few records to "
-            f"be scored (fewer than min_slice_size={min_slice_size} members or non-members): "
-            f"{shown}{more}. Their metrics are NaN (see the 'status' column).",
-        )
+def _slice_row(
+    result: AttackResult, sl: _Slice, metrics: list[tuple[str, Callable[..., float]]],
+    seed: int, skipped: list[str], *, n_bootstrap: int, confidence: float,
+    min_slice_size: int,
+) -> dict[str, Any]:
+    """One slice's row; a slice not scored gets NaN metrics and is added to ``skipped``."""
+    y = result.labels[sl.indices]
+    n_members = int(np.count_nonzero(y))
+    n_non_members = int(y.shape[0]) - n_members
+    status = _status(n_members, n_non_members, min_slice_size)
+    row: dict[str, Any] = {
+        "slice_type": sl.slice_type,
+        "slice_value": sl.slice_value,
+        "n_records": n_members + n_non_members,
+        "n_members": n_members,
+        "n_non_members": n_non_members,
+        "status": status,
+    }
+    if status == "ok":
+        s = result.scores[sl.indices]
+        # One call per slice: every metric is resampled on the same draws of ``seed``
+        # (as separate calls with that seed would) and counted in one pass.
+        estimates = pm.bootstrap_cis(dict(metrics), y, s, n_resamples=n_bootstrap,
+                                     confidence=confidence, random_state=seed)
+        for name, est in estimates.items():
+            row[name], row[f"{name}_low"], row[f"{name}_high"] = est
+    else:
+        skipped.append(_describe(sl, n_members, n_non_members))
+        for name, _ in metrics:
+            row[name] = row[f"{name}_low"] = row[f"{name}_high"] = math.nan
+    row["loss_low"] = sl.loss_low
+    row["loss_high"] = sl.loss_high
+    return row
+
+
+def _warn_skipped(skipped: list[str], n_slices: int, min_slice_size: int) -> None:
+    shown = "; ".join(skipped[:_WARN_EXAMPLES])
+    extra = len(skipped) - _WARN_EXAMPLES
+    more = f"; and {extra} more" if extra > 0 else ""
+    warn_degenerate(
+        f"slice_metrics: {len(skipped)} of {n_slices} slices have too few records to "
+        f"be scored (fewer than min_slice_size={min_slice_size} members or non-members): "
+        f"{shown}{more}. Their metrics are NaN (see the 'status' column).",
+        stacklevel=4,
+    )
+
+
+def _slice_frame(
+    rows: list[dict[str, Any]], metrics: list[tuple[str, Callable[..., float]]],
+    attrs: dict[str, Any],
+) -> pd.DataFrame:
+    import pandas as pd
 
     columns = ["slice_type", "slice_value", "n_records", "n_members", "n_non_members", "status"]
     for name, _ in metrics:
@@ -422,13 +460,7 @@ def slice_metrics(
     columns += ["loss_low", "loss_high"]
     frame = pd.DataFrame(rows, columns=columns)
     frame["slice_value"] = frame["slice_value"].astype(object)
-    frame.attrs.update({
-        "attack": result.name,
-        "fprs": list(fprs),
-        "n_bootstrap": n_bootstrap,
-        "confidence": confidence,
-        "min_slice_size": min_slice_size,
-    })
+    frame.attrs.update(attrs)
     return frame
 
 
@@ -543,24 +575,7 @@ def vulnerability_ranking(
     if not isinstance(include_non_members, (bool, np.bool_)):
         raise param_error("include_non_members", func, "a boolean", include_non_members,
                           error=TypeError)
-    n = result.n_records
-    features: dict[str, pd.Series] = {}
-    if record_features is not None:
-        if isinstance(record_features, pd.DataFrame):
-            items = [(c, record_features[c]) for c in record_features.columns]
-        elif isinstance(record_features, Mapping):
-            items = list(record_features.items())
-        else:
-            raise param_error("record_features", func, "a DataFrame or a mapping of columns",
-                              f"<{type(record_features).__name__}>", error=TypeError)
-        taken = {*_RANKING_COLUMNS, result.raw_statistic_name}
-        for name, values in items:
-            if not isinstance(name, str) or name in taken:
-                raise param_error("record_features", func,
-                                  f"columns named by strings other than {sorted(taken - {''})}",
-                                  f"<column {name!r}>")
-            features[name] = _aligned_series(values, n, f"record_features[{name!r}]", func)
-
+    features = _ranking_features(result, record_features, func)
     labels, scores = result.labels, result.scores
     n0 = result.n_non_members
     if n0 == 0 or (include_non_members and n0 == 1):
@@ -569,18 +584,8 @@ def vulnerability_ranking(
             "detection FPR; detection_fpr is NaN and records are ranked by score.",
         )
     detection = _detection_fpr(labels, scores)
-
-    keep = np.arange(n) if include_non_members else np.flatnonzero(labels == 1)
-    d_key = np.where(np.isnan(detection[keep]), np.inf, detection[keep])
-    s_key = scores[keep]
-    order = keep[np.lexsort((keep, -s_key, d_key))]
-    d_sorted = np.where(np.isnan(detection[order]), np.inf, detection[order])
-    s_sorted = scores[order]
-    # Competition ranking ("1, 2, 2, 4"): a new rank starts wherever the sort key changes.
-    new_key = np.r_[True, (d_sorted[1:] != d_sorted[:-1]) | (s_sorted[1:] != s_sorted[:-1])]
-    positions = np.arange(1, order.shape[0] + 1)
-    rank = np.maximum.accumulate(np.where(new_key, positions, 0))
-
+    keep = np.arange(result.n_records) if include_non_members else np.flatnonzero(labels == 1)
+    order, rank = _rank(keep, detection, scores)
     if top is not None:
         order, rank = order[:top], rank[:top]
     data: dict[str, Any] = {
@@ -595,3 +600,44 @@ def vulnerability_ranking(
     for name, series in features.items():
         data[name] = series.iloc[order].to_numpy()
     return pd.DataFrame(data)
+
+
+def _ranking_features(
+    result: AttackResult, record_features: Any, func: str,
+) -> dict[str, pd.Series]:
+    """The user's per-record columns, aligned with the records, named apart from ours."""
+    import pandas as pd
+
+    if record_features is None:
+        return {}
+    if isinstance(record_features, pd.DataFrame):
+        items = [(c, record_features[c]) for c in record_features.columns]
+    elif isinstance(record_features, Mapping):
+        items = list(record_features.items())
+    else:
+        raise param_error("record_features", func, "a DataFrame or a mapping of columns",
+                          f"<{type(record_features).__name__}>", error=TypeError)
+    taken = {*_RANKING_COLUMNS, result.raw_statistic_name}
+    features: dict[str, pd.Series] = {}
+    for name, values in items:
+        if not isinstance(name, str) or name in taken:
+            raise param_error("record_features", func,
+                              f"columns named by strings other than {sorted(taken - {''})}",
+                              f"<column {name!r}>")
+        features[name] = _aligned_series(values, result.n_records,
+                                         f"record_features[{name!r}]", func)
+    return features
+
+
+def _rank(
+    keep: NDArray[np.intp], detection: NDArray[np.float64], scores: NDArray[np.float64],
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Records ``keep`` by detection FPR (NaN last), then score; competition ranks."""
+    d_key = np.where(np.isnan(detection[keep]), np.inf, detection[keep])
+    order = keep[np.lexsort((keep, -scores[keep], d_key))]
+    d_sorted = np.where(np.isnan(detection[order]), np.inf, detection[order])
+    s_sorted = scores[order]
+    # Competition ranking ("1, 2, 2, 4"): a new rank starts wherever the sort key changes.
+    new_key = np.r_[True, (d_sorted[1:] != d_sorted[:-1]) | (s_sorted[1:] != s_sorted[:-1])]
+    positions = np.arange(1, order.shape[0] + 1)
+    return order, np.maximum.accumulate(np.where(new_key, positions, 0))

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privaudit._digest import state_digest
 from privaudit._validation import param_error
 from privaudit.targets._base import BaseTarget, ModelOutputs, Task, check_task, label_indices
-from privaudit.targets._fingerprint import digest_parts
 from privaudit.targets._records import DEFAULT_BATCH_SIZE, n_records, rows
 
 __all__ = ["CallableTarget", "LabelOnlyTarget"]
@@ -84,7 +84,7 @@ class _FunctionTarget(BaseTarget):
         """
         if self._user_fingerprint is None:
             return None
-        return digest_parts(type(self).__name__, self.task, self.classes_,
+        return state_digest(type(self).__name__, self.task, self.classes_,
                             self._user_fingerprint)
 
     def _prepare(self, X: Any, y: ArrayLike, func: str) -> tuple[int, NDArray[Any]]:

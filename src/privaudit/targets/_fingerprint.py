@@ -4,36 +4,23 @@ An audit keys its saved results on the fingerprint of its target, so a rerun reu
 finished result only when the target is the same. Each adapter computes its own
 (``Target.fingerprint()``); the helpers here read a fitted scikit-learn estimator
 (:func:`estimator_fingerprint`), a torch module (:func:`module_fingerprint`) and combine
-them with the adapter's own settings (:func:`digest_parts`).
+them with the adapter's own settings (``privaudit._digest.state_digest``).
 """
 
 from __future__ import annotations
 
-import copyreg
-import hashlib
 import inspect
 from typing import Any
 
-import numpy as np
-
+from privaudit._digest import DIGITS, Hasher, qualname
 from privaudit._validation import param_error
 
 __all__ = [
     "callable_identity",
-    "digest_parts",
     "estimator_fingerprint",
     "module_fingerprint",
     "target_fingerprint",
 ]
-
-#: Hex digits kept from a SHA-256 digest (80 bits: no accidental collision in a store).
-_DIGITS = 20
-
-#: Attributes that hold runtime state, not the fitted model: a random generator is
-#: re-seeded by every load (skops rebuilds ``MLPClassifier._random_state`` afresh), so
-#: ``joblib.hash`` of the same file differed from one load to the next.
-_VOLATILE_ATTRIBUTES = frozenset({"_random_state"})
-
 
 def estimator_fingerprint(estimator: Any) -> str | None:
     """Digest of a fitted scikit-learn estimator's state, stable across loads and processes.
@@ -62,23 +49,10 @@ def estimator_fingerprint(estimator: Any) -> str | None:
     .. [1] scikit-learn developers, "Model persistence" (why pickled bytes are not a stable
        identity: https://scikit-learn.org/stable/model_persistence.html).
     """
-    h = hashlib.sha256()
     try:
-        _hash_state(estimator, h, set(), 0)
+        return Hasher().feed(estimator).hexdigest(DIGITS)
     except (TypeError, ValueError, AttributeError, RecursionError):
         return None
-    return h.hexdigest()[:_DIGITS]
-
-
-def digest_parts(*parts: Any) -> str:
-    """Digest of plain values and arrays (str, numbers, None, tuples, dicts, ndarrays).
-
-    Canonical like :func:`estimator_fingerprint`: the same values give the same 20 hex
-    digits in every process; ``(1, 2)`` and ``(12,)`` or ``[[1], 2]`` differ.
-    """
-    h = hashlib.sha256()
-    _hash_state(tuple(parts), h, set(), 0)
-    return h.hexdigest()[:_DIGITS]
 
 
 def module_fingerprint(module: Any) -> str | None:
@@ -96,12 +70,12 @@ def module_fingerprint(module: Any) -> str | None:
     """
     import torch
 
-    h = hashlib.sha256()
+    h = Hasher()
     try:
         for sub_name, sub in module.named_modules():
             settings = {k: v for k, v in vars(sub).items()
                         if not k.startswith("_") and k != "training" and _is_plain(v)}
-            _hash_state((sub_name, type(sub), settings), h, set(), 0)
+            h.feed((sub_name, type(sub), settings))
         for key, tensor in sorted(module.state_dict().items()):
             t = tensor.detach().cpu().contiguous()
             h.update(f"{key}:{t.dtype}{tuple(t.shape)}:".encode())
@@ -109,7 +83,7 @@ def module_fingerprint(module: Any) -> str | None:
             h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     except (TypeError, ValueError, AttributeError, RuntimeError, NotImplementedError):
         return None
-    return h.hexdigest()[:_DIGITS]
+    return h.hexdigest(DIGITS)
 
 
 def _is_plain(value: Any) -> bool:
@@ -126,10 +100,10 @@ def callable_identity(fn: Any) -> Any:
         return None
     if inspect.isfunction(fn):
         code = fn.__code__
-        return ("function", _qualname(fn), code.co_code, repr(code.co_consts))
+        return ("function", qualname(fn), code.co_code, repr(code.co_consts))
     if hasattr(fn, "named_modules"):
         return ("module", module_fingerprint(fn))
-    return ("object", _qualname(type(fn)), repr(getattr(fn, "__dict__", None)))
+    return ("object", qualname(type(fn)), repr(getattr(fn, "__dict__", None)))
 
 
 def target_fingerprint(artifact: Any, *, func: str = "target_fingerprint") -> str | None:
@@ -166,84 +140,3 @@ def target_fingerprint(artifact: Any, *, func: str = "target_fingerprint") -> st
                           "non-empty str or None", f"<{type(value).__name__} {value!r}>",
                           error=TypeError)
     return value
-
-
-def _qualname(obj: Any) -> str:
-    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
-
-
-def _hash_state(obj: Any, h: Any, seen: set[int], depth: int) -> None:
-    """Feed ``obj``'s state into ``h`` in a canonical order (see estimator_fingerprint)."""
-    if depth > 60:
-        raise RecursionError("estimator state nested too deeply")
-    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
-        h.update(f"{type(obj).__name__}:{obj!r};".encode())
-        return
-    if isinstance(obj, (np.random.RandomState, np.random.Generator,
-                        np.random.BitGenerator, np.random.SeedSequence)):
-        h.update(b"<rng>;")
-        return
-    if isinstance(obj, np.generic):
-        h.update(f"{obj.dtype.str}:".encode() + obj.tobytes() + b";")
-        return
-    if isinstance(obj, (type, np.ufunc)) or inspect.isroutine(obj):
-        h.update(f"<{_qualname(obj)}>;".encode())
-        return
-    if isinstance(obj, np.ndarray):
-        _hash_array(obj, h, seen, depth)
-        return
-    if id(obj) in seen:
-        h.update(b"<cycle>;")
-        return
-    seen.add(id(obj))
-    try:
-        _hash_container(obj, h, seen, depth)
-    finally:
-        seen.discard(id(obj))
-
-
-def _hash_array(obj: np.ndarray, h: Any, seen: set[int], depth: int) -> None:
-    h.update(f"array{obj.dtype.str}{obj.shape}:".encode())
-    if obj.dtype.names:
-        # Field by field: a record array's padding bytes (a tree's nodes) are
-        # uninitialised memory, different at every load.
-        for field in obj.dtype.names:
-            _hash_state(np.ascontiguousarray(obj[field]), h, seen, depth + 1)
-    elif obj.dtype.hasobject:
-        for item in obj.ravel():
-            _hash_state(item, h, seen, depth + 1)
-    else:
-        h.update(np.ascontiguousarray(obj).tobytes())
-
-
-def _hash_container(obj: Any, h: Any, seen: set[int], depth: int) -> None:
-    if isinstance(obj, (list, tuple)):
-        h.update(f"{type(obj).__name__}[{len(obj)}]".encode())
-        for item in obj:
-            _hash_state(item, h, seen, depth + 1)
-        return
-    if isinstance(obj, (set, frozenset)):
-        obj = sorted(obj, key=repr)
-        h.update(f"set[{len(obj)}]".encode())
-        for item in obj:
-            _hash_state(item, h, seen, depth + 1)
-        return
-    if isinstance(obj, dict):
-        h.update(f"dict[{len(obj)}]".encode())
-        for key in sorted(obj, key=repr):
-            if key in _VOLATILE_ATTRIBUTES:
-                continue
-            _hash_state(key, h, seen, depth + 1)
-            _hash_state(obj[key], h, seen, depth + 1)
-        return
-    h.update(f"<{_qualname(type(obj))}>".encode())
-    state = getattr(obj, "__dict__", None)
-    if state is None or not state:
-        # Compiled objects (a tree's nodes, a loss) expose their state for pickling;
-        # reading it runs no code from a file, the object is already built.
-        reduced = obj.__reduce_ex__(4)
-        if not isinstance(reduced, tuple) or len(reduced) < 2:
-            raise TypeError(f"cannot read the state of {type(obj).__name__}")
-        args = reduced[1][1:] if reduced[0] is copyreg.__newobj__ else reduced[1]
-        state = {"args": args, "state": reduced[2] if len(reduced) > 2 else None}
-    _hash_state(dict(state), h, seen, depth + 1)

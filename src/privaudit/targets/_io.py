@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from privaudit._optional import import_optional
 from privaudit._validation import param_error
 from privaudit.exceptions import PrivauditWarning
 from privaudit.targets._skops_types import (
@@ -51,13 +52,8 @@ class UntrustedTypesError(ValueError):
 
 
 def _import_skops() -> Any:
-    try:
-        import skops.io as sio
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "Loading scikit-learn models safely needs skops: pip install 'privaudit[safe]'"
-        ) from exc
-    return sio
+    return import_optional("skops.io", extra="safe",
+                           purpose="Loading scikit-learn models safely")
 
 
 def save_sklearn_model(estimator: Any, path: str | os.PathLike[str]) -> None:

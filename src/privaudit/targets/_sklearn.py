@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privaudit._digest import state_digest
 from privaudit._validation import param_error
 from privaudit.exceptions import NotFittedError
 from privaudit.targets._base import BaseTarget, ModelOutputs, Task, check_task, label_indices
-from privaudit.targets._fingerprint import digest_parts, estimator_fingerprint
+from privaudit.targets._fingerprint import estimator_fingerprint
 from privaudit.targets._records import DEFAULT_BATCH_SIZE, n_records, rows
 
 __all__ = ["SklearnTarget"]
@@ -154,7 +155,7 @@ class SklearnTarget(BaseTarget):
         (other parameters, data or seed) gives another. None if the state cannot be read.
         """
         state = estimator_fingerprint(self.estimator)
-        return None if state is None else digest_parts("sklearn", self.task, state)
+        return None if state is None else state_digest("sklearn", self.task, state)
 
     def _predict_chunked(
         self, X: Any, n: int, method: str, width: int | None

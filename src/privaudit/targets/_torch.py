@@ -14,14 +14,14 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privaudit._digest import state_digest
+from privaudit._optional import import_optional
 from privaudit._validation import param_error
 from privaudit.targets._base import BaseTarget, ModelOutputs, Task, check_task, label_indices
-from privaudit.targets._fingerprint import callable_identity, digest_parts, module_fingerprint
+from privaudit.targets._fingerprint import callable_identity, module_fingerprint
 from privaudit.targets._records import n_records, rows
 
 __all__ = ["TorchTarget", "import_torch", "load_torch_model", "save_torch_model"]
-
-_TORCH_EXTRA = "pip install 'privaudit[torch]'"
 
 #: Per-sample gradients of one chunk are held in memory together; the automatic chunk size
 #: keeps them below this many float values (2**25 float32 values = 128 MiB).
@@ -30,21 +30,12 @@ _GRAD_CHUNK_VALUES = 2**25
 
 def import_torch() -> Any:
     """Import torch, or raise an ImportError naming the extra that installs it."""
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(f"PyTorch targets need torch: {_TORCH_EXTRA}") from exc
-    return torch
+    return import_optional("torch", extra="torch", purpose="A PyTorch target")
 
 
 def _import_safetensors() -> Any:
-    try:
-        import safetensors.torch as st
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            f"Reading and writing safetensors files needs safetensors: {_TORCH_EXTRA}"
-        ) from exc
-    return st
+    return import_optional("safetensors.torch", extra="torch",
+                           purpose="Reading and writing safetensors files")
 
 
 def _check_positive_int(value: Any, param: str, func: str) -> int:
@@ -202,7 +193,7 @@ class TorchTarget(BaseTarget):
         state = module_fingerprint(self.module)
         if state is None:
             return None
-        return digest_parts(
+        return state_digest(
             "torch", self.task, self.output, self.classes_, callable_identity(self.loss),
             None if self.input_dtype is None else str(self.input_dtype), state,
         )

@@ -23,12 +23,10 @@ the process holding them, so a run killed with ``kill -9`` never leaves a model 
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import threading
 import time
-import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -37,9 +35,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from privaudit._digest import file_sha256, sha256_hex
+from privaudit._files import atomic_write
 from privaudit.exceptions import PrivauditWarning
 
-__all__ = ["ModelCache", "atomic_write"]
+__all__ = ["ModelCache"]
 
 # Private switch for benchmarks/bench_cache_lock.py: per-model locks on (always in use).
 _LOCKING = True
@@ -137,32 +137,6 @@ else:
 _byte_locks = _ByteLocks()
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
-    """Write a file atomically: ``write(tmp)`` to a temporary name, then rename it to ``path``.
-
-    The temporary file lives in the same directory (a rename across file systems is not
-    atomic) and keeps the final suffix (some writers check it). It is removed on failure.
-    """
-    final = Path(os.fspath(path))
-    tmp = final.with_name(f".{final.stem}.{uuid.uuid4().hex}.tmp{final.suffix}")
-    try:
-        write(tmp)
-        _fsync(tmp)
-        os.replace(tmp, final)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return final
-
-
 def _write_json(obj: Any) -> Callable[[Path], None]:
     def write(p: Path) -> None:
         p.write_text(json.dumps(obj, indent=1, sort_keys=True), encoding="utf-8")
@@ -170,17 +144,9 @@ def _write_json(obj: Any) -> Callable[[Path], None]:
     return write
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def indices_digest(indices: NDArray[np.int64]) -> str:
     """Hex SHA-256 of a training-index array."""
-    return hashlib.sha256(np.ascontiguousarray(indices, dtype="<i8").tobytes()).hexdigest()
+    return sha256_hex(np.ascontiguousarray(indices, dtype="<i8").tobytes())
 
 
 class ModelCache:
@@ -250,7 +216,7 @@ class ModelCache:
                 return "was trained on other records"
             if not model_file.exists():
                 return "has no model file"
-            if info.get("model_sha256") != _file_sha256(model_file):
+            if info.get("model_sha256") != file_sha256(model_file):
                 return "does not match its model file"
         except (OSError, ValueError, AttributeError):
             return "is unreadable"
@@ -337,7 +303,7 @@ class ModelCache:
             "n_train": len(indices),
             "indices_sha256": indices_digest(indices),
             "model_file": model_file.name,
-            "model_sha256": _file_sha256(model_file),
+            "model_sha256": file_sha256(model_file),
             "train_seconds": float(train_seconds),
         }
         atomic_write(self.manifest_path(i), _write_json(manifest))

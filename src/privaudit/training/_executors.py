@@ -32,7 +32,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, runtime_checkable
 
-from privaudit._validation import param_error
+from privaudit._optional import import_optional
+from privaudit._validation import N_JOBS, param_error
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor"]
 
@@ -44,8 +45,6 @@ _THREAD_ENV_VARS = (
     "VECLIB_MAXIMUM_THREADS",
     "NUMEXPR_NUM_THREADS",
 )
-
-_RAY_EXTRA = "pip install 'privaudit[distributed]'"
 
 
 @runtime_checkable
@@ -406,7 +405,7 @@ class LocalExecutor:
 def _check_n_jobs(n_jobs: Any, func: str) -> int:
     if n_jobs is None:
         return 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or not N_JOBS.ok(n_jobs):
         raise param_error("n_jobs", func, "None, -1 or a positive integer", n_jobs)
     if n_jobs == -1:
         return os.cpu_count() or 1
@@ -417,11 +416,7 @@ def _check_n_jobs(n_jobs: Any, func: str) -> int:
 
 
 def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as exc:
-        raise ImportError(f"The Ray executor needs Ray: {_RAY_EXTRA}") from exc
-    return ray
+    return import_optional("ray", extra="distributed", purpose="The Ray executor")
 
 
 def _run_ray_task(

@@ -148,43 +148,9 @@ def check_fidelity(
     """
     func = "check_fidelity"
     pool._check_fitted(func)
-    for name, value in (("n_std", n_std), ("accuracy_margin", accuracy_margin),
-                        ("size_tolerance", size_tolerance)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
-            raise param_error(name, func, "a non-negative real number", value)
-    check_fraction(accuracy_margin, param="accuracy_margin", func=func, low_inclusive=True,
-                   high_inclusive=True)
-
-    if isinstance(target, Mapping):
-        unknown = set(target) - {"accuracy", "n_train", "model_class", "loss"}
-        if unknown:
-            raise param_error("target", func,
-                              "a model or a mapping with keys accuracy/n_train/model_class/loss",
-                              f"<mapping with keys {sorted(unknown)}>")
-        t_acc = float(target.get("accuracy", float("nan")))
-        t_n = target.get("n_train")
-        t_class = target.get("model_class")
-        t_loss = target.get("loss")
-    elif callable(getattr(target, "predict", None)):
-        t_acc = _accuracy(target, X_test, y_test)
-        t_n = None
-        t_class = _qualname(target)
-        t_loss = _loss_of(target)
-    elif callable(getattr(target, "query", None)):
-        # A privaudit target adapter: accuracy from one query, type from the wrapped model.
-        outputs = target.query(X_test, y_test)
-        predictions = getattr(outputs, "predictions", None)
-        t_acc = (float("nan") if predictions is None
-                 else float(np.mean(np.asarray(predictions) == np.asarray(y_test))))
-        inner = next((getattr(target, a) for a in _WRAPPED_ATTRS
-                      if getattr(target, a, None) is not None), None)
-        t_n = None
-        t_class = None if inner is None else _qualname(inner)
-        t_loss = None if inner is None else _loss_of(inner)
-    else:
-        raise param_error("target", func,
-                          "a fitted model with predict, a target adapter or a mapping",
-                          f"<{type(target).__name__}>", error=TypeError)
+    _check_tolerances(func, n_std=n_std, accuracy_margin=accuracy_margin,
+                      size_tolerance=size_tolerance)
+    t_acc, t_n, t_class, t_loss = _describe_target(target, X_test, y_test, func)
     if target_n_train is not None:
         t_n = target_n_train
     if t_n is not None and (isinstance(t_n, bool) or not isinstance(t_n, numbers.Integral)
@@ -196,24 +162,8 @@ def check_fidelity(
     first = pool.models_[0]
     r_class = _qualname(first)
     r_loss = _loss_of(first)
-
-    problems: list[str] = []
-    if np.isfinite(t_acc):
-        mean, std = float(ref_acc.mean()), float(ref_acc.std(ddof=1)) if ref_acc.size > 1 else 0.0
-        gap = abs(t_acc - mean)
-        if gap > n_std * std and gap > accuracy_margin:
-            problems.append(
-                f"target test accuracy {t_acc:.3f} is far from the reference models' "
-                f"{mean:.3f} ± {std:.3f} (more than {n_std:g} SD and {accuracy_margin:g})"
-            )
-    if t_n is not None:
-        ratio = float(ref_n.mean()) / float(t_n)
-        if not (1.0 / (1.0 + size_tolerance) <= ratio <= 1.0 + size_tolerance):
-            problems.append(
-                f"reference models train on {ref_n.mean():.0f} records on average, the "
-                f"target on {int(t_n)} (ratio {ratio:.2f}); set sample_fraction so that "
-                "they match"
-            )
+    problems = _accuracy_problems(t_acc, ref_acc, n_std, accuracy_margin)
+    problems += _size_problems(t_n, ref_n, size_tolerance)
     if t_class is not None and t_class != r_class:
         problems.append(f"target is a {t_class}, reference models are {r_class}")
     elif t_loss is not None and r_loss is not None and t_loss != r_loss:
@@ -234,3 +184,62 @@ def check_fidelity(
             FidelityWarning, stacklevel=2,
         )
     return report
+
+
+def _check_tolerances(func: str, **tolerances: Any) -> None:
+    for name, value in tolerances.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+            raise param_error(name, func, "a non-negative real number", value)
+    check_fraction(tolerances["accuracy_margin"], param="accuracy_margin", func=func,
+                   low_inclusive=True, high_inclusive=True)
+
+
+def _describe_target(target: Any, X_test: Any, y_test: ArrayLike, func: str) -> tuple:
+    """The target's ``(accuracy, n_train, class name, loss)``, each None/NaN if unknown."""
+    if isinstance(target, Mapping):
+        unknown = set(target) - {"accuracy", "n_train", "model_class", "loss"}
+        if unknown:
+            raise param_error("target", func,
+                              "a model or a mapping with keys accuracy/n_train/model_class/loss",
+                              f"<mapping with keys {sorted(unknown)}>")
+        return (float(target.get("accuracy", float("nan"))), target.get("n_train"),
+                target.get("model_class"), target.get("loss"))
+    if callable(getattr(target, "predict", None)):
+        return _accuracy(target, X_test, y_test), None, _qualname(target), _loss_of(target)
+    if callable(getattr(target, "query", None)):
+        # A privaudit target adapter: accuracy from one query, type from the wrapped model.
+        outputs = target.query(X_test, y_test)
+        predictions = getattr(outputs, "predictions", None)
+        t_acc = (float("nan") if predictions is None
+                 else float(np.mean(np.asarray(predictions) == np.asarray(y_test))))
+        inner = next((getattr(target, a) for a in _WRAPPED_ATTRS
+                      if getattr(target, a, None) is not None), None)
+        if inner is None:
+            return t_acc, None, None, None
+        return t_acc, None, _qualname(inner), _loss_of(inner)
+    raise param_error("target", func,
+                      "a fitted model with predict, a target adapter or a mapping",
+                      f"<{type(target).__name__}>", error=TypeError)
+
+
+def _accuracy_problems(t_acc: float, ref_acc: NDArray[np.float64], n_std: float,
+                       accuracy_margin: float) -> list[str]:
+    if not np.isfinite(t_acc):
+        return []
+    mean, std = float(ref_acc.mean()), float(ref_acc.std(ddof=1)) if ref_acc.size > 1 else 0.0
+    gap = abs(t_acc - mean)
+    if gap > n_std * std and gap > accuracy_margin:
+        return [f"target test accuracy {t_acc:.3f} is far from the reference models' "
+                f"{mean:.3f} ± {std:.3f} (more than {n_std:g} SD and {accuracy_margin:g})"]
+    return []
+
+
+def _size_problems(t_n: Any, ref_n: NDArray[np.int64], size_tolerance: float) -> list[str]:
+    if t_n is None:
+        return []
+    ratio = float(ref_n.mean()) / float(t_n)
+    if 1.0 / (1.0 + size_tolerance) <= ratio <= 1.0 + size_tolerance:
+        return []
+    return [f"reference models train on {ref_n.mean():.0f} records on average, the "
+            f"target on {int(t_n)} (ratio {ratio:.2f}); set sample_fraction so that "
+            "they match"]

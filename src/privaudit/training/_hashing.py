@@ -7,9 +7,7 @@ across processes, machines and Python sessions: no ``hash()`` (salted per proces
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import numbers
 import pickle
 from collections.abc import Mapping
@@ -17,28 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from privaudit._digest import Hasher, array_sha256, sha256_hex, sha256_json
+
 __all__ = ["callable_fingerprint", "canonical", "data_fingerprint", "sha256_json"]
-
-
-def sha256_json(obj: Any) -> str:
-    """Hex SHA-256 of the canonical JSON form of ``obj`` (sorted keys, no whitespace)."""
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _array_digest(arr: np.ndarray) -> str:
-    h = hashlib.sha256()
-    h.update(f"{arr.dtype.str}|{arr.shape}|".encode())
-    if arr.dtype == object:
-        # tobytes() of an object array is a list of pointers: hash the values instead.
-        # pandas' hash_array uses a fixed SipHash key, so it is stable across processes.
-        import pandas as pd
-
-        flat = arr.ravel(order="C")
-        h.update(pd.util.hash_array(flat, categorize=False).tobytes())
-    else:
-        h.update(np.ascontiguousarray(arr).tobytes())
-    return h.hexdigest()
 
 
 def _source_digest(obj: Any) -> str:
@@ -49,8 +28,8 @@ def _source_digest(obj: Any) -> str:
         code = getattr(obj, "__code__", None)
         if code is None:
             return "<no source>"
-        return hashlib.sha256(code.co_code + repr(code.co_consts).encode()).hexdigest()
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return sha256_hex(code.co_code + repr(code.co_consts).encode())
+    return sha256_hex(text.encode("utf-8"))
 
 
 def callable_fingerprint(fn: Any) -> dict[str, Any]:
@@ -102,7 +81,7 @@ def canonical(obj: Any) -> Any:
     if isinstance(obj, np.generic):
         return canonical(obj.item())
     if isinstance(obj, np.ndarray):
-        return {"ndarray": _array_digest(obj)}
+        return {"ndarray": array_sha256(obj)}
     if isinstance(obj, Mapping):
         return {"dict": sorted(([canonical(k), canonical(v)] for k, v in obj.items()), key=repr)}
     if isinstance(obj, (list, tuple)):
@@ -126,7 +105,7 @@ def canonical(obj: Any) -> Any:
             f"Cannot fingerprint a value of type {type(obj).__name__} for the reference-model "
             "cache; pass a recipe with an explicit 'version' or use plain parameter values."
         ) from exc
-    return {"pickle": hashlib.sha256(payload).hexdigest()}
+    return {"pickle": sha256_hex(payload)}
 
 
 def data_fingerprint(X: Any, y: Any = None) -> str:
@@ -145,7 +124,7 @@ def data_fingerprint(X: Any, y: Any = None) -> str:
         A digest that changes whenever any value, the shape, a dtype, or (for data frames)
         a column name changes.
     """
-    h = hashlib.sha256()
+    h = Hasher()
     for name, part in (("X", X), ("y", y)):
         h.update(f"<{name}>".encode())
         if part is None:
@@ -164,9 +143,9 @@ def _part_digest(part: Any) -> str:
         return sha256_json(
             {
                 "sparse": [int(s) for s in csr.shape],
-                "data": _array_digest(csr.data),
-                "indices": _array_digest(csr.indices.astype(np.int64)),
-                "indptr": _array_digest(csr.indptr.astype(np.int64)),
+                "data": array_sha256(csr.data),
+                "indices": array_sha256(csr.indices.astype(np.int64)),
+                "indptr": array_sha256(csr.indptr.astype(np.int64)),
             }
         )
     module = type(part).__module__
@@ -178,7 +157,7 @@ def _part_digest(part: Any) -> str:
                 {
                     "columns": [str(c) for c in part.columns],
                     "dtypes": [str(d) for d in part.dtypes],
-                    "values": _array_digest(
+                    "values": array_sha256(
                         pd.util.hash_pandas_object(part, index=False).to_numpy()
                     ),
                     "n_rows": len(part),
@@ -189,9 +168,9 @@ def _part_digest(part: Any) -> str:
                 {
                     "name": str(part.name),
                     "dtype": str(part.dtype),
-                    "values": _array_digest(
+                    "values": array_sha256(
                         pd.util.hash_pandas_object(part, index=False).to_numpy()
                     ),
                 }
             )
-    return _array_digest(np.asarray(part))
+    return array_sha256(np.asarray(part))

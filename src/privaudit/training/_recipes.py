@@ -13,13 +13,14 @@ torch), and is added to :func:`as_recipe` if it should be picked automatically.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from privaudit._digest import sha256_hex
+from privaudit._optional import import_optional
 from privaudit._validation import param_error
 from privaudit.training._hashing import callable_fingerprint, canonical, sha256_json
 
@@ -71,19 +72,13 @@ class TrainingRecipe(Protocol):
 
 def _seed_for(key: str, seed: int) -> int:
     """A deterministic seed for a nested estimator, distinct per parameter path."""
-    digest = int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
+    digest = int.from_bytes(bytes.fromhex(sha256_hex(key.encode())[:8]), "little")
     return int(np.random.SeedSequence([seed, digest]).generate_state(1, dtype=np.uint32)[0])
 
 
 def _skops() -> Any:
-    try:
-        import skops.io as sio
-    except ImportError as exc:  # pragma: no cover - skops is in the 'safe' extra
-        raise ImportError(
-            "Caching scikit-learn reference models needs skops: "
-            "pip install 'privaudit[safe]'"
-        ) from exc
-    return sio
+    return import_optional("skops.io", extra="safe",
+                           purpose="Caching scikit-learn reference models")
 
 
 class SklearnRecipe:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privaudit._optional import import_optional
 from privaudit._validation import param_error
 from privaudit.training._hashing import canonical, sha256_json
 from privaudit.training._recipes import RECIPE_CODE_VERSION
@@ -235,8 +236,7 @@ class _TorchRecipe:
 
     def save(self, model: Any, path: str | os.PathLike[str]) -> None:
         """Write the weights as safetensors, with hyperparameters and labels in its header."""
-        from safetensors.torch import save_file
-
+        save_file = _safetensors("safetensors.torch").save_file
         state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
         save_file(state, os.fspath(path),
                   metadata={_METADATA_KEY: json.dumps(self._metadata(model), sort_keys=True)})
@@ -249,9 +249,8 @@ class _TorchRecipe:
         ValueError
             If the file was written by another recipe or with other hyperparameters.
         """
-        from safetensors import safe_open
-        from safetensors.torch import load_file
-
+        safe_open = _safetensors("safetensors").safe_open
+        load_file = _safetensors("safetensors.torch").load_file
         file = os.fspath(path)
         try:
             with safe_open(file, framework="pt") as fh:
@@ -440,3 +439,7 @@ class TorchCNNRecipe(_TorchRecipe):
 
         self._check_features(n_features)
         return CNNClassifierNet(self.image_shape, n_classes, self.channels, self.hidden)
+
+
+def _safetensors(module: str) -> Any:
+    return import_optional(module, extra="torch", purpose="Caching PyTorch reference models")

@@ -1,0 +1,318 @@
+"""The data files of a configuration: read, then every column checked, before any work.
+
+Messages name the file, the column (and the configuration key that names it) and the
+first bad row, in one line (:class:`~privaudit.cli._errors.ConfigError`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from privaudit.cli._errors import ConfigError
+
+if TYPE_CHECKING:
+    from privaudit.cli._config import AuditConfig
+
+__all__ = ["load_records", "split_columns"]
+
+
+@dataclass
+class _Table:
+    """A data file read into a frame, and how messages name it and its rows."""
+
+    frame: Any
+    path: Path
+    role: str  # "data" or "population"
+    key: str  # the configuration key naming the file
+
+    @property
+    def name(self) -> str:
+        return f"the {self.role} file {str(self.path)!r}"
+
+    def row(self, position: int) -> str:
+        # A spreadsheet shows the header on line 1: data row 0 is line 2.
+        if self.path.suffix.lower() in (".csv", ".txt"):
+            return f"line {position + 2}"
+        return f"row {position} (from 0)"
+
+
+def _check_csv_shape(path: Path, name: str) -> None:
+    """Refuse what pandas would silently repair in a CSV file.
+
+    Repeated column names (pandas renames them ``a.1``) and rows with fewer fields than
+    the header (pandas fills them with NaN, later reported as "Input X contains NaN").
+    """
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, [])
+        repeated = sorted({c for c in header if header.count(c) > 1})
+        if repeated:
+            raise ConfigError(f"The header of {name} repeats the column(s) {repeated}: "
+                              "rename them so each column has one name.")
+        for row in reader:
+            if row and len(row) < len(header):
+                raise ConfigError(f"Line {reader.line_num} of {name} has {len(row)} "
+                                  f"field(s) but the header has {len(header)} "
+                                  f"({header[len(row)]!r} and after are missing).")
+
+
+def _read_table(path: Path, role: str = "data", key: str = "data.path") -> _Table:
+    """Read a CSV or Parquet file; an unreadable one is one line naming it."""
+    import pandas as pd
+
+    table = _Table(None, path, role, key)
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            frame = pd.read_parquet(path)
+        elif suffix in (".csv", ".txt"):
+            _check_csv_shape(path, table.name)
+            frame = pd.read_csv(path)
+        else:
+            raise ConfigError(f"The {key!r} file {str(path)!r} must be CSV (.csv) or Parquet "
+                              "(.parquet).")
+    except pd.errors.EmptyDataError:
+        raise ConfigError(f"{table.name.capitalize()} ({key}) is empty.") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{table.name.capitalize()} ({key}) is not a text CSV file "
+                          "(binary content); give a CSV or a Parquet file.") from None
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        reason = " ".join(str(exc).split())[:200]
+        raise ConfigError(f"{table.name.capitalize()} ({key}) cannot be read as "
+                          f"{'Parquet' if suffix in ('.parquet', '.pq') else 'CSV'}: "
+                          f"{reason}") from None
+    if len(frame) == 0:
+        raise ConfigError(f"{table.name.capitalize()} ({key}) has no rows.")
+    table.frame = frame
+    return table
+
+
+def _column(table: _Table, column: str, key: str) -> Any:
+    if column not in table.frame.columns:
+        columns = [str(c) for c in table.frame.columns]
+        shown = columns[:20] + (["..."] if len(columns) > 20 else [])
+        raise ConfigError(f"{table.name.capitalize()} has no column {column!r} ({key}); its "
+                          f"columns are {shown}.")
+    return table.frame[column]
+
+
+def _first(table: _Table, mask: Any) -> str:
+    import numpy as np
+
+    positions = np.flatnonzero(np.asarray(mask))
+    return f"{len(positions)} row{'s' * (len(positions) > 1)}, first at {table.row(positions[0])}"
+
+
+def _check_labels(table: _Table, column: str, key: str, classes: Any = None) -> Any:
+    import numpy as np
+
+    values = _column(table, column, key)
+    if values.isna().any():
+        raise ConfigError(f"The label column {column!r} of {table.name} has missing values "
+                          f"({_first(table, values.isna())}): every record needs its label.")
+    if classes is not None:
+        unknown = ~values.isin(list(classes)).to_numpy()
+        if unknown.any():
+            examples = list(dict.fromkeys(values[unknown].tolist()))[:3]
+            raise ConfigError(f"The label column {column!r} of {table.name} holds labels the "
+                              f"model does not know, e.g. {examples} ({_first(table, unknown)}"
+                              f"); its classes are {np.asarray(classes).tolist()[:10]}.")
+    return values.to_numpy()
+
+
+def _check_membership(table: _Table, column: str, key: str) -> Any:
+    import numpy as np
+    import pandas as pd
+
+    values = _column(table, column, key)
+    numeric = pd.to_numeric(values, errors="coerce") if values.dtype != bool else values
+    bad = ~np.isin(numeric.to_numpy(dtype=float, na_value=np.nan), (0, 1))
+    if bad.any():
+        examples = list(dict.fromkeys(values[bad].tolist()))[:3]
+        raise ConfigError(f"The membership column {column!r} ({key}) of {table.name} must "
+                          f"hold 0/1 (1 = member); it holds {examples} ({_first(table, bad)}).")
+    return numeric.to_numpy().astype(np.int8)
+
+
+def _check_ids(table: _Table, column: str, key: str) -> Any:
+    values = _column(table, column, key)
+    if values.isna().any():
+        raise ConfigError(f"The id column {column!r} ({key}) of {table.name} has missing ids "
+                          f"({_first(table, values.isna())}).")
+    repeated = values.astype(str).duplicated(keep=False)
+    if repeated.any():
+        shown = list(dict.fromkeys(values[repeated].tolist()))
+        raise ConfigError(f"The id column {column!r} ({key}) of {table.name} repeats "
+                          f"{len(shown)} id(s), e.g. {shown[:5]!r} ({_first(table, repeated)}): "
+                          "ids must be unique.")
+    return values.to_numpy()
+
+
+@dataclass
+class _Accepts:
+    """What the audited model takes as input, to check feature columns up front."""
+
+    allow_nan: bool = False
+    allow_text: bool = False
+    model: str = "the model"
+    classes: Any = None  # a classifier's labels, to check the label column against
+
+
+def _accepted_inputs(target: Any) -> _Accepts:
+    """NaN and text are refused unless the model can take them.
+
+    A bare scikit-learn estimator says whether it accepts NaN (its ``allow_nan`` tag) and
+    takes numbers only; a pipeline or column transformer may impute and encode, so its
+    columns are left for it to judge. Torch modules take finite numbers.
+    """
+    classes = getattr(target, "classes_", None)
+    estimator = getattr(target, "estimator", None)
+    if estimator is None:
+        return _Accepts(model=f"the {type(target).__name__}", classes=classes)
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.utils import get_tags
+
+    model = f"the model ({type(estimator).__name__})"
+    if isinstance(estimator, (Pipeline, ColumnTransformer)):
+        return _Accepts(allow_nan=True, allow_text=True, model=model, classes=classes)
+    try:
+        allow_nan = bool(get_tags(estimator).input_tags.allow_nan)
+    except (AttributeError, TypeError, ValueError):
+        allow_nan = False
+    return _Accepts(allow_nan=allow_nan, model=model, classes=classes)
+
+
+def _check_feature(table: _Table, column: str, accepts: _Accepts) -> None:
+    """Check one feature column: numbers (or text the model encodes), finite, no NaN.
+
+    NaN passes when the model takes it. Messages name the column, the file and the first
+    bad row.
+    """
+    import numpy as np
+    import pandas as pd
+
+    values = table.frame[column]
+    what = f"The feature column {column!r} of {table.name}"
+    if values.dtype.kind in "biuf":
+        numeric = values.astype(float)
+    else:
+        numeric = pd.to_numeric(values, errors="coerce")
+        text = numeric.isna() & values.notna()
+        if text.any():
+            if accepts.allow_text:
+                return
+            raise ConfigError(f"{what} holds text such as {values[text].iloc[0]!r} "
+                              f"({_first(table, text)}); {accepts.model} takes numbers: fix "
+                              "the values or leave the column out of data.feature_columns.")
+    infinite = np.isinf(numeric.to_numpy(dtype=float, na_value=np.nan))
+    if infinite.any():
+        raise ConfigError(f"{what} holds infinite values ({_first(table, infinite)}): "
+                          "replace them with finite numbers.")
+    missing = values.isna()
+    if missing.any() and not accepts.allow_nan:
+        raise ConfigError(f"{what} has missing values ({_first(table, missing)}); "
+                          f"{accepts.model} does not accept them: fill or drop those rows "
+                          "(a CSV row with fewer fields than its header reads as missing).")
+
+
+def _feature_names(table: _Table, cfg: AuditConfig) -> list[str]:
+    if cfg.feature_columns is not None:
+        return list(cfg.feature_columns)
+    roles = {cfg.label_column, cfg.membership_column, cfg.id_column}
+    features = [c for c in table.frame.columns if c not in roles]
+    if not features:
+        raise ConfigError(f"{table.name.capitalize()} has no feature column besides the "
+                          f"label, membership and id columns {sorted(r for r in roles if r)}.")
+    return features
+
+
+def _records(
+    table: _Table, cfg: AuditConfig, *, membership: bool, features: list[str] | None,
+    accepts: _Accepts | None,
+) -> tuple:
+    """Features, labels, membership and ids of one file, each column checked."""
+    y = _check_labels(table, cfg.label_column, "data.label_column",
+                      None if accepts is None else accepts.classes)
+    labels = (_check_membership(table, cfg.membership_column, "data.membership_column")
+              if membership else None)
+    ids = None
+    if cfg.id_column and (membership or cfg.id_column in table.frame.columns):
+        ids = _check_ids(table, cfg.id_column, "data.id_column")
+    key = "data.feature_columns"
+    if features is None:
+        features = _feature_names(table, cfg)
+    else:
+        key = "a feature column of the data file"
+    for column in features:
+        _column(table, column, key)
+        if accepts is not None:
+            _check_feature(table, column, accepts)
+    return table.frame[features].reset_index(drop=True), y, labels, ids
+
+
+def split_columns(
+    frame: Any, cfg: AuditConfig, *, where: str, membership: bool,
+    features: list[str] | None = None, accepts: _Accepts | None = None,
+) -> tuple:
+    """Features (a DataFrame, columns by name), labels, membership and ids of one file.
+
+    The population is read with the audited file's feature list (``features``), by name:
+    the same columns in another order, or an extra membership column, must not shift
+    what the model sees.
+    """
+    path = cfg.data_path if where == "data" else (cfg.population_path or Path(where))
+    table = _Table(frame, path, where, f"{where}.path")
+    return _records(table, cfg, membership=membership, features=features, accepts=accepts)
+
+
+def _check_disjoint(data: _Table, pop: _Table, cfg: AuditConfig, records: tuple,
+                    pop_records: tuple) -> None:
+    """The population must hold no audited record: by id, then as the model sees it."""
+    from privaudit.audits import population_overlap
+
+    X, y, _, ids = records
+    X_pop, y_pop, _, pop_ids = pop_records
+    if ids is not None and pop_ids is not None:
+        shared = sorted(set(map(str, ids)) & set(map(str, pop_ids)))
+        if shared:
+            raise ConfigError(f"{pop.name.capitalize()} shares {len(shared)} id(s) "
+                              f"({cfg.id_column!r}) with {data.name}, e.g. {shared[:5]}: a "
+                              "record is either audited or in the population.")
+    n_shared, pop_row, row = population_overlap(X, y, X_pop, y_pop)
+    if not n_shared:
+        return
+    features = list(X.columns)
+    others = [c for c in data.frame.columns if c not in features
+              and c not in (cfg.label_column, cfg.membership_column, cfg.id_column)]
+    subset = (f" Only {len(features)} of the data's {len(features) + len(others)} columns "
+              f"are features ({others[:5]} are not), so different records can look the same "
+              "to the model: drop those rows from the population, or use more feature "
+              "columns." if others
+              else " Drop those rows from the population.")
+    raise ConfigError(
+        f"{pop.name.capitalize()} repeats {n_shared} audited record(s) of {data.name} on "
+        f"what the model sees, the feature columns {features[:10]}"
+        f"{' ...' if len(features) > 10 else ''} and the label {cfg.label_column!r} (e.g. "
+        f"data {data.row(row)} = population {pop.row(pop_row)}): reference models trained "
+        f"on them would count as trained on the audited records.{subset}")
+
+
+def load_records(cfg: AuditConfig, target: Any) -> tuple:
+    """Read and check the data (and population) files before any work is done."""
+    accepts = _accepted_inputs(target)
+    data = _read_table(cfg.data_path, "data", "data.path")
+    records = _records(data, cfg, membership=True, features=None, accepts=accepts)
+    if cfg.population_path is None:
+        return records, None
+    pop = _read_table(cfg.population_path, "population", "population.path")
+    pop_records = _records(pop, cfg, membership=False, features=list(records[0].columns),
+                           accepts=accepts)
+    _check_disjoint(data, pop, cfg, records, pop_records)
+    return records, (pop_records[0], pop_records[1])

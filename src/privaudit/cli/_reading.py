@@ -1,0 +1,159 @@
+"""Reading a configuration file: YAML without duplicate keys, then a typed schema.
+
+:func:`read_config` serves every audit kind: given the kind's schema (a subclass of
+:class:`privaudit.cli._sections.AuditFile`), it returns the validated sections or raises
+one :class:`ConfigError` line naming the key and the file.
+"""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from privaudit.cli._errors import ConfigError, KeyProblem, key_error
+
+__all__ = ["read_config", "read_yaml", "schema_error"]
+
+_Schema = TypeVar("_Schema", bound=BaseModel)
+
+
+def _check_duplicates(node: Any, where: tuple[str, ...], source: str, seen: set[int]) -> None:
+    """Refuse a mapping that repeats a key (YAML would silently keep the last one)."""
+    import yaml
+
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _check_duplicates(item, (*where, f"[{i}]"), source, seen)
+    if not isinstance(node, yaml.MappingNode):
+        return
+    lines: dict[tuple[str, str], int] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+            continue
+        key = (key_node.tag, key_node.value)
+        dotted = ".".join((*where, key_node.value)).replace(".[", "[")
+        line = key_node.start_mark.line + 1
+        if key in lines:
+            raise ConfigError(f"The {dotted!r} key of {source} is given twice (lines "
+                              f"{lines[key]} and {line}); keep one.")
+        lines[key] = line
+        _check_duplicates(value_node, (*where, key_node.value), source, seen)
+
+
+def _yaml_text(path: Path, source: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"The audit configuration {source} is not a text (UTF-8) YAML "
+                          "file.") from None
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the audit configuration {source}: "
+                          f"{exc.strerror or exc}.") from None
+
+
+def read_yaml(path: Path, source: str) -> Any:
+    """The YAML document in ``path``: syntax errors and duplicate keys name the line."""
+    import yaml
+
+    loader = yaml.SafeLoader(_yaml_text(path, source))
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_duplicates(node, (), source, set())
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"The audit configuration {source} is not valid YAML: "
+                          f"{' '.join(str(problem).split())}{where}.") from None
+    finally:
+        loader.dispose()
+
+
+_EXPECTED = {
+    "model_type": "a mapping (indented 'key: value' lines)",
+    "model_attributes_type": "a mapping (indented 'key: value' lines)",
+    "dict_type": "a mapping (indented 'key: value' lines)",
+    "list_type": "a list",
+    "string_type": "a string",
+    "int_type": "an integer",
+    "bool_type": "true or false",
+    "too_short": "a non-empty list",
+    "string_too_short": "a non-empty string",
+}
+
+
+def _section_keys(schema: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys ``schema`` allows in the section at ``loc``."""
+    model: Any = schema
+    for part in loc:
+        annotation = model.model_fields[part].annotation
+        candidates = [annotation, *typing.get_args(annotation)]
+        model = next(c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel))
+    return sorted(model.model_fields)
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _error_text(err: Any, schema: type[BaseModel], source: str) -> str:
+    loc, kind = tuple(err["loc"]), err["type"]
+    key = _dotted(loc)
+    if kind == "extra_forbidden":
+        return (f"The {key!r} key of {source} is not known; expected one of "
+                f"{_section_keys(schema, loc[:-1])}.")
+    if kind == "missing":
+        return f"The {key!r} key of {source} is missing; it is required."
+    if kind == "value_error" and isinstance(err.get("ctx", {}).get("error"), KeyProblem):
+        problem = err["ctx"]["error"]
+        where = (*loc, problem.key) if problem.key else loc
+        return str(key_error(_dotted(where), problem.expected, problem.got, source))
+    expected = _EXPECTED.get(kind) or err["msg"].removeprefix("Input should be ")
+    return str(key_error(key, expected, err.get("input"), source))
+
+
+def schema_error(exc: ValidationError, schema: type[BaseModel], source: str) -> ConfigError:
+    """One line for the first problem pydantic found (and how many others).
+
+    An unknown key comes first: a misspelled required key is also reported missing, and
+    the unknown key's message names the key it could have meant.
+    """
+    errors = exc.errors(include_url=False)
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    text = _error_text(first, schema, source)
+    more = len(errors) - 1
+    return ConfigError(text + (f" ({more} more problem{'s' * (more > 1)} after this one.)"
+                               if more else ""))
+
+
+def read_config(path: str | Path, schema: type[_Schema]) -> _Schema:
+    """Read the YAML file at ``path`` and validate it with ``schema``.
+
+    Relative paths in the file are checked against the file's folder. Raises
+    :class:`ConfigError` (one line naming the key and the file) on any problem.
+    """
+    path = Path(path)
+    source = str(path)
+    if not path.is_file():
+        what = "is a directory, not a file" if path.is_dir() else "does not exist"
+        raise ConfigError(f"The audit configuration {source} {what}.")
+    raw = read_yaml(path, source)
+    if not isinstance(raw, dict):
+        raise ConfigError(f"The audit configuration {source} must be a YAML mapping of "
+                          f"sections (target, data, ...). Got {type(raw).__name__} instead.")
+    try:
+        return schema.model_validate(raw, context={"base": path.parent})
+    except ValidationError as exc:
+        raise schema_error(exc, schema, source) from None

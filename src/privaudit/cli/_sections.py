@@ -1,0 +1,234 @@
+"""The configuration sections every audit kind shares, as typed (pydantic) models.
+
+An audit kind's file schema subclasses :class:`AuditFile`, which holds the shared
+sections (``target``, ``data``, ``population``, ``reference``, ``executor``, ``report``,
+``cache_dir``, ``random_state``), and adds its own keys; a kind whose target or data
+differ overrides that field with its own section (built from :class:`Section` and the
+constrained types here). Value rules that the API checks too (``n_jobs``,
+``random_state``, the number of reference models, executor names, reference modes) come
+from :mod:`privaudit._validation`, so a rule is written once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+
+from privaudit._validation import (
+    EXECUTOR_NAMES,
+    N_BOOTSTRAP,
+    N_JOBS,
+    N_REFERENCE_MODELS,
+    RANDOM_STATE,
+    REFERENCE_MODES,
+    REMOTE_EXECUTORS,
+    ChoiceRule,
+    IntRule,
+    check_directory,
+)
+from privaudit.cli._errors import KeyProblem
+
+__all__ = [
+    "AuditFile",
+    "DataSection",
+    "ExecutorName",
+    "ExecutorSection",
+    "InputFile",
+    "NBootstrap",
+    "NJobs",
+    "NModels",
+    "Name",
+    "OutputDir",
+    "PopulationSection",
+    "RecipeSection",
+    "ReferenceMode",
+    "ReferenceSection",
+    "ReportSection",
+    "Section",
+    "Seed",
+    "TargetSection",
+    "rule",
+]
+
+
+def rule(shared: IntRule | ChoiceRule) -> AfterValidator:
+    """A pydantic validator applying a rule of :mod:`privaudit._validation` to a key."""
+
+    def check(value: Any) -> Any:
+        if not shared.ok(value):
+            raise KeyProblem("", shared.expected, value)
+        return value
+
+    return AfterValidator(check)
+
+
+def _resolve(value: str, info: ValidationInfo) -> Path | None:
+    base = (info.context or {}).get("base")
+    if base is None:
+        return None
+    path = Path(value)
+    return path if path.is_absolute() else base / path
+
+
+def _existing_file(value: str, info: ValidationInfo) -> str:
+    path = _resolve(value, info)
+    if path is not None and not path.is_file():
+        what = "a file, not a directory" if path.is_dir() else "an existing file"
+        raise KeyProblem("", what, str(path))
+    return value
+
+
+def _directory_path(value: str, info: ValidationInfo) -> str:
+    path = _resolve(value, info)
+    if path is not None:
+        try:
+            check_directory(path, param="", func="")
+        except ValueError:
+            raise KeyProblem("", "a directory, or a path where one can be created (not a "
+                             "file)", str(path)) from None
+    return value
+
+
+Name = Annotated[str, Field(min_length=1)]
+#: Paths are checked when the schema reads them (relative to the file's folder), so a
+#: missing input is reported in the order of the file, before any other section.
+InputFile = Annotated[str, Field(min_length=1), AfterValidator(_existing_file)]
+OutputDir = Annotated[str, Field(min_length=1), AfterValidator(_directory_path)]
+NModels = Annotated[int, rule(N_REFERENCE_MODELS)]
+NJobs = Annotated[int, rule(N_JOBS)]
+Seed = Annotated[int, rule(RANDOM_STATE)]
+NBootstrap = Annotated[int, rule(N_BOOTSTRAP)]
+ExecutorName = Annotated[str, rule(EXECUTOR_NAMES)]
+ReferenceMode = Annotated[str, rule(REFERENCE_MODES)]
+
+
+class Section(BaseModel):
+    """A configuration section: strict types, no unknown keys."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class TargetSection(Section):
+    """``target``: the audited model's file and how to read it."""
+
+    path: InputFile
+    name: Name | None = None
+    type: Literal["sklearn", "torch"] = "sklearn"
+    trusted: list[Name] = Field(default_factory=list)
+    factory: Name | None = None
+    output: Literal["logits", "probabilities"] | None = None
+
+    @model_validator(mode="after")
+    def _torch_keys(self) -> TargetSection:
+        if self.type == "torch":
+            if self.factory is None or ":" not in self.factory:
+                raise KeyProblem("factory", "'module:function' when 'type' is torch",
+                                 self.factory)
+        else:
+            for key in ("factory", "output"):
+                if getattr(self, key) is not None:
+                    raise KeyProblem(key, "left out unless 'type' is torch",
+                                     getattr(self, key))
+        return self
+
+
+class DataSection(Section):
+    """``data``: the audited records and their columns."""
+
+    path: InputFile
+    label_column: Name
+    membership_column: Name
+    id_column: Name | None = None
+    feature_columns: Annotated[list[Name], Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _distinct_columns(self) -> DataSection:
+        if self.membership_column == self.label_column:
+            raise KeyProblem("membership_column", "another column than 'label_column'",
+                             self.membership_column)
+        if self.id_column in (self.label_column, self.membership_column):
+            raise KeyProblem("id_column", "another column than the label and membership "
+                             "columns", self.id_column)
+        features = self.feature_columns or []
+        repeated = sorted({c for c in features if features.count(c) > 1})
+        clash = sorted(set(features) & {self.label_column, self.membership_column,
+                                        self.id_column})
+        if repeated or clash:
+            raise KeyProblem("feature_columns", "a list of distinct columns other than the "
+                             "label, membership and id columns", repeated or clash)
+        return self
+
+
+class PopulationSection(Section):
+    """``population``: records the model did not train on, with the same columns."""
+
+    path: InputFile
+
+
+class RecipeSection(BaseModel):
+    """``reference.recipe``: a ``type`` and that recipe's own parameters."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    type: Literal["clone", "torch-mlp", "torch-cnn", "callable"] = "clone"
+
+
+class ReferenceSection(Section):
+    """``reference``: the pool of reference models."""
+
+    n_models: NModels = 16
+    mode: ReferenceMode = "auto"
+    recipe: RecipeSection | None = None
+
+
+class ExecutorSection(Section):
+    """``executor``: where reference models train."""
+
+    name: ExecutorName = "local"
+    n_jobs: NJobs | None = None
+    address: Name | None = None
+
+    @model_validator(mode="after")
+    def _address(self) -> ExecutorSection:
+        if self.address is not None and self.name not in REMOTE_EXECUTORS:
+            raise KeyProblem("address", f"left out unless 'name' is "
+                             f"{' or '.join(REMOTE_EXECUTORS)}", self.address)
+        return self
+
+
+class ReportSection(Section):
+    """``report``: where the report goes and its bootstrap."""
+
+    out: OutputDir | None = None
+    n_bootstrap: NBootstrap = 1000
+
+
+class AuditFile(Section):
+    """The sections every audit kind's configuration file shares.
+
+    A kind subclasses it, adds its keys and may override a section with its own model.
+    Optional sections left empty in the file (every key commented out reads as null) keep
+    their defaults.
+    """
+
+    #: Top-level keys whose ``null`` means "the defaults".
+    optional_sections: ClassVar[tuple[str, ...]] = ("reference", "executor", "report")
+
+    target: TargetSection
+    data: DataSection
+    population: PopulationSection | None = None
+    reference: ReferenceSection = Field(default_factory=ReferenceSection)
+    executor: ExecutorSection = Field(default_factory=ExecutorSection)
+    cache_dir: OutputDir | None = None
+    random_state: Seed = 0
+    report: ReportSection = Field(default_factory=ReportSection)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_sections(cls, raw: Any) -> Any:
+        if isinstance(raw, dict):
+            optional = cls.optional_sections
+            raw = {k: v for k, v in raw.items() if not (k in optional and v is None)}
+        return raw
