@@ -149,6 +149,11 @@ def demo(
     n_jobs: Annotated[
         int, typer.Option(help="Worker processes training the reference models.")
     ] = 2,
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--only", metavar="KIND",
+                     help="Run only this audit kind's part of the demo (repeatable): model."),
+    ] = None,
 ) -> None:
     """Audit five models trained on real offline data and write a report.
 
@@ -161,18 +166,20 @@ def demo(
     _check_options("demo", out=out, seed=seed, n_bootstrap=n_bootstrap,
                    n_reference_models=n_reference_models, n_jobs=n_jobs)
     from privaudit.report import build_report
-    from privaudit.studies import run_overfitting_study, run_reference_study
+    from privaudit.studies import DEMO_PARTS, run_demo_parts
 
+    unknown = [k for k in (only or []) if k not in DEMO_PARTS]
+    if unknown:  # before any work: one readable line
+        from privaudit._validation import param_error
+
+        raise param_error("--only", "privaudit demo",
+                          f"audit kinds among {list(DEMO_PARTS)}", unknown)
     console = _console()
     started = time.perf_counter()
     with _progress(console) as progress:
-        progress.message("Running the overfitting study")
-        results = run_overfitting_study(random_state=seed, progress=progress)
-        progress.message("Running the reference-model attacks on digits")
-        results += run_reference_study(
-            random_state=seed, n_reference_models=n_reference_models, n_jobs=n_jobs,
-            progress=progress,
-        )
+        results = run_demo_parts(only, random_state=seed,
+                                 n_reference_models=n_reference_models, n_jobs=n_jobs,
+                                 progress=progress, func="privaudit demo")
         progress.message("Writing the report")
         index = build_report(
             results, out, n_bootstrap=n_bootstrap, random_state=seed,

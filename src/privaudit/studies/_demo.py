@@ -1,0 +1,60 @@
+"""The parts of ``privaudit demo``, one per audit kind, each runnable alone (``--only``).
+
+Each part is a function ``(random_state, n_reference_models, n_jobs, progress) -> results``
+returning the results it adds to the demo's report. An audit kind adds its part here (LLM,
+synthetic data, generators, attribute inference, unlearning) and keeps the whole demo under
+five minutes on two cores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from privaudit._validation import param_error
+
+__all__ = ["DEMO_PARTS", "run_demo_parts"]
+
+
+def _model_part(random_state: int, n_reference_models: int, n_jobs: int,
+                progress: Any) -> list[Any]:
+    """Yeom et al.'s overfitting study, then every attack on an overfit digits MLP."""
+    from privaudit.studies._overfitting import run_overfitting_study
+    from privaudit.studies._reference import run_reference_study
+
+    say = progress if callable(progress) else (lambda message: None)
+    say("Running the overfitting study")
+    results = run_overfitting_study(random_state=random_state, progress=progress)
+    say("Running the reference-model attacks on digits")
+    results += run_reference_study(random_state=random_state,
+                                   n_reference_models=n_reference_models, n_jobs=n_jobs,
+                                   progress=progress)
+    return results
+
+
+#: Audit kind -> the demo part that shows it, in the order the demo runs them.
+DEMO_PARTS: dict[str, Callable[..., list[Any]]] = {
+    "model": _model_part,
+}
+
+
+def run_demo_parts(
+    only: Sequence[str] | None = None, *, random_state: int = 0, n_reference_models: int = 16,
+    n_jobs: int = 2, progress: Any = None, func: str = "run_demo_parts",
+) -> list[Any]:
+    """Run the demo's parts (all, or the kinds named in ``only``) and return their results.
+
+    Raises
+    ------
+    ValueError
+        If ``only`` names a kind that has no demo part; the message lists the kinds.
+    """
+    kinds = list(DEMO_PARTS) if not only else list(dict.fromkeys(only))
+    unknown = [k for k in kinds if k not in DEMO_PARTS]
+    if unknown:
+        raise param_error("--only" if func.startswith("privaudit") else "only", func,
+                          f"audit kinds among {list(DEMO_PARTS)}", unknown)
+    results: list[Any] = []
+    for kind in kinds:
+        results += DEMO_PARTS[kind](random_state, n_reference_models, n_jobs, progress)
+    return results

@@ -1,0 +1,43 @@
+"""``privaudit demo --only KIND`` runs one audit kind's part of the demo."""
+
+import pytest
+from typer.testing import CliRunner
+
+import privaudit.studies._demo as demo_module
+from privaudit.cli import app
+from privaudit.studies import DEMO_PARTS, run_demo_parts
+
+
+def test_every_part_is_an_audit_kind_and_model_is_there():
+    assert "model" in DEMO_PARTS
+    assert all(callable(part) for part in DEMO_PARTS.values())
+
+
+def test_only_runs_the_named_parts_in_order(monkeypatch):
+    calls = []
+
+    def part(name):
+        def run(random_state, n_reference_models, n_jobs, progress):
+            calls.append((name, random_state, n_reference_models, n_jobs))
+            return [name]
+        return run
+
+    monkeypatch.setattr(demo_module, "DEMO_PARTS", {"a": part("a"), "b": part("b")})
+    assert run_demo_parts(["b"], random_state=3, n_reference_models=4, n_jobs=1) == ["b"]
+    assert calls == [("b", 3, 4, 1)]
+    calls.clear()
+    assert run_demo_parts(None) == ["a", "b"]  # all parts, in their order
+    assert run_demo_parts(["b", "a", "b"]) == ["b", "a"]  # repeats run once
+
+
+def test_unknown_kind_is_one_readable_line(tmp_path):
+    result = CliRunner().invoke(app, ["demo", "--only", "llm", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "--only" in lines[0] and "'model'" in lines[0]
+    assert not (tmp_path / "r").exists()  # refused before any work
+
+
+def test_unknown_kind_in_the_api():
+    with pytest.raises(ValueError, match="'only' parameter of run_demo_parts"):
+        run_demo_parts(["nope"])
