@@ -309,6 +309,29 @@ class SignalAttack(MembershipAttack):
         return self
 
 
+class ParameterFreeAttack(SignalAttack):
+    """A signal attack with nothing to learn (the gap attack, gradient norms).
+
+    ``fit`` accepts the usual arguments and returns ``self`` without querying anything.
+    """
+
+    def fit(self: _S, target: Any = None, X: Any = None, y: ArrayLike | None = None,
+            labels: ArrayLike | None = None, *,
+            outputs: ModelOutputs | None = None) -> _S:
+        """Nothing to learn: returns ``self`` without querying anything.
+
+        Parameters
+        ----------
+        target, X, y, labels, outputs : ignored
+            Accepted so that the attack is fitted as every :class:`SignalAttack`.
+
+        Returns
+        -------
+        self
+        """
+        return self
+
+
 class ReferenceAttack(MembershipAttack):
     """A membership attack calibrated on the outputs of reference (shadow) models.
 

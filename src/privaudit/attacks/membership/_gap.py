@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from privaudit.attacks._tags import AttackTags
-from privaudit.attacks.membership._base import SignalAttack
+from privaudit.attacks.membership._base import ParameterFreeAttack
 from privaudit.targets import ModelOutputs
 
 __all__ = ["GapAttack"]
 
 
-class GapAttack(SignalAttack):
+class GapAttack(ParameterFreeAttack):
     """Gap (correctness) attack: score 1 for a correctly classified record, 0 otherwise.
 
     Yeom et al.'s Adversary 1 for classification, and IBM ART's
@@ -48,22 +48,6 @@ class GapAttack(SignalAttack):
 
     def __init__(self) -> None:
         pass
-
-    def fit(self, target: Any = None, X: Any = None, y: ArrayLike | None = None,
-            labels: ArrayLike | None = None, *,
-            outputs: ModelOutputs | None = None) -> GapAttack:
-        """Nothing to learn: returns ``self`` without querying anything.
-
-        Parameters
-        ----------
-        target, X, y, labels, outputs : ignored
-            Accepted so that the attack is fitted as every :class:`SignalAttack`.
-
-        Returns
-        -------
-        self
-        """
-        return self
 
     def _raw_statistic(self, outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
         return np.asarray(outputs.signal("correctness"), dtype=np.float64), "correctness"

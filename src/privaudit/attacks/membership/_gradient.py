@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import param_error
 from privaudit.attacks._tags import AttackTags
-from privaudit.attacks.membership._base import SignalAttack
+from privaudit.attacks.membership._base import ParameterFreeAttack
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs
 
@@ -49,7 +49,7 @@ def _white_box_target(target: Any, func: str) -> Any:
     return target
 
 
-class GradientNormAttack(SignalAttack):
+class GradientNormAttack(ParameterFreeAttack):
     """White-box attack: a small gradient of the loss at a record means member.
 
     Training drives the gradient of the loss towards zero on the training records; on
@@ -94,22 +94,6 @@ class GradientNormAttack(SignalAttack):
                  batch_size: int | None = None) -> None:
         self.params = params
         self.batch_size = batch_size
-
-    def fit(self, target: Any = None, X: Any = None, y: ArrayLike | None = None,
-            labels: ArrayLike | None = None, *,
-            outputs: ModelOutputs | None = None) -> GradientNormAttack:
-        """Nothing to learn: returns ``self`` without querying anything.
-
-        Parameters
-        ----------
-        target, X, y, labels, outputs : ignored
-            Accepted so that the attack is fitted as every :class:`SignalAttack`.
-
-        Returns
-        -------
-        self
-        """
-        return self
 
     def features(self, target: Any, X: Any, y: ArrayLike) -> WhiteBoxFeatures:
         """Per-record gradient norm and loss, in one pass over the records.
