@@ -28,11 +28,13 @@ ALLOWED: dict[str, set[str]] = {
     "targets": {"data", "signals"},
     "training": {"targets", "data", "signals"},
     "attacks": {"training", "targets", "data", "signals", "metrics", "results"},
-    "audits": {"attacks", "training", "targets", "data", "signals", "metrics", "results"},
+    "llm": {"training", "targets", "data", "signals", "metrics", "results"},
+    "audits": {"attacks", "llm", "training", "targets", "data", "signals", "metrics",
+               "results"},
     "report": {"results", "metrics"},
-    "studies": {"audits", "report", "attacks", "training", "targets", "data", "signals",
+    "studies": {"audits", "report", "attacks", "llm", "training", "targets", "data", "signals",
                 "metrics", "results"},
-    "cli": {"studies", "audits", "report", "attacks", "training", "targets", "data",
+    "cli": {"studies", "audits", "report", "attacks", "llm", "training", "targets", "data",
             "signals", "metrics", "results"},
 }
 ROOT_HELPERS = {"", "_validation", "exceptions", "_progress", "_files", "_digest", "_optional"}

@@ -172,7 +172,7 @@ def _sites() -> list[tuple[str, str, str, str]]:
     return [
         ("privaudit.report._html", "_environment", "jinja2", "report"),
         ("privaudit.report._common", "require_matplotlib", "matplotlib", "report"),
-        ("privaudit.results._attack_result", "_require_pyarrow", "pyarrow", "report"),
+        ("privaudit.results._result_format", "_require_pyarrow", "pyarrow", "report"),
         ("privaudit.targets._io", "_import_skops", "skops.io", "safe"),
         ("privaudit.training._recipes", "_skops", "skops.io", "safe"),
         ("privaudit.targets._torch", "import_torch", "torch", "torch"),

@@ -239,7 +239,7 @@ def test_augmented_lira_on_digits_without_training_time_augmentation(tmp_path):
           f"with 8 shifts {auc_aug:.4f}")
     assert augmented.extra["n_augmentations"] == 8
     assert "n_augmentations" not in plain.extra
-    assert plain.extra["audit_key"] != augmented.extra["audit_key"]
+    assert plain.audit.key != augmented.audit.key
     assert auc_plain > 0.6  # the attack works at all on this overfit MLP
     assert auc_aug > 0.55
     assert auc_aug <= auc_plain + 0.01
@@ -259,5 +259,5 @@ def test_audit_model_leaves_other_reference_attacks_unchanged():
     aug = audit_model(model, X[aud], y[aud], labels, augmentations=image_shifts((8, 8), 1),
                       **kwargs)
     np.testing.assert_array_equal(plain[0].scores, aug[0].scores)
-    assert plain[0].extra["audit_key"] == aug[0].extra["audit_key"]
+    assert plain[0].audit.key == aug[0].audit.key
     assert aug[1].extra["n_augmentations"] == 8

@@ -130,7 +130,7 @@ def test_fit_then_score_equals_a_classifier_fitted_by_hand(small):
     # run(cross_fit=False) scores with that fitted classifier.
     result = attack.run(outputs=outputs.subset(test), labels=labels[test], cross_fit=False)
     np.testing.assert_array_equal(result.scores, attack.score(outputs=outputs.subset(test)))
-    assert result.extra["out_of_fold"] is False
+    assert result.out_of_fold is False
 
 
 def test_same_seed_same_scores_other_seed_other_scores(small):
@@ -223,7 +223,7 @@ def test_trained_attacks_detect_an_overfit_target(digits, model):
         result = CLASSES[model](random_state=0).run(outputs=outputs, labels=labels,
                                                     target_name="digits-mlp")
     assert result.attack == f"trained-{model}"
-    assert result.extra["out_of_fold"] is True
+    assert result.out_of_fold is True
     metrics = result.metrics(n_bootstrap=200, random_state=0)
     # Measured (LOSS 0.635): lr 0.590, mlp 0.623, rf 0.618, knn 0.622.
     assert metrics["auc"]["value"] > 0.56

@@ -291,6 +291,6 @@ def test_attack_no_better_than_random_says_so(digits_setup):
     with pytest.warns(BaselineWarning, match="no better than random"):
         results = privaudit.audit_model(s["model"], s["X"], s["y"], shuffled,
                                         attacks=["loss"])
-    assert results[0].extra["better_than_random"] is False
+    assert results[0].audit.baseline.passed is False
     strong = privaudit.audit_model(s["model"], s["X"], s["y"], s["labels"], attacks=["loss"])
-    assert strong[0].extra["better_than_random"] is True
+    assert strong[0].audit.baseline.passed is True

@@ -19,7 +19,7 @@ from privaudit.audits import (
     plan_model_audit,
 )
 from privaudit.exceptions import BaselineWarning
-from privaudit.results import AttackResult, DamagedResultWarning, ResultsStore
+from privaudit.results import AttackResult, BaselineCheck, DamagedResultWarning, ResultsStore
 
 LABELS = np.r_[np.ones(40, dtype=np.int8), np.zeros(40, dtype=np.int8)]
 
@@ -45,11 +45,11 @@ class _Recorder:
         self.calls = calls
 
     def check(self, result, random_state):
-        self.calls.append(("baseline", "audit_key" in result.extra))
-        return {"baseline": self.name, "better_than_baseline": True}
+        self.calls.append(("baseline", result.audit.key is not None))
+        return BaselineCheck(self.name, True)
 
     def __call__(self, result):
-        self.calls.append(("enricher", result.extra.get("better_than_baseline")))
+        self.calls.append(("enricher", result.audit.baseline.passed))
         result.extra["enriched"] = True
         return True
 
@@ -60,9 +60,9 @@ def test_finish_stamps_then_checks_baseline_then_enriches_then_saves(tmp_path):
     run = _run(tmp_path, baseline=recorder, enrichers=[recorder], dataset="toy")
     result = run.finish("loss", ({"k": 1},), _result())
     assert calls == [("baseline", True), ("enricher", True)]
-    assert result.dataset == "toy" and result.extra["audit_key"] == run.key("loss", {"k": 1})
+    assert result.dataset == "toy" and result.audit.key == run.key("loss", {"k": 1})
     saved = ResultsStore(tmp_path).load("m", "loss")
-    assert saved.extra["enriched"] is True and saved.extra["baseline"] == "recorder"
+    assert saved.extra["enriched"] is True and saved.audit.baseline.name == "recorder"
 
 
 def test_key_depends_on_identity_attack_parts_and_answers(tmp_path):
@@ -100,7 +100,7 @@ def test_enrich_saves_again_only_when_changed(tmp_path):
     outputs = []
     run.enrichers = [SliceEnricher(lambda: outputs[0] if outputs else None, LABELS, 0)]
     assert run.enrich("loss", result, save=True) is False  # no outputs at hand: no query
-    assert "slices" not in ResultsStore(tmp_path).load("m", "loss").extra
+    assert ResultsStore(tmp_path).load("m", "loss").audit.slices is None
 
 
 def test_seed_only_fills_a_missing_seed():
@@ -120,13 +120,24 @@ def test_random_guess_baseline_flags_and_warns():
     assert isinstance(baseline, Baseline)
     with pytest.warns(BaselineWarning, match="no better than random"):
         weak = baseline.check(_result(strong=False, seed=1), 0)
-    assert weak == {"baseline": "random-guess", "better_than_baseline": False,
-                    "better_than_random": False}
+    assert weak.name == "random-guess" and weak.passed is False
+    assert weak.details == {"n_bootstrap": 200, "confidence": 0.95}
     with warnings.catch_warnings():
         warnings.simplefilter("error", BaselineWarning)
-        assert baseline.check(_result(), 0)["better_than_baseline"] is True
+        assert baseline.check(_result(), 0).passed is True
     one_class = AttackResult(labels=np.ones(5), scores=np.arange(5.0))
-    assert baseline.check(one_class, 0) == {}
+    assert baseline.check(one_class, 0) is None
+
+
+def test_a_baseline_returning_something_else_is_refused(tmp_path):
+    class Loose:
+        name = "loose"
+
+        def check(self, result, random_state):
+            return {"baseline": "loose"}
+
+    with pytest.raises(TypeError, match="BaselineCheck"):
+        _run(tmp_path, baseline=Loose()).finish("loss", (), _result())
 
 
 class _Target:
@@ -216,8 +227,8 @@ def test_overfitting_study_runs_on_the_spine(monkeypatch):
         results = overfitting.run_overfitting_study(
             random_state=0, n_regression_members=100, n_classification_members=100)
     for r in results:
-        assert {"audit_key", "better_than_random", "baseline", "slices"} <= set(r.extra)
-    assert len({r.extra["audit_key"] for r in results}) == len(results)
+        assert r.audit.key and r.audit.baseline.name == "random-guess" and r.audit.slices
+    assert len({r.audit.key for r in results}) == len(results)
 
 
 def test_no_loop_key_or_save_logic_outside_the_spine():

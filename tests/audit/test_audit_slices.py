@@ -15,8 +15,6 @@ from privaudit.audits import SLICE_SETTINGS, slice_result
 from privaudit.results import AttackResult, result_folder_name, vulnerability_ranking
 from privaudit.targets import LabelOnlyTarget, as_target
 
-SLICE_KEYS = {"slices", "most_exposed", "most_exposed_tied", "slice_settings"}
-
 
 @pytest.fixture(scope="module")
 def digits_tree():
@@ -39,7 +37,7 @@ def audited(digits_tree, tmp_path_factory):
 
 
 def _rows(result: AttackResult, slice_type: str) -> list[dict]:
-    return [row for row in result.extra["slices"] if row["slice_type"] == slice_type]
+    return [row for row in result.audit.slices.rows if row["slice_type"] == slice_type]
 
 
 def test_every_result_is_sliced_by_class_correctness_and_loss(audited, digits_tree):
@@ -48,8 +46,8 @@ def test_every_result_is_sliced_by_class_correctness_and_loss(audited, digits_tr
     assert [r.attack for r in results] == list(privaudit.audits.DEFAULT_ATTACKS)
     correct = model.predict(X) == y
     for r in results:
-        assert SLICE_KEYS <= set(r.extra)
-        types = [row["slice_type"] for row in r.extra["slices"]]
+        assert r.audit.slices is not None
+        types = [row["slice_type"] for row in r.audit.slices.rows]
         assert types == (["entire"] + ["class"] * 10 + ["correctness"] * 2
                          + ["loss_percentile"] * 10)  # 1,797 records: deciles
         assert [row["slice_value"] for row in _rows(r, "class")] == list(range(10))
@@ -62,14 +60,14 @@ def test_every_result_is_sliced_by_class_correctness_and_loss(audited, digits_tr
         assert (right["slice_value"], wrong["slice_value"]) == ("correct", "incorrect")
         assert right["n_members"] == int(np.sum(correct & (labels == 1)))
         assert wrong["n_non_members"] == int(np.sum(~correct & (labels == 0)))
-        assert r.extra["slice_settings"]["n_bootstrap"] == SLICE_SETTINGS["n_bootstrap"]
-        assert r.extra["slice_settings"]["loss"] == "cross_entropy"
+        assert r.audit.slices.settings["n_bootstrap"] == SLICE_SETTINGS["n_bootstrap"]
+        assert r.audit.slices.settings["loss"] == "cross_entropy"
 
 
 def test_entire_row_is_the_result_metrics(audited):
     results, _, _ = audited
     for r in results:
-        entire = r.extra["slices"][0]
+        entire = r.audit.slices.rows[0]
         assert entire["slice_type"] == "entire"
         assert (entire["n_members"], entire["n_non_members"]) == (r.n_members, r.n_non_members)
         # Same seed and bootstrap as the audit: the very numbers of AttackResult.metrics.
@@ -97,7 +95,7 @@ def test_the_overfit_tree_has_more_exposed_subgroups(audited):
     # The records the tree gets wrong are mostly non-members (members are learnt): among
     # them the loss separates the two far better than on the whole audit.
     loss = audited[0][0]
-    entire = loss.extra["slices"][0]
+    entire = loss.audit.slices.rows[0]
     wrong = _rows(loss, "correctness")[1]
     assert wrong["auc_low"] > entire["auc_high"]
     assert wrong["auc"] > 0.85 > entire["auc"]
@@ -106,7 +104,7 @@ def test_the_overfit_tree_has_more_exposed_subgroups(audited):
 def test_most_exposed_are_the_top_of_the_vulnerability_ranking(audited):
     results, _, _ = audited
     for r in results:
-        exposed = r.extra["most_exposed"]
+        exposed = r.audit.slices.most_exposed
         assert len(exposed) == SLICE_SETTINGS["n_most_exposed"]
         fprs = [row["detection_fpr"] for row in exposed]
         assert fprs == sorted(fprs)
@@ -116,8 +114,8 @@ def test_most_exposed_are_the_top_of_the_vulnerability_ranking(audited):
         ids = set(r.record_ids[r.labels == 1].tolist())
         assert {row["record_id"] for row in exposed} <= ids  # members only
         full = vulnerability_ranking(r)
-        assert r.extra["most_exposed_tied"] == int((full["detection_fpr"] <= fprs[-1]).sum())
-        assert r.extra["most_exposed_tied"] >= len(exposed)
+        assert r.audit.slices.most_exposed_tied == int((full["detection_fpr"] <= fprs[-1]).sum())
+        assert r.audit.slices.most_exposed_tied >= len(exposed)
 
 
 def test_save_load_round_trip_keeps_the_slices(audited):
@@ -128,10 +126,10 @@ def test_save_load_round_trip_keeps_the_slices(audited):
         folder = next(f for f in folders if f.name == result_folder_name(r.target, r.attack))
         doc = json.loads((folder / "result.json").read_text(),
                          parse_constant=lambda token: pytest.fail(f"non-JSON token {token}"))
-        assert doc["extra"]["slices"] == r.extra["slices"]
+        assert doc["audit"]["slices"]["rows"] == r.audit.slices.rows
         loaded = AttackResult.load(folder)
-        assert loaded.extra == r.extra  # NaN was stored as None: equal after reload
-        assert any(row["auc"] is None for row in loaded.extra["slices"])
+        assert loaded.audit == r.audit  # NaN was stored as None: equal after reload
+        assert any(row["auc"] is None for row in loaded.audit.slices.rows)
 
 
 def test_slicing_never_queries_the_target_again(audited, digits_tree):
@@ -141,27 +139,27 @@ def test_slicing_never_queries_the_target_again(audited, digits_tree):
     plain = as_target(model)
     results = privaudit.audit_model(plain, X, y, labels, attacks=["loss"], slices=False)
     assert plain.n_queries == len(y)
-    assert not SLICE_KEYS & set(results[0].extra)
+    assert results[0].audit.slices is None
 
 
 def test_rerun_reuses_sliced_results_and_adds_none_without_querying(digits_tree, tmp_path):
     X, y, labels, model = digits_tree
     first = privaudit.audit_model(model, X, y, labels, attacks=["loss"], slices=False,
                                   results_dir=tmp_path)
-    assert "slices" not in first[0].extra
+    assert first[0].audit.slices is None
     # All results reused: the target is not queried, so there is nothing to slice by.
     target = as_target(model)
     again = privaudit.audit_model(target, X, y, labels, attacks=["loss"],
                                   results_dir=tmp_path)
-    assert target.n_queries == 0 and "slices" not in again[0].extra
+    assert target.n_queries == 0 and again[0].audit.slices is None
     # A new attack queries the target: the reused result is sliced then, and saved.
     messages: list[str] = []
     both = privaudit.audit_model(model, X, y, labels, attacks=["loss", "entropy"],
                                  results_dir=tmp_path, progress=messages.append)
     assert sum("reusing" in m for m in messages) == 1
-    assert all(SLICE_KEYS <= set(r.extra) for r in both)
+    assert all(r.audit.slices is not None for r in both)
     saved = tmp_path / result_folder_name("DecisionTreeClassifier", "loss")
-    assert AttackResult.load(saved).extra == both[0].extra
+    assert AttackResult.load(saved).audit == both[0].audit
 
 
 def test_label_only_target_is_sliced_without_extra_queries(digits_tree):
@@ -169,10 +167,10 @@ def test_label_only_target_is_sliced_without_extra_queries(digits_tree):
     target = LabelOnlyTarget(model.predict, classes=model.classes_, max_queries=len(y))
     results = privaudit.audit_model(target, X, y, labels, attacks=["loss"])
     assert target.n_queries == len(y)
-    types = {row["slice_type"] for row in results[0].extra["slices"]}
+    types = {row["slice_type"] for row in results[0].audit.slices.rows}
     # The 0-1 loss would only repeat the correctness slices.
     assert types == {"entire", "class", "correctness"}
-    assert results[0].extra["slice_settings"]["loss"] is None
+    assert results[0].audit.slices.settings["loss"] is None
 
 
 def test_regressor_is_sliced_by_loss_quintiles():
@@ -181,10 +179,10 @@ def test_regressor_is_sliced_by_loss_quintiles():
     model = DecisionTreeRegressor(min_samples_leaf=2, random_state=0).fit(X[:200], y[:200])
     results = privaudit.audit_model(model, X[:400], y[:400], labels)
     for r in results:
-        rows = r.extra["slices"]
+        rows = r.audit.slices.rows
         # 400 records: quintiles, so each slice keeps ~40 members and ~40 non-members.
         assert [row["slice_type"] for row in rows] == ["entire"] + ["loss_percentile"] * 5
-        assert r.extra["slice_settings"]["loss"] == "squared_error"
+        assert r.audit.slices.settings["loss"] == "squared_error"
         assert sum(row["n_records"] for row in rows[1:]) == 400
 
 
@@ -199,11 +197,11 @@ def test_self_querying_attack_alone_is_left_unsliced_and_sliced_when_outputs_exi
     net.eval()
     labels = np.r_[np.ones(100, int), np.zeros(100, int)]
     alone = privaudit.audit_model(net, X, y, labels, attacks=["gradient-norm"])
-    assert not SLICE_KEYS & set(alone[0].extra)
+    assert alone[0].audit.slices is None
     # Listed first, gradient-norm finishes before LOSS queries the outputs: sliced after.
     both = privaudit.audit_model(net, X, y, labels, attacks=["gradient-norm", "loss"])
-    assert all(SLICE_KEYS <= set(r.extra) for r in both)
-    assert both[0].extra["slices"][0]["auc"] == pytest.approx(
+    assert all(r.audit.slices is not None for r in both)
+    assert both[0].audit.slices.rows[0]["auc"] == pytest.approx(
         roc_auc_score(labels, both[0].scores), abs=1e-12)
 
 

@@ -86,6 +86,6 @@ def test_audit_writes_through_the_store(tmp_path):
                                         results_dir=tmp_path, slices=False)
     store = ResultsStore(tmp_path)
     saved = store.load(results[0].target, "loss")
-    assert saved is not None and saved.extra["audit_key"] == results[0].extra["audit_key"]
+    assert saved is not None and saved.audit.key == results[0].audit.key
     doc = json.loads((store.path_for(results[0].target, "loss") / "result.json").read_text())
-    assert doc["extra"]["baseline"] == "random-guess"
+    assert doc["audit"]["baseline"]["name"] == "random-guess"

@@ -328,12 +328,12 @@ def test_slice_metrics_entire_row_equals_the_per_metric_path():
 
 
 def test_attack_result_prediction_metrics_equal_the_per_metric_path():
-    from privaudit.results._attack_result import _MiaAdvantage, _PrivacyGain
+    from privaudit.results._metric_policy import _MiaAdvantage, _PrivacyGain
 
     labels, scores = tied_data(200, 13, decimals=2)
     predictions = (scores > 0.4).astype(np.int8)
     result = AttackResult(labels=labels, scores=scores, predictions=predictions,
-                          extra={"raw_advantage": 0.8})
+                          raw_advantage=0.8)
     new = result.metrics(fprs=(0.1,), n_bootstrap=40, random_state=3)
     seed = int(np.random.default_rng(3).integers(2**63 - 1))
     for name, metric in [("mia_advantage", _MiaAdvantage()),

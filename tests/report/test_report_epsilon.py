@@ -124,7 +124,7 @@ def test_out_of_fold_attacks_are_not_candidates(make_result) -> None:
     plain = make_result(n_members=2000, n_non_members=2000, seed=1, attack="loss")
     crossfit = make_result(n_members=2000, n_non_members=2000, seed=1, shift=3.0,
                            attack="trained-lr")
-    crossfit.extra["out_of_fold"] = True
+    crossfit.out_of_fold = True
     frame = effective_epsilon_by_target([plain, crossfit], random_state=0)
     assert set(frame["candidates"]) == {"loss"}
     assert frame["note"].str.contains("trained-lr").all()

@@ -26,7 +26,7 @@ def pair(make_result):
     """A strong attack (TAPAS point estimate inf) and a cross-fitted one on the same target."""
     strong = make_result(300, 300, 4.0, seed=11, target="overfit", attack="loss")
     crossfit = make_result(300, 300, 1.0, seed=12, target="overfit", attack="trained-lr",
-                           extra={"out_of_fold": True})
+                           out_of_fold=True)
     return [strong, crossfit]
 
 

@@ -21,9 +21,7 @@ from sklearn.tree import DecisionTreeClassifier
 import privaudit
 from privaudit.report import build_report, write_html_report
 from privaudit.report._sections_slices import slice_sections as _slice_sections
-from privaudit.results import AttackResult
-
-SLICE_KEYS = ("slices", "most_exposed", "most_exposed_tied", "slice_settings")
+from privaudit.results import AttackResult, AuditInfo, SliceSummary
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +53,7 @@ def _blocks(page: str, kind: str) -> dict[str, str]:
 
 
 def _expected_hot(result: AttackResult) -> int:
-    rows = result.extra["slices"]
+    rows = result.audit.slices.rows
     entire_high = rows[0]["auc_high"]
     return sum(row["slice_type"] != "entire" and row["status"] == "ok"
                and row["auc_low"] > entire_high for row in rows)
@@ -67,7 +65,7 @@ def test_sections_are_in_the_nav_and_on_the_page(built, results):
     assert '<a href="#slices">Slices</a>' in nav
     assert '<a href="#exposed">Most exposed records</a>' in nav
     assert '<section id="slices">' in page and '<section id="exposed">' in page
-    sliced = [r.name for r in results if "slices" in r.extra]
+    sliced = [r.name for r in results if r.audit.slices is not None]
     assert len(sliced) == 4
     assert sorted(_blocks(page, "slices")) == sorted(sliced)
     assert sorted(_blocks(page, "exposed")) == sorted(sliced)
@@ -96,7 +94,7 @@ def test_slice_table_rows_and_numbers(built, results):
     _, page = built
     r = results[0]
     block = _blocks(page, "slices")[r.name]
-    rows = r.extra["slices"]
+    rows = r.audit.slices.rows
     shown = [row for row in rows if row["status"] != "empty"]
     body = block[block.index("<tbody>"):block.index("</tbody>")]
     assert body.count("<tr") == len(shown)
@@ -118,13 +116,13 @@ def test_most_exposed_table_lists_the_records_in_order(built, results):
         block = _blocks(page, "exposed")[r.name]
         cells = re.findall(r'<tr><td class="num">(\d+)</td><td>([^<]*)</td>'
                            r'<td class="num">([^<]*)</td><td class="num">([^<]*)</td></tr>', block)
-        exposed = r.extra["most_exposed"]
+        exposed = r.audit.slices.most_exposed
         assert [c[1] for c in cells] == [str(row["record_id"]) for row in exposed]
         assert [c[3] for c in cells] == [f"{row['detection_fpr']:.4f}" for row in exposed]
         fprs = [float(c[3]) for c in cells]
         assert fprs == sorted(fprs)
-        if r.extra["most_exposed_tied"] > len(exposed):
-            assert f"{r.extra['most_exposed_tied']:,} members have a detection FPR" in block
+        if r.audit.slices.most_exposed_tied > len(exposed):
+            assert f"{r.audit.slices.most_exposed_tied:,} members have a detection FPR" in block
 
 
 def test_page_without_slices_has_no_section(make_result, tmp_path):
@@ -135,11 +133,13 @@ def test_page_without_slices_has_no_section(make_result, tmp_path):
     assert "Slices and exposed records." not in page
 
 
-def test_malformed_extras_are_ignored(make_result, tmp_path):
+def test_malformed_slices_are_ignored(make_result, tmp_path):
     odd = [make_result(50, 50, 1.0, seed=i, attack=f"a{i}") for i in range(3)]
-    odd[0].extra["slices"] = "not a table"
-    odd[1].extra["slices"] = [1, 2, 3]
-    odd[2].extra["most_exposed"] = []
+    for r in odd:
+        r.audit.slices = SliceSummary()
+    odd[0].audit.slices.rows = "not a table"
+    odd[1].audit.slices.rows = [1, 2, 3]
+    odd[2].audit.slices.most_exposed = []
     page = write_html_report(odd, tmp_path, n_bootstrap=0).read_text(encoding="utf-8")
     assert 'id="slices"' not in page and 'id="exposed"' not in page
 
@@ -148,15 +148,15 @@ def test_results_json_keeps_the_summary_lean_and_folders_keep_slices(built, resu
     directory, _ = built
     doc = json.loads((directory / "results.json").read_text())
     for entry, r in zip(doc["results"], results, strict=True):
-        assert "slices" not in entry["extra"]
-        if "slices" in r.extra:
-            assert entry["extra"]["most_exposed"] == r.extra["most_exposed"]
+        assert "rows" not in entry["audit"].get("slices", {})
+        if r.audit.slices is not None:
+            assert entry["audit"]["slices"]["most_exposed"] == r.audit.slices.most_exposed
             saved = json.loads((directory / entry["folder"] / "result.json").read_text())
-            assert saved["extra"]["slices"] == r.extra["slices"]
+            assert saved["audit"]["slices"]["rows"] == r.audit.slices.rows
     # metrics.csv is the same table with or without slices.
     bare = [AttackResult(labels=r.labels, scores=r.scores, record_ids=r.record_ids,
                          attack=r.attack, target=r.target, dataset=r.dataset,
-                         extra={k: v for k, v in r.extra.items() if k not in SLICE_KEYS})
+                         extra=r.extra)
             for r in results]
     other = build_report(bare, directory / "bare", n_bootstrap=30, save_results=False)
     pd.testing.assert_frame_equal(pd.read_csv(directory / "metrics.csv"),
@@ -187,7 +187,8 @@ slice_rows = st.lists(
 def test_highlight_rule_matches_a_direct_count(entire_auc, entire_width, rows):
     entire = _row("entire", "ok", entire_auc, entire_width)
     stored = [entire] + [_row(k, s, a if s == "ok" else None, w) for k, s, a, w in rows]
-    result = AttackResult(labels=[1, 0], scores=[1.0, 0.0], extra={"slices": stored})
+    result = AttackResult(labels=[1, 0], scores=[1.0, 0.0],
+                          audit=AuditInfo(slices=SliceSummary(rows=stored)))
     (section,) = _slice_sections([result])
     expected = [s == "ok" and a - w > entire_auc + entire_width for _, s, a, w in rows]
     assert section["n_hot"] == sum(expected)

@@ -86,7 +86,7 @@ def test_bad_input_is_refused_with_the_template(kwargs, error, message) -> None:
 
 
 def test_metrics_values_are_the_metric_functions(make_result) -> None:
-    result = make_result(150, 250, 0.8, predictions=True, seed=3, extra={"raw_advantage": 0.9})
+    result = make_result(150, 250, 0.8, predictions=True, seed=3, raw_advantage=0.9)
     y, s, p = result.labels, result.scores, result.predictions
     m = result.metrics(n_bootstrap=0)
     assert m["n_members"] == 150 and m["n_non_members"] == 250

@@ -104,7 +104,8 @@ def test_result_json_is_strict_and_complete(tmp_path, make_result) -> None:
         raise AssertionError(f"non-standard JSON token {token}")
 
     doc = json.loads((tmp_path / "result.json").read_text(), parse_constant=refuse)
-    assert doc["privaudit_result"] == 1
+    assert doc["privaudit_result"] == 2
+    assert doc["audit"] == {} and doc["out_of_fold"] is False and doc["raw_advantage"] is None
     assert doc["files"] == {"scores": "scores.csv", "record_id_type": "int",
                             "has_predictions": False, "csv_escaped": True}
     assert doc["metrics"]["auc"]["low"] is not None  # bootstrapped on request
@@ -165,3 +166,53 @@ def test_load_errors_are_clear(tmp_path) -> None:
     (tmp_path / "bad" / "result.json").write_text('{"privaudit_result": 99}')
     with pytest.raises(ValueError, match="newer privaudit"):
         AttackResult.load(tmp_path / "bad")
+
+
+def test_audit_info_round_trips(tmp_path, make_result) -> None:
+    from privaudit.results import AuditInfo, BaselineCheck, SliceSummary
+
+    info = AuditInfo(
+        key="abc",
+        baseline=BaselineCheck("random-guess", False, {"n_bootstrap": 200}),
+        slices=SliceSummary(rows=[{"slice_type": "entire", "auc": 0.5}],
+                            most_exposed=[{"record_id": 3, "score": 1.0}],
+                            most_exposed_tied=4, settings={"n_bootstrap": 100}))
+    result = make_result(audit=info, out_of_fold=True, raw_advantage=0.5)
+    result.save(tmp_path)
+    loaded = AttackResult.load(tmp_path)
+    assert loaded.audit == info and loaded.out_of_fold is True and loaded.raw_advantage == 0.5
+    assert loaded.extra == {}
+
+
+def test_schema_1_results_still_load(tmp_path, make_result) -> None:
+    """A result saved before AuditInfo kept the audit's facts as loose extra keys."""
+    make_result().save(tmp_path)
+    doc = json.loads((tmp_path / "result.json").read_text())
+    for key in ("audit", "out_of_fold", "raw_advantage"):
+        del doc[key]
+    doc["privaudit_result"] = 1
+    doc["extra"] = {
+        "audit_key": "k1", "baseline": "random-guess", "better_than_baseline": True,
+        "better_than_random": True, "slices": [{"slice_type": "entire"}],
+        "most_exposed": [{"record_id": 0}], "most_exposed_tied": 2,
+        "slice_settings": {"n_bootstrap": 100}, "n_reference_models": 16,
+        "out_of_fold": True, "raw_advantage": 0.25, "threshold": 0.7,
+    }
+    (tmp_path / "result.json").write_text(json.dumps(doc))
+    loaded = AttackResult.load(tmp_path)
+    assert loaded.audit.key == "k1" and loaded.extra["n_reference_models"] == 16
+    assert loaded.audit.baseline.name == "random-guess" and loaded.audit.baseline.passed
+    assert loaded.audit.slices.rows == [{"slice_type": "entire"}]
+    assert loaded.audit.slices.most_exposed_tied == 2
+    assert loaded.out_of_fold is True and loaded.raw_advantage == 0.25
+    assert loaded.extra == {"threshold": 0.7, "n_reference_models": 16}  # attack details
+
+
+def test_loose_audit_keys_in_extra_are_moved_with_a_warning(make_result) -> None:
+    with pytest.warns(DeprecationWarning, match="typed fields"):
+        result = make_result(extra={"raw_advantage": 0.5, "out_of_fold": True, "x": 1})
+    assert result.raw_advantage == 0.5 and result.out_of_fold and result.extra == {"x": 1}
+    with pytest.raises(ValueError, match="'raw_advantage'"):
+        make_result(raw_advantage=2.0)
+    with pytest.raises(TypeError, match="'audit'"):
+        make_result(audit={"key": "k"})

@@ -313,11 +313,27 @@ def test_small_integer_scores_keep_their_values(tmp_path) -> None:
         roc_auc_score([1, 0, 1, 0], scores * 4 + 1)
 
 
-@pytest.mark.parametrize("value", ["abc", None, 3.0, True])
+@pytest.mark.parametrize("value", ["abc", 3.0, True])
 def test_tampered_raw_advantage_is_refused_on_load(tmp_path, value) -> None:
     folder = saved(tmp_path)
-    edit_json(folder, _set(value, "extra", "raw_advantage"))
-    with pytest.raises(ResultFileError, match=r"extra\['raw_advantage'\]"):
+    edit_json(folder, _set(value, "raw_advantage"))
+    with pytest.raises(ResultFileError, match=r"'raw_advantage'"):
+        AttackResult.load(folder)
+
+
+@pytest.mark.parametrize("key,value", [
+    (("audit",), []), (("audit", "key"), 3), (("audit", "baseline"), "random"),
+    (("audit", "baseline", "passed"), "yes"),
+    (("audit", "slices", "most_exposed_tied"), "many"), (("out_of_fold",), "no"),
+])
+def test_tampered_audit_info_is_refused_on_load(tmp_path, key, value) -> None:
+    from privaudit.results import AuditInfo, BaselineCheck, SliceSummary
+
+    folder = saved(tmp_path, audit=AuditInfo(
+        key="k", baseline=BaselineCheck("random-guess", True),
+        slices=SliceSummary(rows=[{"slice_type": "entire"}], most_exposed_tied=1)))
+    edit_json(folder, _set(value, *key))
+    with pytest.raises(ResultFileError, match=key[-1]):
         AttackResult.load(folder)
 
 

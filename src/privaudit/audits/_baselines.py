@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from privaudit.results import BaselineCheck
+
 __all__ = ["Baseline", "RandomGuessBaseline"]
 
 
@@ -32,15 +34,15 @@ class Baseline(Protocol):
     """Compares a finished result with what an attacker would get without the leak.
 
     ``check(result, random_state)`` warns (a :class:`~privaudit.exceptions.BaselineWarning`
-    or a subclass) when the result is no better than the baseline, and returns the entries
-    to stamp into ``result.extra``: at least ``"baseline"`` (its name) and
-    ``"better_than_baseline"`` (bool, or None when it cannot tell). An empty dict means
-    the comparison does not apply (e.g. one class only).
+    or a subclass) when the result is no better than the baseline, and returns the
+    :class:`~privaudit.results.BaselineCheck` the audit stamps on ``result.audit.baseline``
+    (its name, whether the result passed, the baseline's own numbers), or None when the
+    comparison does not apply (e.g. one class only).
     """
 
     name: str
 
-    def check(self, result: Any, random_state: int) -> dict[str, Any]: ...
+    def check(self, result: Any, random_state: int) -> BaselineCheck | None: ...
 
 
 class RandomGuessBaseline:
@@ -54,10 +56,6 @@ class RandomGuessBaseline:
     confidence : float, default=0.95
         Level of that interval.
 
-    Notes
-    -----
-    The flag is also written as ``"better_than_random"``, the name reports read.
-
     Examples
     --------
     >>> import numpy as np
@@ -65,7 +63,7 @@ class RandomGuessBaseline:
     >>> from privaudit.results import AttackResult
     >>> r = AttackResult(labels=np.r_[np.ones(50), np.zeros(50)],
     ...                  scores=np.r_[np.ones(50), np.zeros(50)])
-    >>> RandomGuessBaseline().check(r, random_state=0)["better_than_baseline"]
+    >>> RandomGuessBaseline().check(r, random_state=0).passed
     True
     """
 
@@ -78,11 +76,12 @@ class RandomGuessBaseline:
     def __repr__(self) -> str:
         return f"RandomGuessBaseline(n_bootstrap={self.n_bootstrap}, confidence={self.confidence})"
 
-    def check(self, result: Any, random_state: int) -> dict[str, Any]:
+    def check(self, result: Any, random_state: int) -> BaselineCheck | None:
         """Warn (BaselineWarning) and flag when the AUC interval does not lie above 0.5."""
         if not (result.n_members and result.n_non_members):
-            return {}
+            return None
         better = result.check_baseline(n_bootstrap=self.n_bootstrap,
                                        confidence=self.confidence, random_state=random_state)
-        return {"baseline": self.name, "better_than_baseline": better,
-                "better_than_random": better}
+        return BaselineCheck(name=self.name, passed=better,
+                             details={"n_bootstrap": self.n_bootstrap,
+                                      "confidence": self.confidence})

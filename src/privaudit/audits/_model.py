@@ -118,14 +118,13 @@ def audit_model(
         differ clearly from the target.
     slices : bool, default=True
         Add to every result the leakage per slice of the audited records and its most
-        exposed members (:func:`~privaudit.audits.slice_result`):
-        ``result.extra["slices"]`` (the rows of
-        :func:`~privaudit.results.slice_metrics`: entire dataset, each class, correct /
+        exposed members (:func:`~privaudit.audits.slice_result`), as
+        ``result.audit.slices`` (a :class:`~privaudit.results.SliceSummary`): its ``rows``
+        (:func:`~privaudit.results.slice_metrics`: entire dataset, each class, correct /
         incorrect predictions and loss percentiles for a classifier; entire dataset and
-        loss percentiles for a regressor), ``result.extra["most_exposed"]`` (the 10 members
-        with the lowest detection FPR, from
-        :func:`~privaudit.results.vulnerability_ranking`), ``"most_exposed_tied"`` and
-        ``"slice_settings"``. Intervals use 100 stratified bootstrap
+        loss percentiles for a regressor), ``most_exposed`` (the 10 members with the
+        lowest detection FPR, from :func:`~privaudit.results.vulnerability_ranking`),
+        ``most_exposed_tied`` and ``settings``. Intervals use 100 stratified bootstrap
         resamples (:data:`~privaudit.audits.SLICE_SETTINGS`), seeded with
         ``random_state``; the HTML report shows them. Slicing reads the target's outputs
         on the audited records and never

@@ -73,7 +73,7 @@ class AuditRun:
     ...                baseline=None)
     >>> r = run.finish("loss", (), AttackResult(labels=np.array([1, 0]),
     ...                                         scores=np.array([0.9, 0.1])))
-    >>> r.extra["audit_key"] == run.key("loss")
+    >>> r.audit.key == run.key("loss")
     True
     """
 
@@ -126,7 +126,7 @@ class AuditRun:
         except ResultFileError as exc:
             reason = str(exc)
         else:
-            if saved.extra.get("audit_key") != self.key(attack, *parts):
+            if saved.audit.key != self.key(attack, *parts):
                 return None  # another audit's result: silently recomputed
             if np.array_equal(saved.labels, labels):
                 self.say(f"{attack}: reusing the finished result in {path}")
@@ -144,11 +144,12 @@ class AuditRun:
         An attack no better than its baseline says so: a warning (e.g.
         :class:`~privaudit.exceptions.BaselineWarning`) and flags saved with the result.
         """
-        result.extra["audit_key"] = self.key(attack, *parts)
+        result.audit.key = self.key(attack, *parts)
         if not result.dataset:
             result.dataset = self.dataset
         if self.baseline is not None:
-            result.extra.update(self.baseline.check(result, self.random_state))
+            result.audit.baseline = _checked(self.baseline,
+                                             self.baseline.check(result, self.random_state))
         self.enrich(attack, result)
         if self.store is not None:
             self.store.save(result, attack=attack)
@@ -166,3 +167,15 @@ class AuditRun:
         if changed and save and self.store is not None:
             self.store.save(result, attack=attack)
         return changed
+
+
+def _checked(baseline: Any, check: Any) -> Any:
+    """``check`` if it is what the Baseline protocol promises, else a TypeError naming it."""
+    from privaudit.results import BaselineCheck
+
+    if check is not None and not isinstance(check, BaselineCheck):
+        raise TypeError(
+            f"The baseline {baseline!r} returned {type(check).__name__} from check(); "
+            "expected a privaudit.results.BaselineCheck or None."
+        )
+    return check

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from privaudit.results import SliceSummary
+
 __all__ = ["SLICE_SETTINGS", "SliceEnricher", "slice_result"]
 
 #: How :func:`audit_model` slices every result (see :func:`slice_result`). The bootstrap is
@@ -31,8 +33,8 @@ _DECILE_MIN_RECORDS = 1000
 
 def slice_result(
     result: Any, outputs: Any, *, random_state: int | np.random.Generator | None = 0
-) -> dict[str, Any] | None:
-    """Slices and most exposed records of one result, as JSON-ready ``extra`` entries.
+) -> SliceSummary | None:
+    """Slices and most exposed records of one result, as a JSON-ready summary.
 
     Computed from the target's outputs on the audited records, already in hand: the target
     is not queried. Slices follow TensorFlow Privacy's ``SlicingSpec`` [1]_: the entire
@@ -51,9 +53,9 @@ def slice_result(
 
     Returns
     -------
-    dict or None
-        ``{"slices": [...], "most_exposed": [...], "most_exposed_tied": int,
-        "slice_settings": {...}}``: the rows of :func:`~privaudit.results.slice_metrics`;
+    SliceSummary or None
+        ``rows``, ``most_exposed``, ``most_exposed_tied`` and ``settings``: the rows of
+        :func:`~privaudit.results.slice_metrics`;
         the first ``SLICE_SETTINGS["n_most_exposed"]`` rows of
         :func:`~privaudit.results.vulnerability_ranking` (``record_id``, ``score``,
         ``detection_fpr``, ``rank``; ties share a rank); the number of members whose
@@ -114,14 +116,14 @@ def slice_result(
         last = exposed["detection_fpr"].iloc[-1]
         n_tied = (int((ranking["detection_fpr"] <= last).sum()) if np.isfinite(last)
                   else len(ranking))
-    return {
-        "slices": to_jsonable(frame.to_dict("records"), where="slices"),
-        "most_exposed": to_jsonable(
+    return SliceSummary(
+        rows=to_jsonable(frame.to_dict("records"), where="slices"),
+        most_exposed=to_jsonable(
             exposed[["record_id", "score", "detection_fpr", "rank"]].to_dict("records"),
             where="most_exposed",
         ),
-        "most_exposed_tied": n_tied,
-        "slice_settings": to_jsonable({
+        most_exposed_tied=n_tied,
+        settings=to_jsonable({
             "n_bootstrap": settings["n_bootstrap"],
             "confidence": settings["confidence"],
             "fprs": list(settings["fprs"]),
@@ -129,7 +131,7 @@ def slice_result(
             "n_percentiles": n_percentiles if use_loss else 0,
             "loss": outputs.loss_name if use_loss else None,
         }, where="slice_settings"),
-    }
+    )
 
 
 
@@ -154,12 +156,12 @@ class SliceEnricher:
     def __call__(self, result: Any) -> bool:
         """Add the slices; return whether the result changed."""
         outputs = self.outputs()
-        if outputs is None or "slices" in result.extra:
+        if outputs is None or result.audit.slices is not None:
             return False
         if not np.array_equal(result.labels, self.labels):
             return False  # not aligned with the audited rows: nothing to slice by
         sliced = slice_result(result, outputs, random_state=self.random_state)
         if sliced is None:
             return False
-        result.extra.update(sliced)
+        result.audit.slices = sliced
         return True

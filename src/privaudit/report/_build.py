@@ -29,7 +29,7 @@ __all__ = ["build_report", "result_folder_names", "write_results_json"]
 
 # Per-slice tables (about 25 rows of 20 numbers per attack) would make results.json some
 # ten times longer; they stay in each result's own result.json and in the HTML page.
-_EXTRA_NOT_IN_SUMMARY = frozenset({"slices"})
+_AUDIT_NOT_IN_SUMMARY = ("rows",)
 
 
 def _results_document(
@@ -43,14 +43,15 @@ def _results_document(
     entries = []
     for result, metrics, headline in zip(results, metric_dicts, headlines, strict=True):
         doc = result.to_dict(metrics=metrics)
-        doc["extra"] = {k: v for k, v in doc["extra"].items()
-                        if k not in _EXTRA_NOT_IN_SUMMARY}
+        if "slices" in doc["audit"]:
+            doc["audit"]["slices"] = {k: v for k, v in doc["audit"]["slices"].items()
+                                      if k not in _AUDIT_NOT_IN_SUMMARY}
         # The metrics as computed (floats), so that dump_json(keep_non_finite=True) can
         # tell infinity from undefined; to_dict has already made them null.
         doc["metrics"] = {**metrics, "effective_epsilon_lower_bound": headline}
         entries.append({key: doc[key] for key in (
             "target", "attack", "dataset", "generator", "kind", "parameters", "extra",
-            "metrics")})
+            "audit", "out_of_fold", "metrics")})
     out = {
         "privaudit_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -90,11 +91,13 @@ def write_results_json(
     "low_status": "undefined", ...}``; finite numbers have no status key.
     :func:`privaudit.results.restore_non_finite` reads the floats back.
 
-    ``extra`` is the result's, except ``extra["slices"]`` (the per-slice table that
-    :func:`privaudit.audit_model` adds, some ten times the size of the rest of an entry):
-    it stays in each result's own ``result.json`` (:meth:`AttackResult.save`, and the
-    ``results/`` folders of :func:`build_report`) and in the HTML report. The small
-    ``extra["most_exposed"]`` and ``extra["slice_settings"]`` are kept.
+    ``extra`` (attack details), ``audit`` (:class:`~privaudit.results.AuditInfo`: run key,
+    baseline check, slices) and ``out_of_fold`` are the result's, except the slice rows
+    ``audit.slices.rows`` (the per-slice table that :func:`privaudit.audit_model` adds, some
+    ten times the size of the rest of an entry): they stay in each result's own
+    ``result.json`` (:meth:`AttackResult.save`, and the ``results/`` folders of
+    :func:`build_report`) and in the HTML report. The small ``most_exposed`` list and the
+    slice ``settings`` are kept.
 
     Returns
     -------

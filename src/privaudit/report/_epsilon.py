@@ -173,7 +173,7 @@ def effective_epsilon_by_target(
 ) -> pd.DataFrame:
     """Effective-epsilon bounds per audited mechanism, for reports over many targets.
 
-    Results scored out of fold (``extra["out_of_fold"]``, the cross-fitted ``trained-*``
+    Results scored out of fold (``result.out_of_fold``, the cross-fitted ``trained-*``
     attacks) are left out of the candidates: a record's score there comes from a
     classifier trained on other audited records' membership, including records of the test
     part, so the attack is not fixed before the test part as Jagielski et al.'s bound
@@ -199,8 +199,8 @@ def effective_epsilon_by_target(
         groups.setdefault((result.dataset, result.generator, result.target), []).append(result)
     frames = []
     for (dataset, generator, target), group in groups.items():
-        members = [r for r in group if not r.extra.get("out_of_fold")]
-        excluded = [r.attack or "attack" for r in group if r.extra.get("out_of_fold")]
+        members = [r for r in group if not r.out_of_fold]
+        excluded = [r.attack or "attack" for r in group if r.out_of_fold]
         left_out = (f"left out ({OUT_OF_FOLD_NOTE}): "
                     f"{', '.join(excluded)}" if excluded else "")
         if not members:
@@ -256,7 +256,7 @@ def headline_epsilon(
     flags members without a false positive among the audited records), it is finite and
     means "with this confidence, the artefact is not epsilon-DP for any smaller epsilon".
 
-    A result scored out of fold (``extra["out_of_fold"]``, the cross-fitted ``trained-*``
+    A result scored out of fold (``result.out_of_fold``, the cross-fitted ``trained-*``
     attacks) gets no bound: a record's score there depends on other test records' labels,
     so the attack is not fixed before the test part as the bound requires. A result the
     bound cannot be computed on (e.g. too few records) gets none either.
@@ -273,7 +273,7 @@ def headline_epsilon(
        Machine Learning: How Private is Private SGD?" NeurIPS 2020.
     """
     out: dict[str, Any] = {"value": float("nan"), "confidence": float(confidence), "note": ""}
-    if result.extra.get("out_of_fold"):
+    if result.out_of_fold:
         out["note"] = OUT_OF_FOLD_NOTE
         return out
     try:

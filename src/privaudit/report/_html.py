@@ -70,8 +70,8 @@ class HtmlReport:
     target and attack, with a plain-language reading of each AUC and a flag when its interval
     contains 0.5; the metrics of hard predictions when there are any; ROC curves on linear
     and log-log axes; histograms of member and non-member scores per result; the
-    effective-epsilon lower bounds; for results that carry them (``extra["slices"]`` and
-    ``extra["most_exposed"]``, added by :func:`privaudit.audit_model`), the metrics per
+    effective-epsilon lower bounds; for results that carry them (``audit.slices``,
+    added by :func:`privaudit.audit_model`), the metrics per
     slice of the records, with the subgroups more exposed than the whole highlighted, and
     the most exposed records, each result in a collapsible block; and the methods. Count-based
     risks (:class:`~privaudit.results.RiskResult`) get a table of attack, baseline and

@@ -59,7 +59,7 @@ def _valid_rows(value: Any) -> list[dict[str, Any]] | None:
 
 
 def slice_sections(results: Sequence[AttackResult]) -> list[dict[str, Any]]:
-    """The per-result slice tables of the page, for results with ``extra["slices"]``.
+    """The per-result slice tables of the page, for results with ``audit.slices``.
 
     A slice is *highlighted* when the lower end of its AUC interval lies above the upper end
     of the entire dataset's AUC interval (both from the same bootstrap settings): the
@@ -68,8 +68,9 @@ def slice_sections(results: Sequence[AttackResult]) -> list[dict[str, Any]]:
     """
     sections = []
     for i, result in enumerate(results):
-        rows = _valid_rows(result.extra.get("slices"))
-        if rows is None or not all("slice_type" in row for row in rows):
+        summary = result.audit.slices
+        rows = _valid_rows(summary.rows) if summary is not None else None
+        if not rows or not all("slice_type" in row for row in rows):
             continue
         entire = next((row for row in rows if row.get("slice_type") == "entire"), None)
         entire_high = number(entire.get("auc_high")) if entire is not None else math.nan
@@ -121,11 +122,12 @@ def slice_sections(results: Sequence[AttackResult]) -> list[dict[str, Any]]:
 
 
 def exposed_sections(results: Sequence[AttackResult]) -> list[dict[str, Any]]:
-    """The per-result tables of most exposed records, for results with ``extra["most_exposed"]``."""
+    """The per-result tables of most exposed records (``audit.slices.most_exposed``)."""
     sections = []
     for i, result in enumerate(results):
-        rows = _valid_rows(result.extra.get("most_exposed"))
-        if rows is None:
+        summary = result.audit.slices
+        rows = _valid_rows(summary.most_exposed) if summary is not None else None
+        if not rows:
             continue
         table = []
         for position, row in enumerate(rows, start=1):
@@ -139,8 +141,7 @@ def exposed_sections(results: Sequence[AttackResult]) -> list[dict[str, Any]]:
                 "detection_fpr": fmt(number(row.get("detection_fpr")), 4),
             })
         best = number(rows[0].get("detection_fpr"))
-        tied = result.extra.get("most_exposed_tied")
-        n_tied = int(tied) if isinstance(tied, int) and not isinstance(tied, bool) else 0
+        n_tied = summary.most_exposed_tied
         sections.append({
             "anchor": f"exposed-{i + 1}",
             "name": result.name,
@@ -161,10 +162,9 @@ def _attack_results(results: Sequence[Any]) -> list[AttackResult]:
 def slice_bootstrap(results: Sequence[AttackResult]) -> str:
     """How the slice intervals were computed, when all sliced results agree."""
     settings = {
-        (r.extra["slice_settings"].get("n_bootstrap"),
-         r.extra["slice_settings"].get("confidence"))
+        (r.audit.slices.settings.get("n_bootstrap"), r.audit.slices.settings.get("confidence"))
         for r in results
-        if isinstance(r.extra.get("slice_settings"), dict)
+        if r.audit.slices is not None and r.audit.slices.settings
     }
     if len(settings) != 1:
         return ""
@@ -175,7 +175,7 @@ def slice_bootstrap(results: Sequence[AttackResult]) -> str:
 
 
 class SlicesSection(ReportSection):
-    """Each attack's metrics per slice of the records (``extra["slices"]``), highlighted."""
+    """Each attack's metrics per slice of the records (``audit.slices``), highlighted."""
 
     name, title, order = "slices", "Slices", 80
 
@@ -188,7 +188,7 @@ class SlicesSection(ReportSection):
 
 
 class ExposedSection(ReportSection):
-    """The members each attack exposes most (``extra["most_exposed"]``)."""
+    """The members each attack exposes most (``audit.slices.most_exposed``)."""
 
     name, title, order = "exposed", "Most exposed records", 90
 

@@ -1,9 +1,12 @@
 """Results of attacks: what every attack returns and every report consumes.
 
 An :class:`AttackResult` holds the labels (1 = member), scores (higher = more likely member),
-record ids and provenance of one attack run; it computes its metrics with confidence
-intervals by calling :mod:`privaudit.metrics`, and saves to / loads from a folder
-(``result.json`` + ``scores.csv`` or ``scores.parquet``) with atomic writes.
+record ids and provenance of one attack run, plus the typed :class:`AuditInfo` the audit
+stamps on it (run key, :class:`BaselineCheck`, :class:`SliceSummary`) and free-form
+attack details in ``extra``; it computes its metrics with confidence intervals by calling
+:mod:`privaudit.metrics` (the metric policy), and saves to / loads from a folder
+(``result.json`` + ``scores.csv`` or ``scores.parquet``) with atomic writes (the disk
+format). Three modules, one per concern.
 Loading is defensive: a damaged or tampered result raises :class:`ResultFileError` naming
 the file, and only files inside a result's own folder are read. Every CSV file privaudit
 writes goes through :func:`write_csv` (cells never start a formula), and every result
@@ -21,16 +24,8 @@ not import :mod:`privaudit.report`; this package therefore sits just above
 :mod:`privaudit.metrics` (the only privaudit module it imports), and reports only consume it.
 """
 
-from privaudit.results._attack_result import (
-    DEFAULT_FPRS,
-    AttackResult,
-    Convention,
-    ScoreView,
-    fpr_key,
-    load_results,
-)
-from privaudit.results._attack_result import _check_fprs as check_fprs
-from privaudit.results._attack_result import _check_n_bootstrap as check_n_bootstrap
+from privaudit.results._attack_result import AttackResult, Convention, ScoreView, load_results
+from privaudit.results._audit_info import AuditInfo, BaselineCheck, SliceSummary
 from privaudit.results._io import (
     DamagedResultWarning,
     ResultFileError,
@@ -47,6 +42,12 @@ from privaudit.results._io import (
     to_jsonable,
     write_csv,
 )
+from privaudit.results._metric_policy import (
+    DEFAULT_FPRS,
+    check_fprs,
+    check_n_bootstrap,
+    fpr_key,
+)
 from privaudit.results._risk import RiskResult
 from privaudit.results._slicing import SLICE_TYPES, slice_metrics, vulnerability_ranking
 from privaudit.results._store import ResultsStore
@@ -55,12 +56,15 @@ __all__ = [
     "DEFAULT_FPRS",
     "SLICE_TYPES",
     "AttackResult",
+    "AuditInfo",
+    "BaselineCheck",
     "Convention",
     "DamagedResultWarning",
     "ResultFileError",
     "ResultsStore",
     "RiskResult",
     "ScoreView",
+    "SliceSummary",
     "atomic_write",
     "atomic_write_text",
     "check_fprs",

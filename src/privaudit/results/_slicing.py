@@ -33,12 +33,8 @@ from privaudit._validation import (
     param_error,
     warn_degenerate,
 )
-from privaudit.results._attack_result import (
-    AttackResult,
-    _check_fprs,
-    _check_n_bootstrap,
-    fpr_key,
-)
+from privaudit.results._attack_result import AttackResult
+from privaudit.results._metric_policy import check_fprs, check_n_bootstrap, fpr_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -319,8 +315,8 @@ def slice_metrics(
                           error=TypeError)
     if not isinstance(entire, (bool, np.bool_)):
         raise param_error("entire", func, "a boolean", entire, error=TypeError)
-    fprs = _check_fprs(fprs, func)
-    n_bootstrap = _check_n_bootstrap(n_bootstrap, func)
+    fprs = check_fprs(fprs, func)
+    n_bootstrap = check_n_bootstrap(n_bootstrap, func)
     confidence = check_fraction(confidence, param="confidence", func=func)
     min_slice_size = _check_positive_int(min_slice_size, "min_slice_size", func)
     n_percentiles = _check_positive_int(n_percentiles, "n_percentiles", func)

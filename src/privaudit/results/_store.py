@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from privaudit._validation import param_error
-from privaudit.results._attack_result import RESULT_FILE, AttackResult, load_results
+from privaudit.results._attack_result import AttackResult, load_results
 from privaudit.results._io import result_folder_name
+from privaudit.results._result_format import RESULT_FILE
 
 __all__ = ["ResultsStore"]
 

@@ -232,11 +232,11 @@ def run_overfitting_study(
         accuracy (classification), its model and hyper-parameters, and attack-specific
         numbers (the calibrated threshold; for the Gaussian attack sigma_S, sigma_D and
         Theorem 3's theoretical advantage beside the empirical one). "test" means the
-        audited non-members. As with :func:`privaudit.audit_model`, ``extra["slices"]``,
-        ``extra["most_exposed"]`` and ``extra["slice_settings"]`` hold the leakage per
+        audited non-members. As with :func:`privaudit.audit_model`, ``audit.slices``
+        (a :class:`~privaudit.results.SliceSummary`) holds the leakage per
         slice (class, correctness, loss percentile) and the most exposed members
         (:func:`privaudit.audits.slice_result`, seeded from ``random_state``), and
-        ``extra["better_than_random"]`` the random-guess baseline check
+        ``audit.baseline`` the random-guess baseline check
         (:class:`privaudit.audits.RandomGuessBaseline`).
 
     Notes

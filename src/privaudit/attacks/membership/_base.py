@@ -220,6 +220,7 @@ class MembershipAttack(BaseAttack):
         predictions: NDArray[np.int8] | None = None,
         attack: str | None = None,
         parameters: dict[str, Any] | None = None,
+        out_of_fold: bool = False,
     ) -> AttackResult:
         """The one place a membership attack turns its scores into an AttackResult."""
         return AttackResult(
@@ -235,6 +236,7 @@ class MembershipAttack(BaseAttack):
             raw_statistic_name=raw_name,
             parameters=_jsonable(self.get_params(deep=False) if parameters is None else parameters),
             extra=extra,
+            out_of_fold=out_of_fold,
         )
 
     def _outputs(

@@ -527,7 +527,7 @@ class TrainedAttack(SignalAttack):
         Returns
         -------
         AttackResult
-            ``extra["out_of_fold"]`` says whether the scores are out-of-fold.
+            ``out_of_fold`` says whether the scores are out-of-fold.
         """
         func = f"{type(self).__name__}.run"
         self._require_labels(labels, func)
@@ -535,7 +535,7 @@ class TrainedAttack(SignalAttack):
             self._check_fitted(func)
         out, resolved = self._outputs(target, X, y, outputs, func)
         lab = self._check_labels(labels, len(out), func)
-        extra: dict[str, Any] = {"out_of_fold": bool(cross_fit)}
+        extra: dict[str, Any] = {}
         if cross_fit:
             scores, _ = self.cross_fit_scores(out, lab)
             extra["n_splits"] = int(self.n_splits)
@@ -548,7 +548,7 @@ class TrainedAttack(SignalAttack):
             labels=lab, scores=scores, target_name=name, record_ids=record_ids,
             dataset=dataset, raw=scores, raw_name="membership_probability",
             predictions=self._predict(scores), extra=extra, attack=self.attack_name,
-            parameters={**self.get_params(), "model": self.model},
+            parameters={**self.get_params(), "model": self.model}, out_of_fold=bool(cross_fit),
         )
 
 

@@ -1,0 +1,195 @@
+"""What an audit adds to a result: its run key, the baseline check, the slices.
+
+An attack returns an :class:`~privaudit.results.AttackResult`; the audit that ran it (see
+:mod:`privaudit.audits`) then stamps these typed fields on ``result.audit``, and the reports
+read them. Attack-specific details (LiRA's variance rule, the size of the reference pool an
+attack read, a trained attack's features...) stay in the free-form ``result.extra``.
+
+Results saved before this structure existed kept the same facts as loose ``extra`` keys
+(``audit_key``, ``baseline``, ``better_than_baseline``, ``slices``...):
+:func:`split_legacy_extra` moves them here on load, so old result folders still read.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from privaudit._validation import param_error
+
+__all__ = ["AuditInfo", "BaselineCheck", "SliceSummary", "split_legacy_extra"]
+
+_FUNC = "AuditInfo"
+
+
+@dataclass
+class BaselineCheck:
+    """The outcome of comparing a result with the baseline its audit kind calls for.
+
+    Parameters
+    ----------
+    name : str
+        The baseline: ``"random-guess"`` (model membership), a model-free prior (attribute
+        inference), a control set (synthetic data), a reference or retrained model (LLM
+        and unlearning audits).
+    passed : bool or None
+        Whether the attack does better than the baseline (for the random guess: the lower
+        bound of the AUC interval lies above 0.5); None when it could not be decided (one
+        class only).
+    details : dict
+        The baseline's own numbers (JSON-serialisable), e.g. the baseline's success rate.
+    """
+
+    name: str
+    passed: bool | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The check as JSON-ready types."""
+        return {"name": self.name, "passed": self.passed, "details": dict(self.details)}
+
+    @classmethod
+    def from_dict(cls, doc: Any, where: str = "audit.baseline") -> BaselineCheck:
+        """Read what :meth:`to_dict` wrote; a clear error on a malformed entry."""
+        doc = _mapping(doc, where)
+        name, passed = doc.get("name", ""), doc.get("passed")
+        if not isinstance(name, str) or not (passed is None or isinstance(passed, bool)):
+            raise param_error(where, _FUNC, "{'name': str, 'passed': bool or null}", doc)
+        return cls(name=name, passed=passed, details=_mapping(doc.get("details") or {},
+                                                              f"{where}.details"))
+
+
+@dataclass
+class SliceSummary:
+    """The leakage per slice of the audited records and the members most exposed.
+
+    Parameters
+    ----------
+    rows : list of dict
+        One row per slice (see :func:`privaudit.results.slice_metrics`): the slice, its
+        size, its AUC and TPR at low FPR with intervals.
+    most_exposed : list of dict
+        The members found first (``record_id``, ``score``, ``detection_fpr``, ``rank``),
+        see :func:`privaudit.results.vulnerability_ranking`.
+    most_exposed_tied : int
+        How many members are as exposed as the last one listed (ties are common).
+    settings : dict
+        How the slices were computed (bootstrap, confidence, FPRs, minimum slice size,
+        number of loss percentiles, the loss used).
+    """
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    most_exposed: list[dict[str, Any]] = field(default_factory=list)
+    most_exposed_tied: int = 0
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON-ready containers."""
+        return {"rows": list(self.rows), "most_exposed": list(self.most_exposed),
+                "most_exposed_tied": int(self.most_exposed_tied),
+                "settings": dict(self.settings)}
+
+    @classmethod
+    def from_dict(cls, doc: Any, where: str = "audit.slices") -> SliceSummary:
+        """Read what :meth:`to_dict` wrote; rows that are not mappings are dropped."""
+        doc = _mapping(doc, where)
+        tied = doc.get("most_exposed_tied") or 0
+        if isinstance(tied, bool) or not isinstance(tied, (int, float)) or not math.isfinite(
+                tied):
+            raise param_error(f"{where}.most_exposed_tied", _FUNC, "an integer", tied)
+        return cls(rows=_rows(doc.get("rows")), most_exposed=_rows(doc.get("most_exposed")),
+                   most_exposed_tied=int(tied),
+                   settings=_mapping(doc.get("settings") or {}, f"{where}.settings"))
+
+
+@dataclass
+class AuditInfo:
+    """The typed part of a result written by the audit that produced it.
+
+    Parameters
+    ----------
+    key : str or None
+        The run key (digest of the target's fingerprint, the data, the seed and the
+        parameters) under which the result is reused by a rerun.
+    baseline : BaselineCheck or None
+        The comparison with the audit kind's baseline.
+    slices : SliceSummary or None
+        The leakage per slice and the most exposed members.
+    """
+
+    key: str | None = None
+    baseline: BaselineCheck | None = None
+    slices: SliceSummary | None = None
+
+    def is_empty(self) -> bool:
+        """Whether no audit stamped anything (a result built by hand)."""
+        return self == AuditInfo()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The set fields as JSON-ready types (unset ones are left out)."""
+        out: dict[str, Any] = {}
+        if self.key is not None:
+            out["key"] = self.key
+        if self.baseline is not None:
+            out["baseline"] = self.baseline.to_dict()
+        if self.slices is not None:
+            out["slices"] = self.slices.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, doc: Any, where: str = "audit") -> AuditInfo:
+        """Read what :meth:`to_dict` wrote; a clear error naming the malformed key."""
+        doc = _mapping(doc, where)
+        key = doc.get("key")
+        if key is not None and not isinstance(key, str):
+            raise param_error(f"{where}.key", _FUNC, "a string", key)
+        baseline, slices = doc.get("baseline"), doc.get("slices")
+        return cls(
+            key=key,
+            baseline=None if baseline is None else BaselineCheck.from_dict(
+                baseline, f"{where}.baseline"),
+            slices=None if slices is None else SliceSummary.from_dict(slices, f"{where}.slices"),
+        )
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise param_error(where, _FUNC, "a mapping", f"<{type(value).__name__}>",
+                          error=TypeError)
+    return value
+
+
+def _rows(value: Any) -> list[dict[str, Any]]:
+    return [row for row in value if isinstance(row, dict)] if isinstance(value, list) else []
+
+
+#: ``extra`` keys of results saved before :class:`AuditInfo` (result schema 1).
+LEGACY_AUDIT_KEYS = ("audit_key", "baseline", "better_than_baseline", "better_than_random",
+                     "slices", "most_exposed", "most_exposed_tied", "slice_settings")
+
+
+def split_legacy_extra(extra: dict[str, Any]) -> tuple[AuditInfo, dict[str, Any]]:
+    """Move the audit facts a schema-1 result kept in ``extra`` into an :class:`AuditInfo`.
+
+    Returns the audit info and the rest of ``extra`` (attack-specific details), unchanged.
+    Values of the wrong type are left in the rest rather than trusted.
+    """
+    rest = {k: v for k, v in extra.items() if k not in LEGACY_AUDIT_KEYS}
+    info = AuditInfo()
+    if isinstance(extra.get("audit_key"), str):
+        info.key = extra["audit_key"]
+    passed = extra.get("better_than_baseline", extra.get("better_than_random"))
+    if isinstance(extra.get("baseline"), str) or isinstance(passed, bool):
+        name = extra.get("baseline") if isinstance(extra.get("baseline"), str) else (
+            "random-guess")
+        info.baseline = BaselineCheck(name=name, passed=passed if isinstance(passed, bool)
+                                      else None)
+    if isinstance(extra.get("slices"), list) or isinstance(extra.get("most_exposed"), list):
+        tied = extra.get("most_exposed_tied")
+        info.slices = SliceSummary(
+            rows=_rows(extra.get("slices")), most_exposed=_rows(extra.get("most_exposed")),
+            most_exposed_tied=int(tied) if isinstance(tied, int) else 0,
+            settings=extra["slice_settings"] if isinstance(extra.get("slice_settings"), dict)
+            else {})
+    return info, rest

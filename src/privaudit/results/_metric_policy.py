@@ -1,0 +1,218 @@
+"""The metric policy of a result: which metrics, with which intervals, from which arrays.
+
+:meth:`AttackResult.metrics <privaudit.results.AttackResult.metrics>` and
+:meth:`~privaudit.results.AttackResult.check_baseline` delegate here, so the data class
+holds data and the choices a privacy reviewer cares about (stratified percentile bootstrap
+for threshold metrics, exact Clopper-Pearson intervals for rates of hard predictions, no
+interval around the plug-in effective epsilon) are written in one place.
+
+References
+----------
+.. [1] Houssiau, F., Jordon, J., Cohen, S. N., et al. "TAPAS: a Toolbox for Adversarial
+   Privacy Auditing of Synthetic Data." NeurIPS 2022 Workshop on Synthetic Data.
+.. [2] Jagielski, M., Ullman, J. and Oprea, A. "Auditing Differentially Private Machine
+   Learning: How Private is Private SGD?" NeurIPS 2020.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+import privaudit.metrics as pm
+from privaudit._validation import check_fraction, check_random_state, param_error
+from privaudit.exceptions import BaselineWarning
+
+__all__ = [
+    "DEFAULT_FPRS",
+    "beats_random",
+    "check_fprs",
+    "check_n_bootstrap",
+    "estimate_dict",
+    "fpr_key",
+    "result_metrics",
+]
+
+#: False-positive rates at which :meth:`AttackResult.metrics` reports the TPR by default.
+DEFAULT_FPRS: tuple[float, ...] = (0.0, 0.001, 0.01, 0.1)
+
+
+def fpr_key(fpr: float) -> str:
+    """Key under which the TPR at false-positive rate ``fpr`` is stored (``"0.001"``).
+
+    ``str(float(fpr))``: the shortest text that reads back as the same float, so keys never
+    collide and ``float(key) == fpr``.
+    """
+    return str(float(fpr))
+
+
+def check_fprs(fprs: Iterable[float], func: str) -> tuple[float, ...]:
+    """``fprs`` as a tuple of rates in [0, 1), duplicates dropped; else a clear error."""
+    if isinstance(fprs, (str, bytes)) or not isinstance(fprs, Iterable):
+        raise param_error("fprs", func, "a sequence of rates in [0, 1)", fprs, error=TypeError)
+    out = tuple(
+        check_fraction(f, param="fprs", func=func, low_inclusive=True) for f in fprs
+    )
+    # Duplicates would collide in the dict; keep the first occurrence, in order.
+    return tuple(dict.fromkeys(out))
+
+
+def check_n_bootstrap(n_bootstrap: Any, func: str) -> int:
+    """``n_bootstrap`` as a non-negative int; else a clear error naming it."""
+    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, numbers.Integral):
+        raise param_error(
+            "n_bootstrap", func, "a non-negative integer", n_bootstrap, error=TypeError
+        )
+    if n_bootstrap < 0:
+        raise param_error("n_bootstrap", func, "a non-negative integer", n_bootstrap)
+    return int(n_bootstrap)
+
+
+def estimate_dict(value: float, low: float = math.nan, high: float = math.nan) -> dict[str, float]:
+    """``{"value", "low", "high"}`` as floats: one metric with its interval."""
+    return {"value": float(value), "low": float(low), "high": float(high)}
+
+
+def result_metrics(
+    result: Any,
+    fprs: Sequence[float] = DEFAULT_FPRS,
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+    random_state: int | np.random.Generator | None = 0,
+) -> dict[str, Any]:
+    """Every metric of ``result`` with its interval: see :meth:`AttackResult.metrics`."""
+    func = "AttackResult.metrics"
+    fprs = check_fprs(fprs, func)
+    n_bootstrap = check_n_bootstrap(n_bootstrap, func)
+    confidence = check_fraction(confidence, param="confidence", func=func)
+    rng = check_random_state(random_state, func=func)
+    # One seed for every bootstrap: each metric is resampled on the same index draws.
+    seed = int(rng.integers(2**63 - 1)) if n_bootstrap else 0
+    boot = functools.partial(_bootstrap, result.labels, n_bootstrap=n_bootstrap,
+                             confidence=confidence, seed=seed)
+    method = "bootstrap" if n_bootstrap else "none"
+    out: dict[str, Any] = {"n_members": result.n_members,
+                           "n_non_members": result.n_non_members}
+    out.update(_threshold_metrics(result, fprs, boot))
+    intervals = {"auc": method, "advantage": method, "tpr_at_fpr": method,
+                 "effective_epsilon": "none"}
+    if result.predictions is not None:
+        rates = _prediction_rates(result, confidence)
+        out.update(rates)
+        intervals.update(dict.fromkeys(rates, "clopper-pearson"))
+        raw_advantage = 1.0 if result.raw_advantage is None else float(result.raw_advantage)
+        out.update(boot({"mia_advantage": _MiaAdvantage(),
+                         "privacy_gain": _PrivacyGain(raw_advantage)}, result.predictions))
+        intervals.update(mia_advantage=method, privacy_gain=method)
+    low = out["auc"]["low"]
+    out["better_than_random"] = bool(low > 0.5) if math.isfinite(low) else None
+    out["confidence"] = confidence
+    out["n_bootstrap"] = n_bootstrap
+    out["interval_method"] = intervals
+    return out
+
+
+def _bootstrap(labels: NDArray[Any], metrics: dict[str, Callable[..., float]],
+               values: NDArray[Any], *, n_bootstrap: int, confidence: float,
+               seed: int) -> dict[str, dict[str, float]]:
+    # One call for all metrics of the same values: the resamples are drawn once from
+    # ``seed`` (the same draws each metric would get alone) and the built-in threshold
+    # metrics share one pass of the counting engine.
+    cis = pm.bootstrap_cis(metrics, labels, values, n_resamples=n_bootstrap,
+                           confidence=confidence, random_state=seed)
+    if not n_bootstrap:
+        return {name: estimate_dict(ci.value) for name, ci in cis.items()}
+    return {name: estimate_dict(*ci) for name, ci in cis.items()}
+
+
+def _threshold_metrics(result: Any, fprs: tuple[float, ...],
+                       boot: Callable[..., dict[str, dict[str, float]]]) -> dict[str, Any]:
+    # Partials of tpr_at_fpr (not wrappers) let bootstrap_cis use its batched path.
+    tpr_metrics = {fpr_key(f): functools.partial(pm.tpr_at_fpr, fpr=f) for f in fprs}
+    threshold = boot({"auc": pm.roc_auc, "advantage": pm.advantage, **{
+        f"tpr_at_fpr:{key}": metric for key, metric in tpr_metrics.items()
+    }}, result.scores)
+    return {
+        "auc": threshold["auc"],
+        "advantage": threshold["advantage"],
+        "tpr_at_fpr": {key: threshold[f"tpr_at_fpr:{key}"] for key in tpr_metrics},
+        # A point estimate only: the plug-in maximum over thresholds is biased upwards and
+        # often infinite, so a bootstrap interval around it would be misleading. The valid
+        # bound is EffectiveEpsilonReport's (Jagielski et al.).
+        "effective_epsilon": estimate_dict(pm.effective_epsilon(result.labels,
+                                                                result.scores)),
+    }
+
+
+def _prediction_rates(result: Any, confidence: float) -> dict[str, dict[str, float]]:
+    """Accuracy, TPR, FPR and precision of the hard predictions, with exact intervals."""
+    y, p = result.labels, result.predictions
+    binary = pm.binary_metrics(y, p)
+    tp = int(np.count_nonzero(p[y == 1]))
+    fp = int(np.count_nonzero(p[y == 0]))
+    rates = {
+        "accuracy": (binary.accuracy, int(np.count_nonzero(p == y)), result.n_records),
+        "true_positive_rate": (binary.true_positive_rate, tp, result.n_members),
+        "false_positive_rate": (binary.false_positive_rate, fp, result.n_non_members),
+        "precision": (binary.precision, tp, tp + fp),
+    }
+    out = {}
+    for name, (value, k, n) in rates.items():
+        if n > 0:
+            ci = pm.clopper_pearson(k, n, confidence)
+            out[name] = estimate_dict(value, ci.low, ci.high)
+        else:
+            out[name] = estimate_dict(value)
+    return out
+
+
+def beats_random(
+    result: Any,
+    *,
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+    random_state: int | np.random.Generator | None = 0,
+) -> bool:
+    """Whether ``result`` beats random guessing: see :meth:`AttackResult.check_baseline`."""
+    func = "AttackResult.check_baseline"
+    n_bootstrap = check_n_bootstrap(n_bootstrap, func)
+    if n_bootstrap == 0:
+        raise param_error("n_bootstrap", func, "a positive integer", n_bootstrap)
+    confidence = check_fraction(confidence, param="confidence", func=func)
+    auc = pm.roc_auc(result.labels, result.scores)
+    ci = pm.bootstrap_ci(
+        pm.roc_auc, result.labels, result.scores, n_resamples=n_bootstrap,
+        confidence=confidence, random_state=check_random_state(random_state, func=func),
+    )
+    better = bool(math.isfinite(ci.low) and ci.low > 0.5)
+    if not better:
+        warnings.warn(
+            f"{result.name} is no better than random guessing: the {confidence:.0%} "
+            f"interval of its AUC, [{ci.low:.3f}, {ci.high:.3f}] (AUC {auc:.3f}), "
+            f"does not lie above 0.5.",
+            BaselineWarning,
+            stacklevel=3,
+        )
+    return better
+
+
+class _MiaAdvantage:
+    def __call__(self, labels: ArrayLike, predictions: ArrayLike) -> float:
+        return pm.binary_metrics(labels, np.asarray(predictions).astype(np.int8)).advantage
+
+
+class _PrivacyGain:
+    def __init__(self, raw_advantage: float) -> None:
+        self.raw_advantage = raw_advantage
+
+    def __call__(self, labels: ArrayLike, predictions: ArrayLike) -> float:
+        return pm.privacy_gain(
+            labels, np.asarray(predictions).astype(np.int8), raw_advantage=self.raw_advantage
+        )
