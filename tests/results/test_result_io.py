@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privaudit.results import AttackResult, load_results
+from privaudit.results import AttackResult, ResultFileError, load_results
 from privaudit.results._io import atomic_write, atomic_write_text
 
 
@@ -216,3 +216,21 @@ def test_loose_audit_keys_in_extra_are_moved_with_a_warning(make_result) -> None
         make_result(raw_advantage=2.0)
     with pytest.raises(TypeError, match="'audit'"):
         make_result(audit={"key": "k"})
+
+
+def test_findings_round_trip_and_are_checked(tmp_path, make_result) -> None:
+    from privaudit.results import AuditInfo, Finding
+
+    findings = [Finding("privleak", "info", "PrivLeak +3%", 0.03),
+                Finding("blind-baseline", "critical", "sets differ")]
+    make_result(audit=AuditInfo(findings=findings)).save(tmp_path)
+    assert AttackResult.load(tmp_path).audit.findings == findings
+    with pytest.raises(ValueError, match="severity"):
+        Finding("x", "fatal")
+    with pytest.raises(ValueError, match="code"):
+        Finding("")
+    doc = json.loads((tmp_path / "result.json").read_text())
+    doc["audit"]["findings"][0]["severity"] = "fatal"
+    (tmp_path / "result.json").write_text(json.dumps(doc))
+    with pytest.raises(ResultFileError, match=r"findings\[0\]"):
+        AttackResult.load(tmp_path)

@@ -63,6 +63,9 @@ class AuditRun:
     answers : callable, optional
         Called, only when the store holds a result, to identify a target whose
         fingerprint is unknown by its answers (an array put into every attack's key).
+    kind : str, optional
+        The audit kind stamped on results (``result.audit.kind``), for the report's
+        sections; default ``func`` without its ``audit_`` prefix (``"model"``, ``"llm"``).
 
     Examples
     --------
@@ -81,13 +84,14 @@ class AuditRun:
         self, *, func: str, target_name: str, identity: tuple, random_state: int,
         store: Any = None, baseline: Baseline | None = None,
         enrichers: Sequence[Enricher] = (), progress: Any = None, dataset: str = "",
-        answers: Callable[[], Any] | None = None,
+        answers: Callable[[], Any] | None = None, kind: str | None = None,
     ) -> None:
         self.func, self.target_name, self.random_state = func, target_name, random_state
         self.store, self.baseline, self.enrichers = store, baseline, list(enrichers)
         self.progress: Progress = as_progress(progress, func=func)
         self.dataset = dataset
         self.base_key = digest(*identity)
+        self.kind = kind or func.removeprefix("audit_")
         self._answers = answers
 
     def say(self, message: str) -> None:
@@ -107,11 +111,14 @@ class AuditRun:
             answers = np.asarray(self._answers())
         return digest(self.base_key, attack, *parts, answers)
 
-    def reuse(self, attack: str, parts: tuple, labels: np.ndarray) -> Any:
+    def reuse(self, attack: str, parts: tuple,
+              labels: np.ndarray | Callable[[Any], bool]) -> Any:
         """The finished result of ``attack`` in the store if it can be reused, else None.
 
         Reused when its ``audit_key`` is :meth:`key` (computed only when a result is
-        there) and its labels are the audited records'. A damaged one (not JSON, keys
+        there) and its labels are the audited records' (``labels`` may instead be a
+        function that says whether a saved result is consistent with the audited records,
+        for results that leave some records out). A damaged one (not JSON, keys
         missing, scores truncated or edited, other labels) is treated as missing, with a
         :class:`~privaudit.results.DamagedResultWarning`: it is recomputed and
         overwritten instead of making every later audit fail until deleted by hand.
@@ -128,7 +135,7 @@ class AuditRun:
         else:
             if saved.audit.key != self.key(attack, *parts):
                 return None  # another audit's result: silently recomputed
-            if np.array_equal(saved.labels, labels):
+            if (labels(saved) if callable(labels) else np.array_equal(saved.labels, labels)):
                 self.say(f"{attack}: reusing the finished result in {path}")
                 return saved
             reason = "its labels are not those of the audited records"
@@ -145,6 +152,7 @@ class AuditRun:
         :class:`~privaudit.exceptions.BaselineWarning`) and flags saved with the result.
         """
         result.audit.key = self.key(attack, *parts)
+        result.audit.kind = self.kind
         if not result.dataset:
             result.dataset = self.dataset
         if self.baseline is not None:

@@ -19,10 +19,11 @@ from privaudit.report._epsilon import effective_epsilon_by_target, headline_epsi
 from privaudit.report._interpret import AucReading, interpret_auc
 from privaudit.report._plots import histogram_figure, roc_figure
 from privaudit.report._section import ReportSection, registered_sections
+from privaudit.report._sections_llm import LLMSection  # noqa: F401 (registers)
 from privaudit.report._sections_membership import MetricsSection  # noqa: F401 (registers)
 from privaudit.report._sections_risk import RiskSection  # noqa: F401 (registers)
 from privaudit.report._sections_slices import SlicesSection  # noqa: F401 (registers)
-from privaudit.report._verdict import Verdict, attack_verdict, target_verdict
+from privaudit.report._verdict import Verdict, attack_verdict, disqualified, target_verdict
 from privaudit.results import (
     DEFAULT_FPRS,
     AttackResult,
@@ -212,7 +213,8 @@ class HtmlReport:
     @cached_property
     def verdicts(self) -> list[Verdict]:
         """The verdict on each result: TPR at low FPR first, then the AUC (``_verdict``)."""
-        return [attack_verdict(r.attack or r.name, m, kind=r.kind)
+        return [disqualified(attack_verdict(r.attack or r.name, m, kind=r.kind),
+                             [f.message for f in r.audit.findings if f.severity == "critical"])
                 for r, m in zip(self.results, self.metric_dicts, strict=True)]
 
     def target_verdicts(self) -> list[dict[str, Any]]:

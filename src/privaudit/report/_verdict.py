@@ -177,6 +177,20 @@ def attack_verdict(
     return Verdict(severity, _LABEL[severity], attack, found + why, lift, fpr, auc)
 
 
+def disqualified(verdict: Verdict, reasons: Sequence[str]) -> Verdict:
+    """``verdict``, unless the audit found the result meaningless (a critical finding).
+
+    A result with a critical finding (e.g. a blind classifier that never sees the model does
+    as well as the attack: the member and non-member texts differ in distribution) cannot
+    carry a target's headline verdict: it becomes ``undefined``, "Not interpretable", with
+    the reason, and :func:`target_verdict` takes the strongest of the others.
+    """
+    if not reasons:
+        return verdict
+    return verdict._replace(severity="undefined", label="Not interpretable",
+                            text=f"{verdict.attack}: not interpretable. " + " ".join(reasons))
+
+
 def target_verdict(verdicts: Sequence[Verdict]) -> Verdict:
     """The headline verdict of a target: that of its strongest attack.
 

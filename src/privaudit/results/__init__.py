@@ -25,7 +25,7 @@ not import :mod:`privaudit.report`; this package therefore sits just above
 """
 
 from privaudit.results._attack_result import AttackResult, Convention, ScoreView, load_results
-from privaudit.results._audit_info import AuditInfo, BaselineCheck, SliceSummary
+from privaudit.results._audit_info import AuditInfo, BaselineCheck, Finding, SliceSummary
 from privaudit.results._io import (
     DamagedResultWarning,
     ResultFileError,
@@ -60,6 +60,7 @@ __all__ = [
     "BaselineCheck",
     "Convention",
     "DamagedResultWarning",
+    "Finding",
     "ResultFileError",
     "ResultsStore",
     "RiskResult",

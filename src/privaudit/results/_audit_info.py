@@ -18,7 +18,7 @@ from typing import Any
 
 from privaudit._validation import param_error
 
-__all__ = ["AuditInfo", "BaselineCheck", "SliceSummary", "split_legacy_extra"]
+__all__ = ["AuditInfo", "BaselineCheck", "Finding", "SliceSummary", "split_legacy_extra"]
 
 _FUNC = "AuditInfo"
 
@@ -103,12 +103,75 @@ class SliceSummary:
                    settings=_mapping(doc.get("settings") or {}, f"{where}.settings"))
 
 
+_SEVERITIES = ("info", "warning", "critical")
+
+
+@dataclass
+class Finding:
+    """Something the audit wants a reader to see beside the numbers.
+
+    Parameters
+    ----------
+    code : str
+        A stable identifier, e.g. ``"privleak"``, ``"blind-baseline"``,
+        ``"over-unlearning"``, ``"red-flag:mode-collapse"``.
+    severity : {"info", "warning", "critical"}
+        ``critical``: the result should not be trusted as it stands (e.g. a blind
+        classifier does as well as the attack: the member and non-member sets differ in
+        distribution); ``warning``: a rule of the field's guides fired; ``info``: a
+        derived number (e.g. MUSE's PrivLeak).
+    message : str
+        One or two sentences for the report.
+    value : float, optional
+        The number the finding is about, when there is one.
+    """
+
+    code: str
+    severity: str = "info"
+    message: str = ""
+    value: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.code, str) or not self.code:
+            raise param_error("code", "Finding", "a non-empty string", self.code)
+        if self.severity not in _SEVERITIES:
+            raise param_error("severity", "Finding", f"one of {list(_SEVERITIES)}",
+                              self.severity)
+        if self.value is not None:
+            if isinstance(self.value, bool) or not isinstance(self.value, (int, float)):
+                raise param_error("value", "Finding", "a number or None", self.value,
+                                  error=TypeError)
+            self.value = float(self.value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The finding as JSON-ready types."""
+        return {"code": self.code, "severity": self.severity, "message": self.message,
+                "value": self.value}
+
+    @classmethod
+    def from_dict(cls, doc: Any, where: str = "audit.findings") -> Finding:
+        """Read what :meth:`to_dict` wrote; a clear error on a malformed entry."""
+        doc = _mapping(doc, where)
+        value = doc.get("value")
+        if not isinstance(doc.get("message", ""), str):
+            raise param_error(f"{where}.message", _FUNC, "a string", doc.get("message"))
+        try:
+            return cls(code=doc.get("code", ""), severity=doc.get("severity", "info"),
+                       message=doc.get("message", ""), value=value)
+        except (TypeError, ValueError) as exc:
+            raise param_error(where, _FUNC, "a finding {code, severity, message, value}",
+                              f"{doc!r:.80} ({exc})") from None
+
+
 @dataclass
 class AuditInfo:
     """The typed part of a result written by the audit that produced it.
 
     Parameters
     ----------
+    kind : str or None
+        The audit kind that produced the result (``"model"``, ``"llm"``...): the report
+        gives each kind its own section.
     key : str or None
         The run key (digest of the target's fingerprint, the data, the seed and the
         parameters) under which the result is reused by a rerun.
@@ -116,11 +179,16 @@ class AuditInfo:
         The comparison with the audit kind's baseline.
     slices : SliceSummary or None
         The leakage per slice and the most exposed members.
+    findings : list of Finding
+        What the audit wants a reader to see beside the numbers (red flags, PrivLeak, a
+        blind baseline as good as the attack...).
     """
 
+    kind: str | None = None
     key: str | None = None
     baseline: BaselineCheck | None = None
     slices: SliceSummary | None = None
+    findings: list[Finding] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         """Whether no audit stamped anything (a result built by hand)."""
@@ -129,24 +197,34 @@ class AuditInfo:
     def to_dict(self) -> dict[str, Any]:
         """The set fields as JSON-ready types (unset ones are left out)."""
         out: dict[str, Any] = {}
+        if self.kind is not None:
+            out["kind"] = self.kind
         if self.key is not None:
             out["key"] = self.key
         if self.baseline is not None:
             out["baseline"] = self.baseline.to_dict()
         if self.slices is not None:
             out["slices"] = self.slices.to_dict()
+        if self.findings:
+            out["findings"] = [f.to_dict() for f in self.findings]
         return out
 
     @classmethod
     def from_dict(cls, doc: Any, where: str = "audit") -> AuditInfo:
         """Read what :meth:`to_dict` wrote; a clear error naming the malformed key."""
         doc = _mapping(doc, where)
-        key = doc.get("key")
-        if key is not None and not isinstance(key, str):
-            raise param_error(f"{where}.key", _FUNC, "a string", key)
+        key, kind = doc.get("key"), doc.get("kind")
+        for name, value in (("key", key), ("kind", kind)):
+            if value is not None and not isinstance(value, str):
+                raise param_error(f"{where}.{name}", _FUNC, "a string", value)
         baseline, slices = doc.get("baseline"), doc.get("slices")
+        findings = doc.get("findings") or []
+        if not isinstance(findings, list):
+            raise param_error(f"{where}.findings", _FUNC, "a list", findings)
         return cls(
-            key=key,
+            kind=kind, key=key,
+            findings=[Finding.from_dict(f, f"{where}.findings[{i}]")
+                      for i, f in enumerate(findings)],
             baseline=None if baseline is None else BaselineCheck.from_dict(
                 baseline, f"{where}.baseline"),
             slices=None if slices is None else SliceSummary.from_dict(slices, f"{where}.slices"),

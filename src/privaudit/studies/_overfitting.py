@@ -170,7 +170,7 @@ def _study_part(
         # The same spine as audit_model: provenance, baseline check, slices (from the same
         # outputs: no new query).
         run = AuditRun(
-            func="run_overfitting_study", target_name=spec.name,
+            func="run_overfitting_study", kind="model", target_name=spec.name,
             identity=(spec.name, spec.describe(), data.name, model_seed, labels),
             random_state=model_seed, baseline=RandomGuessBaseline(),
             enrichers=[SliceEnricher(lambda out=outputs: out, labels, model_seed)],

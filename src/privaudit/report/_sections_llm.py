@@ -1,0 +1,93 @@
+"""The section of the HTML report for LLM audits (``result.audit.kind == "llm"``).
+
+Per audited model, one row per statistic: the AUC and TPR at low FPR with intervals, the
+blind baseline beside it, MUSE's PrivLeak when a retrained model was scored, and the
+findings (a blind baseline as good as the attack, the guide's red flags) in words. A second
+table puts every scored model side by side (target, retrained, original, random init), as
+the MIA metrics guide's best practices ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from privaudit.report._format import cell, fmt
+from privaudit.report._section import ReportSection, register_section
+from privaudit.results import AttackResult, fpr_key
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privaudit.report._html import HtmlReport
+
+__all__ = ["LLMSection", "llm_context"]
+
+#: How the statistics are named on the page.
+STATISTIC_LABELS = {"loss": "LOSS", "min_k": "Min-K%", "min_k_plus_plus": "Min-K%++",
+                    "zlib": "zlib", "reference": "Reference", "gradnorm": "GradNorm",
+                    "dc_pdd": "DC-PDD", "recall": "ReCaLL"}
+BLIND = "blind-baseline"
+
+
+def _is_llm(result: Any) -> bool:
+    return isinstance(result, AttackResult) and result.audit.kind == "llm"
+
+
+def _tpr(metrics: dict[str, Any], fpr: float) -> dict[str, str]:
+    return cell(metrics["tpr_at_fpr"].get(fpr_key(fpr)))
+
+
+def _row(result: AttackResult, metrics: dict[str, Any]) -> dict[str, Any]:
+    baseline = result.audit.baseline
+    leak = next((f.value for f in result.audit.findings if f.code == "privleak"), None)
+    return {
+        "statistic": STATISTIC_LABELS.get(result.attack, result.attack),
+        "auc": cell(metrics["auc"]), "tpr1": _tpr(metrics, 0.01),
+        "tpr01": _tpr(metrics, 0.001),
+        "blind": fmt(baseline.details.get("blind_auc")) if baseline else "—",
+        "beats_blind": None if baseline is None else baseline.passed,
+        "privleak": "—" if leak is None else f"{leak:+.1%}",
+        "n": f"{result.n_members:,} / {result.n_non_members:,}",
+    }
+
+
+def llm_context(results: Sequence[Any], metric_dicts: Sequence[dict[str, Any]]
+                ) -> dict[str, Any]:
+    """The template variables: one table per model, the side-by-side AUCs, the blind AUC."""
+    pairs = [(r, m) for r, m in zip(results, metric_dicts, strict=True) if _is_llm(r)]
+    models: dict[str, list[tuple[AttackResult, dict[str, Any]]]] = {}
+    blind = None
+    for r, m in pairs:
+        if r.attack == BLIND:
+            blind = cell(m["auc"])
+        else:
+            models.setdefault(r.target, []).append((r, m))
+    tables = []
+    for name, rows in models.items():
+        findings = {(f.severity, f.message) for r, _ in rows for f in r.audit.findings
+                    if f.code != "privleak"}
+        sets = rows[0][0].parameters.get("sets") or ["members", "non-members"]
+        tables.append({"target": name, "sets": f"{sets[0]} vs {sets[1]}",
+                       "rows": [_row(r, m) for r, m in rows],
+                       "findings": [{"severity": s, "message": msg}
+                                    for s, msg in sorted(findings, reverse=True)]})
+    statistics = list(dict.fromkeys(r.attack for rows in models.values() for r, _ in rows))
+    side_by_side = [{"statistic": STATISTIC_LABELS.get(s, s), "cells": [
+        next((cell(m["auc"]) for r, m in models[name] if r.attack == s), cell(None))
+        for name in models]} for s in statistics]
+    return {"llm_tables": tables, "llm_models": list(models), "llm_side_by_side": side_by_side,
+            "llm_blind": blind}
+
+
+class LLMSection(ReportSection):
+    """Membership inference on a language model's texts, with its blind baseline."""
+
+    name, title, order = "llm", "Language model", 35
+
+    def applies_to(self, results: Sequence[Any]) -> bool:
+        return any(_is_llm(r) for r in results)
+
+    def context(self, report: HtmlReport) -> dict[str, Any]:
+        return llm_context(report.results, report.metric_dicts)
+
+
+register_section(LLMSection())
