@@ -4,7 +4,7 @@
 transformers, spaCy, Ray, matplotlib) are imported where they are used.
 """
 
-from privaudit.audits import audit_model
+from privaudit.audits import audit_llm, audit_model
 from privaudit.exceptions import (
     BaselineWarning,
     DegenerateInputWarning,
@@ -24,5 +24,6 @@ __all__ = [
     "NotFittedError",
     "PrivauditWarning",
     "__version__",
+    "audit_llm",
     "audit_model",
 ]

@@ -6,11 +6,28 @@ finished result from a :class:`~privaudit.results.ResultsStore`, ``finish`` (pro
 stamp -> baseline check -> enrichers such as :class:`SliceEnricher` -> atomic save),
 progress and seeding. Each ``audit_*`` function is validate -> plan (from the attacks'
 tags) -> loop. The baseline is chosen per kind behind :class:`Baseline`
-(:class:`RandomGuessBaseline` for membership inference on a model).
+(:class:`RandomGuessBaseline` for membership inference on a model,
+:class:`BlindBaselineCheck` for a language model: a classifier reading the texts alone).
+
+Kinds: :func:`audit_model` (classifiers and regressors) and :func:`audit_llm` (causal
+language models: members vs non-members, or an unlearned model's forget vs holdout).
 """
 
 from privaudit.audits._baselines import Baseline, RandomGuessBaseline
 from privaudit.audits._inputs import population_overlap
+from privaudit.audits._llm import (
+    DEFAULT_LLM_STATISTICS,
+    LLM_STATISTICS,
+    audit_llm,
+    guide_output,
+)
+from privaudit.audits._llm_checks import (
+    RED_FLAG_THRESHOLDS,
+    BlindBaselineCheck,
+    BlindBaselineWarning,
+    privleak,
+    red_flags,
+)
 from privaudit.audits._model import audit_model
 from privaudit.audits._plan import (
     DEFAULT_ATTACKS,
@@ -24,18 +41,27 @@ from privaudit.audits._slices import SLICE_SETTINGS, SliceEnricher, slice_result
 
 __all__ = [
     "DEFAULT_ATTACKS",
+    "DEFAULT_LLM_STATISTICS",
     "DEFAULT_REGRESSION_ATTACKS",
+    "LLM_STATISTICS",
+    "RED_FLAG_THRESHOLDS",
     "SLICE_SETTINGS",
     "AuditRun",
     "Baseline",
+    "BlindBaselineCheck",
+    "BlindBaselineWarning",
     "Enricher",
     "ModelAuditPlan",
     "RandomGuessBaseline",
     "SliceEnricher",
+    "audit_llm",
     "audit_model",
     "default_attacks",
     "digest",
+    "guide_output",
     "plan_model_audit",
     "population_overlap",
+    "privleak",
+    "red_flags",
     "slice_result",
 ]

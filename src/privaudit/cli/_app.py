@@ -253,6 +253,54 @@ def audit_model_command(
     console.print(f"Report: [bold]{index}[/bold]")
 
 
+@audit_app.command("llm")
+def audit_llm_command(
+    model: Annotated[Path | None, typer.Option(
+        "--model", help="The audited model's local folder (safetensors, no hub).")] = None,
+    members: Annotated[Path | None, typer.Option(
+        help="Texts the model trained on (.txt, .jsonl or .csv).")] = None,
+    non_members: Annotated[Path | None, typer.Option(
+        help="Texts it did not train on, from the same distribution.")] = None,
+    forget: Annotated[Path | None, typer.Option(
+        help="The forget set of an unlearned model (instead of --members).")] = None,
+    holdout: Annotated[Path | None, typer.Option(
+        help="Held-out texts never trained on (instead of --non-members).")] = None,
+    reference: Annotated[Path | None, typer.Option(
+        help="A reference model's folder (same tokenizer), for the reference statistic.")
+    ] = None,
+    retrained: Annotated[Path | None, typer.Option(
+        help="A model retrained without the forget set, for MUSE's PrivLeak.")] = None,
+    attacks: Annotated[str | None, typer.Option(
+        help="Comma-separated statistics (default: loss,min_k,min_k_plus_plus,zlib).")
+    ] = None,
+    text_column: Annotated[str, typer.Option(
+        help="The text column of .csv / .jsonl files.")] = "text",
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", help="A YAML file instead of the options.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
+) -> None:
+    """Was this text in training? Did unlearning forget it? LLM membership inference.
+
+    Scores every text once (LOSS, Min-K%, Min-K%++, zlib, and the others asked for), beside
+    a blind baseline that reads the texts alone, and writes the standard report with a
+    language-model section.
+    """
+    from privaudit.cli._llm import llm_run, run_llm_audit
+
+    run = llm_run(config, model=model, texts={
+        "members": members, "non_members": non_members, "forget": forget,
+        "holdout": holdout}, text_column=text_column, reference=reference,
+        retrained=retrained, attacks=attacks)
+    if out is not None:
+        _check_options("audit llm", out=out)
+        run.out = out
+    console = _console()
+    with _progress(console, status="Scoring texts...") as progress:
+        index = run_llm_audit(run, progress=progress)
+    _print_summary(console, run.out)
+    console.print(f"Report: [bold]{index}[/bold]")
+
+
 def _print_summary(console, out: Path) -> None:
     """Print the metrics table that the report wrote (one row per target and attack)."""
     import json

@@ -221,7 +221,8 @@ class HtmlReport:
         """One headline verdict per audited (dataset, target), from its strongest attack."""
         groups: dict[tuple[str, str], list[Verdict]] = {}
         for r, v in zip(self.results, self.verdicts, strict=True):
-            groups.setdefault((r.dataset, r.target), []).append(v)
+            if r.audit.role != "baseline":  # a baseline is compared with, not judged
+                groups.setdefault((r.dataset, r.target), []).append(v)
         return [
             {"target": target or "—", "dataset": dataset, "verdict": target_verdict(vs)}
             for (dataset, target), vs in groups.items()

@@ -54,19 +54,19 @@ def llm_context(results: Sequence[Any], metric_dicts: Sequence[dict[str, Any]]
                 ) -> dict[str, Any]:
     """The template variables: one table per model, the side-by-side AUCs, the blind AUC."""
     pairs = [(r, m) for r, m in zip(results, metric_dicts, strict=True) if _is_llm(r)]
-    models: dict[str, list[tuple[AttackResult, dict[str, Any]]]] = {}
+    models: dict[tuple[str, str, str], list[tuple[AttackResult, dict[str, Any]]]] = {}
     blind = None
     for r, m in pairs:
-        if r.attack == BLIND:
+        if r.audit.role == "baseline" or r.attack == BLIND:
             blind = cell(m["auc"])
         else:
-            models.setdefault(r.target, []).append((r, m))
+            sets = r.parameters.get("sets") or ["members", "non-members"]
+            models.setdefault((r.target, r.dataset, " vs ".join(sets[:2])), []).append((r, m))
     tables = []
-    for name, rows in models.items():
+    for (target, dataset, sets), rows in models.items():
         findings = {(f.severity, f.message) for r, _ in rows for f in r.audit.findings
                     if f.code != "privleak"}
-        sets = rows[0][0].parameters.get("sets") or ["members", "non-members"]
-        tables.append({"target": name, "sets": f"{sets[0]} vs {sets[1]}",
+        tables.append({"target": target, "sets": f"{sets} · {dataset}" if dataset else sets,
                        "rows": [_row(r, m) for r, m in rows],
                        "findings": [{"severity": s, "message": msg}
                                     for s, msg in sorted(findings, reverse=True)]})
@@ -74,7 +74,8 @@ def llm_context(results: Sequence[Any], metric_dicts: Sequence[dict[str, Any]]
     side_by_side = [{"statistic": STATISTIC_LABELS.get(s, s), "cells": [
         next((cell(m["auc"]) for r, m in models[name] if r.attack == s), cell(None))
         for name in models]} for s in statistics]
-    return {"llm_tables": tables, "llm_models": list(models), "llm_side_by_side": side_by_side,
+    return {"llm_tables": tables, "llm_models": [key[0] for key in models],
+            "llm_side_by_side": side_by_side,
             "llm_blind": blind}
 
 

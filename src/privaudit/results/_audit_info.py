@@ -172,6 +172,9 @@ class AuditInfo:
     kind : str or None
         The audit kind that produced the result (``"model"``, ``"llm"``...): the report
         gives each kind its own section.
+    role : str or None
+        ``"baseline"`` for a result that is a baseline the attacks are compared with (an
+        LLM audit's blind classifier): reported, but never a target's leakage verdict.
     key : str or None
         The run key (digest of the target's fingerprint, the data, the seed and the
         parameters) under which the result is reused by a rerun.
@@ -185,6 +188,7 @@ class AuditInfo:
     """
 
     kind: str | None = None
+    role: str | None = None
     key: str | None = None
     baseline: BaselineCheck | None = None
     slices: SliceSummary | None = None
@@ -199,6 +203,8 @@ class AuditInfo:
         out: dict[str, Any] = {}
         if self.kind is not None:
             out["kind"] = self.kind
+        if self.role is not None:
+            out["role"] = self.role
         if self.key is not None:
             out["key"] = self.key
         if self.baseline is not None:
@@ -213,8 +219,8 @@ class AuditInfo:
     def from_dict(cls, doc: Any, where: str = "audit") -> AuditInfo:
         """Read what :meth:`to_dict` wrote; a clear error naming the malformed key."""
         doc = _mapping(doc, where)
-        key, kind = doc.get("key"), doc.get("kind")
-        for name, value in (("key", key), ("kind", kind)):
+        key, kind, role = doc.get("key"), doc.get("kind"), doc.get("role")
+        for name, value in (("key", key), ("kind", kind), ("role", role)):
             if value is not None and not isinstance(value, str):
                 raise param_error(f"{where}.{name}", _FUNC, "a string", value)
         baseline, slices = doc.get("baseline"), doc.get("slices")
@@ -222,7 +228,7 @@ class AuditInfo:
         if not isinstance(findings, list):
             raise param_error(f"{where}.findings", _FUNC, "a list", findings)
         return cls(
-            kind=kind, key=key,
+            kind=kind, role=role, key=key,
             findings=[Finding.from_dict(f, f"{where}.findings[{i}]")
                       for i, f in enumerate(findings)],
             baseline=None if baseline is None else BaselineCheck.from_dict(

@@ -24,6 +24,7 @@ from privaudit.targets._base import (
     label_indices,
 )
 from privaudit.targets._callable import CallableTarget, LabelOnlyTarget
+from privaudit.targets._causal_lm import CausalLMTarget, load_causal_lm
 from privaudit.targets._dispatch import as_target
 from privaudit.targets._fingerprint import (
     estimator_fingerprint,
@@ -48,6 +49,7 @@ __all__ = [
     "AuditedArtifact",
     "BaseTarget",
     "CallableTarget",
+    "CausalLMTarget",
     "LabelOnlyTarget",
     "ModelOutputs",
     "QueryBudgetExceededError",
@@ -60,6 +62,7 @@ __all__ = [
     "estimator_fingerprint",
     "import_torch",
     "label_indices",
+    "load_causal_lm",
     "load_sklearn_model",
     "load_torch_model",
     "module_fingerprint",

@@ -74,7 +74,7 @@ def module_fingerprint(module: Any) -> str | None:
     try:
         for sub_name, sub in module.named_modules():
             settings = {k: v for k, v in vars(sub).items()
-                        if not k.startswith("_") and k != "training" and _is_plain(v)}
+                        if not k.startswith("_") and k not in _NOT_SETTINGS and _is_plain(v)}
             h.feed((sub_name, type(sub), settings))
         for key, tensor in sorted(module.state_dict().items()):
             t = tensor.detach().cpu().contiguous()
@@ -84,6 +84,11 @@ def module_fingerprint(module: Any) -> str | None:
     except (TypeError, ValueError, AttributeError, RuntimeError, NotImplementedError):
         return None
     return h.hexdigest(DIGITS)
+
+
+#: Module attributes that are not what the module computes: its mode, and where it was
+#: loaded from (Hugging Face models keep their folder in ``name_or_path``).
+_NOT_SETTINGS = frozenset({"training", "name_or_path"})
 
 
 def _is_plain(value: Any) -> bool:

@@ -1,0 +1,275 @@
+"""``privaudit audit llm``: the texts, the configuration file form, the run.
+
+Texts come from ``.txt`` (one text per line), ``.jsonl`` (one JSON string, or an object
+with the text under ``text_column``, or ``prompt`` and ``answer`` keys, per line) or
+``.csv`` files (the ``text_column`` column). Every problem names the file and the line.
+
+The configuration file form (``--config``) has these sections::
+
+    target: {path: DIR, name: NAME}            # a local model folder (safetensors)
+    texts: {members: FILE, non_members: FILE}  # or {forget: FILE, holdout: FILE}
+    attacks: [loss, min_k, min_k_plus_plus, zlib]
+    scoring: {k: 0.2, p: 2, batch_size: 8, max_length: 512, compat: null,
+              recall_prefix: null}
+    reference: {path: DIR}                     # for the "reference" statistic
+    compare: {original: DIR, random-init: DIR}
+    retrained: DIR                             # for MUSE's PrivLeak
+    accuracy: {forget: 0.2, retain: 0.8}       # for the red flags
+    blind_baseline: true
+    random_state: 0
+    report: {out: DIR, n_bootstrap: 1000}
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, ValidationInfo, model_validator
+
+from privaudit.cli._errors import ConfigError, KeyProblem
+from privaudit.cli._sections import InputFile, Name, ReportSection, Section, Seed, _resolve
+
+__all__ = ["LLMAuditFile", "LLMRun", "llm_run", "load_llm_config", "read_texts",
+           "run_llm_audit"]
+
+_TEXT_SUFFIXES = (".txt", ".jsonl", ".csv")
+
+
+def read_texts(path: Path, *, text_column: str = "text", where: str = "") -> list[Any]:
+    """The texts of ``path`` (``.txt``, ``.jsonl`` or ``.csv``).
+
+    Raises :class:`ConfigError` naming the file and the line on any problem.
+    """
+    path = Path(path)
+    label = f"{where} {path}" if where else str(path)
+    if not path.is_file():
+        raise ConfigError(f"The texts file {label} does not exist.")
+    suffix = path.suffix.lower()
+    if suffix not in _TEXT_SUFFIXES:
+        raise ConfigError(f"The texts file {label} must end in {', '.join(_TEXT_SUFFIXES)} "
+                          f"(one text per line, JSON lines, or CSV). Got {suffix or 'none'}.")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"The texts file {label} is not UTF-8 text ({exc.reason} at byte "
+                          f"{exc.start}).") from None
+    if suffix == ".txt":
+        texts = [line for line in text.splitlines() if line.strip()]
+    elif suffix == ".jsonl":
+        texts = _jsonl_texts(text, text_column, label)
+    else:
+        texts = _csv_texts(text, text_column, label)
+    if not texts:
+        raise ConfigError(f"The texts file {label} holds no text.")
+    return texts
+
+
+def _jsonl_texts(text: str, column: str, label: str) -> list[Any]:
+    out: list[Any] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"Line {number} of {label} is not JSON ({exc.msg}).") from None
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict) and isinstance(item.get(column), str):
+            out.append(item[column])
+        elif (isinstance(item, dict) and isinstance(item.get("prompt"), str)
+              and isinstance(item.get("answer"), str)):
+            out.append((item["prompt"], item["answer"]))
+        else:
+            raise ConfigError(
+                f"Line {number} of {label} must be a JSON string, or an object with a "
+                f"string {column!r} (or 'prompt' and 'answer'). Got {line[:60]!r}.")
+    return out
+
+
+def _csv_texts(text: str, column: str, label: str) -> list[str]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if reader.fieldnames is None or column not in reader.fieldnames:
+        raise ConfigError(f"The CSV file {label} has no column {column!r} (its columns: "
+                          f"{reader.fieldnames}); name the text column with text_column.")
+    out = []
+    for row in reader:
+        value = row.get(column)
+        if value is None:
+            raise ConfigError(f"Line {reader.line_num} of {label} has no {column!r} cell.")
+        out.append(value)
+    return out
+
+
+# --- the configuration file --------------------------------------------------------------
+
+def _existing_dir(value: str, info: ValidationInfo) -> str:
+    path = _resolve(value, info)
+    if path is not None and not path.is_dir():
+        raise KeyProblem("", "an existing local model folder (privaudit never downloads)",
+                         str(path))
+    return value
+
+
+ModelDir = Annotated[str, Field(min_length=1), AfterValidator(_existing_dir)]
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class LLMTargetSection(Section):
+    """``target``: the audited model's local folder."""
+
+    path: ModelDir
+    name: Name | None = None
+
+
+class TextsSection(Section):
+    """``texts``: members and non-members, or forget and holdout."""
+
+    members: InputFile | None = None
+    non_members: InputFile | None = None
+    forget: InputFile | None = None
+    holdout: InputFile | None = None
+    text_column: Name = "text"
+
+    @model_validator(mode="after")
+    def _one_form(self) -> TextsSection:
+        pair = (self.members, self.non_members)
+        unlearn = (self.forget, self.holdout)
+        if all(pair) == all(unlearn) or any(pair) != all(pair) or any(unlearn) != all(unlearn):
+            raise KeyProblem("members", "members and non_members, or forget and holdout",
+                             "another combination")
+        return self
+
+
+class ScoringSection(Section):
+    """``scoring``: the statistics' settings."""
+
+    k: Annotated[float, Field(gt=0.0, le=1.0)] = 0.2
+    p: Literal[1, 2, "inf"] = 2
+    batch_size: Annotated[int, Field(ge=1)] = 8
+    max_length: Annotated[int, Field(ge=1)] = 512
+    compat: Literal["open-unlearning"] | None = None
+    recall_prefix: Name | None = None
+
+
+class ModelRef(Section):
+    """A model given by its local folder."""
+
+    path: ModelDir
+
+
+class AccuracySection(Section):
+    """``accuracy``: the unlearned model's forget and retain accuracy, for the red flags."""
+
+    forget: Fraction | None = None
+    retain: Fraction | None = None
+
+
+class LLMAuditFile(Section):
+    """The configuration of ``privaudit audit llm``."""
+
+    target: LLMTargetSection
+    texts: TextsSection
+    attacks: list[Name] | None = None
+    scoring: ScoringSection = Field(default_factory=ScoringSection)
+    reference: ModelRef | None = None
+    compare: dict[Name, ModelDir] = Field(default_factory=dict)
+    retrained: ModelDir | None = None
+    accuracy: AccuracySection = Field(default_factory=AccuracySection)
+    blind_baseline: bool = True
+    random_state: Seed = 0
+    report: ReportSection = Field(default_factory=ReportSection)
+
+
+@dataclass
+class LLMRun:
+    """What ``privaudit audit llm`` runs, from its options or its configuration file."""
+
+    model: Path
+    texts: dict[str, Path]
+    name: str | None = None
+    text_column: str = "text"
+    attacks: list[str] | None = None
+    scoring: dict[str, Any] = field(default_factory=dict)
+    reference: Path | None = None
+    compare: dict[str, Path] = field(default_factory=dict)
+    retrained: Path | None = None
+    accuracy: dict[str, float | None] = field(default_factory=dict)
+    blind_baseline: bool = True
+    random_state: int = 0
+    out: Path = Path("llm-audit-report")
+    n_bootstrap: int = 1000
+
+
+def load_llm_config(path: str | Path) -> LLMRun:
+    """Read and check the configuration file of ``privaudit audit llm``."""
+    from privaudit.cli._reading import read_config
+
+    path = Path(path)
+    cfg = read_config(path, LLMAuditFile)
+    base = path.parent
+
+    def at(value: str) -> Path:
+        return Path(value) if Path(value).is_absolute() else base / value
+
+    texts = {k: at(v) for k, v in cfg.texts.model_dump().items()
+             if k != "text_column" and v is not None}
+    return LLMRun(
+        model=at(cfg.target.path), texts=texts, name=cfg.target.name,
+        text_column=cfg.texts.text_column, attacks=cfg.attacks,
+        scoring=cfg.scoring.model_dump(),
+        reference=None if cfg.reference is None else at(cfg.reference.path),
+        compare={k: at(v) for k, v in cfg.compare.items()},
+        retrained=None if cfg.retrained is None else at(cfg.retrained),
+        accuracy=cfg.accuracy.model_dump(), blind_baseline=cfg.blind_baseline,
+        random_state=cfg.random_state, out=at(cfg.report.out or "llm-audit-report"),
+        n_bootstrap=cfg.report.n_bootstrap)
+
+
+def llm_run(config: Path | None, *, model: Path | None, texts: dict[str, Path | None],
+            text_column: str, reference: Path | None, retrained: Path | None,
+            attacks: str | None) -> LLMRun:
+    """The run the command-line options (or ``--config``) describe; one-line errors."""
+    given = {k: v for k, v in texts.items() if v is not None}
+    if config is not None:
+        if model is not None or given:
+            raise ConfigError("Give either --config or --model and the texts, not both.")
+        return load_llm_config(config)
+    if model is None:
+        raise ConfigError("Missing option --model (the audited model's local folder), or "
+                          "--config.")
+    if set(given) not in ({"members", "non_members"}, {"forget", "holdout"}):
+        raise ConfigError("Give --members and --non-members, or --forget and --holdout.")
+    names = None if attacks is None else [a.strip() for a in attacks.split(",") if a.strip()]
+    return LLMRun(model=model, texts=given, text_column=text_column, reference=reference,
+                  retrained=retrained, attacks=names)
+
+
+def run_llm_audit(run: LLMRun, *, progress: Any = None) -> Path:
+    """Load the models and texts, run :func:`privaudit.audit_llm`, write the report."""
+    from privaudit.audits import audit_llm
+    from privaudit.report import build_report
+    from privaudit.targets import load_causal_lm
+
+    texts = {key: read_texts(path, text_column=run.text_column, where=f"--{key}")
+             for key, path in run.texts.items()}
+    target = load_causal_lm(run.model, name=run.name or run.model.name)
+    scoring = dict(run.scoring)
+    results = audit_llm(
+        target, **texts, attacks=run.attacks,
+        reference_model=None if run.reference is None else load_causal_lm(run.reference),
+        compare={name: load_causal_lm(p, name=name) for name, p in run.compare.items()},
+        retrained=None if run.retrained is None else load_causal_lm(
+            run.retrained, name="retrained"),
+        forget_accuracy=run.accuracy.get("forget"),
+        retain_accuracy=run.accuracy.get("retain"), blind_baseline=run.blind_baseline,
+        dataset=next(iter(run.texts.values())).name, random_state=run.random_state,
+        results_dir=run.out / "results", progress=progress, **scoring)
+    return build_report(results, run.out, n_bootstrap=run.n_bootstrap,
+                        random_state=run.random_state,
+                        title=f"Privacy audit of {target.name}")

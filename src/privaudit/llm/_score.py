@@ -1,0 +1,401 @@
+"""``score_texts``: every membership statistic of many texts, one forward pass per batch."""
+
+from __future__ import annotations
+
+import math
+import warnings
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privaudit._optional import import_optional
+from privaudit._progress import as_progress
+from privaudit._validation import check_fraction, param_error
+from privaudit.exceptions import DegenerateInputWarning
+from privaudit.llm._token_stats import batch_statistics, token_stats
+
+__all__ = ["STATISTICS", "encode_texts", "frequency_table", "score_texts"]
+
+_FUNC = "score_texts"
+
+#: Every statistic, by the column name of :func:`score_texts`.
+STATISTICS = ("loss", "min_k", "min_k_plus_plus", "zlib", "reference", "gradnorm",
+              "dc_pdd", "recall")
+_FORWARD = ("loss", "min_k", "min_k_plus_plus", "zlib", "dc_pdd")
+
+
+def _torch() -> Any:
+    return import_optional("torch", extra="llm", purpose="Scoring texts with a language model")
+
+
+@dataclass
+class Encoded:
+    """One text as token ids, and which of its tokens are scored (the answer's)."""
+
+    ids: list[int]
+    labelled: list[bool]
+    text: str          # what zlib compresses: the scored part
+
+
+def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int) -> list[Encoded]:
+    """Token ids of each text (or ``(prompt, answer)`` pair), cut at ``max_length``.
+
+    The tokenizer's own template decides special tokens (none added otherwise); for a pair,
+    the prompt is encoded with it and the answer without, and only the answer is scored,
+    as open-unlearning's labels (-100 on the prompt) do.
+    """
+    out = []
+    for i, text in enumerate(texts):
+        if isinstance(text, str):
+            ids = list(tokenizer(text)["input_ids"])
+            labelled, scored = [True] * len(ids), text
+        elif (isinstance(text, (tuple, list)) and len(text) == 2
+              and all(isinstance(part, str) for part in text)):
+            prompt = list(tokenizer(text[0])["input_ids"])
+            answer = list(tokenizer(text[1], add_special_tokens=False)["input_ids"])
+            ids, labelled = prompt + answer, [False] * len(prompt) + [True] * len(answer)
+            scored = text[1]
+        else:
+            raise param_error("texts", _FUNC, "strings or (prompt, answer) pairs of strings",
+                              f"<{type(text).__name__} at position {i}>", error=TypeError)
+        out.append(Encoded(ids[:max_length], labelled[:max_length], scored))
+    return out
+
+
+def frequency_table(token_frequencies: Any, vocab_size: int) -> np.ndarray:
+    """DC-PDD's token frequencies: add-one smoothed counts of a reference corpus.
+
+    ``token_frequencies`` holds counts per token id (a mapping or a sequence indexed by
+    id); the table is ``(count + 1) / (total + vocab_size)``, as Zhang et al. smooth it, so
+    no token has frequency 0.
+    """
+    counts = np.zeros(vocab_size, dtype=np.float64)
+    if isinstance(token_frequencies, Mapping):
+        for key, value in token_frequencies.items():
+            if not 0 <= int(key) < vocab_size:
+                raise param_error("token_frequencies", _FUNC,
+                                  f"token ids in [0, {vocab_size})", key)
+            counts[int(key)] = float(value)
+    else:
+        given = np.asarray(token_frequencies, dtype=np.float64)
+        if given.ndim != 1 or given.size > vocab_size:
+            raise param_error("token_frequencies", _FUNC,
+                              f"counts per token id (at most {vocab_size})",
+                              f"<array of shape {given.shape}>")
+        counts[:given.size] = given
+    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+        raise param_error("token_frequencies", _FUNC, "finite non-negative counts",
+                          "<negative or non-finite values>")
+    return (counts + 1.0) / (counts.sum() + vocab_size)
+
+
+@dataclass
+class _Batch:
+    """One padded batch: ids, attention, labelled tokens, positions (torch tensors)."""
+
+    input_ids: Any
+    attention_mask: Any
+    labelled: Any
+    position_ids: Any
+
+    @property
+    def scored(self) -> Any:
+        """Shifted positions whose next token counts.
+
+        Labelled, and predicted from a real token (not padding: a left-padded text's
+        first token has no predecessor).
+        """
+        real = self.attention_mask.bool()
+        return self.labelled[:, 1:] & real[:, 1:] & real[:, :-1]
+
+
+def _pad(items: Sequence[Encoded], pad_id: int, side: str,
+         prefix: Sequence[int] = (), limit: int | None = None) -> _Batch:
+    torch = _torch()
+    rows = []
+    for e in items:
+        # The text stays whole; a prefix that would not fit the context loses its start.
+        room = len(prefix) if limit is None else max(0, min(len(prefix), limit - len(e.ids)))
+        head = list(prefix)[len(prefix) - room:]
+        rows.append((head + e.ids, [False] * len(head) + e.labelled))
+    width = max(1, max(len(ids) for ids, _ in rows))
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(rows), width), dtype=torch.long)
+    labelled = torch.zeros((len(rows), width), dtype=torch.bool)
+    for b, (row, lab) in enumerate(rows):
+        span = slice(width - len(row), width) if side == "left" else slice(0, len(row))
+        ids[b, span] = torch.as_tensor(row, dtype=torch.long)
+        attention[b, span] = 1
+        labelled[b, span] = torch.as_tensor(lab, dtype=torch.bool)
+    # Positions count real tokens only, so a left-padded text sees the positions it would
+    # see alone (models that infer them from cache positions would shift them).
+    position_ids = (attention.cumsum(-1) - 1).clamp_min(0)
+    return _Batch(ids, attention, labelled, position_ids)
+
+
+def _logits(model: Any, batch: _Batch) -> Any:
+    import inspect
+
+    kwargs = {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
+    if "position_ids" in inspect.signature(model.forward).parameters:
+        kwargs["position_ids"] = batch.position_ids
+    out = model(**kwargs)
+    return out.logits if hasattr(out, "logits") else out[0]
+
+
+def _open_unlearning_masks(batch: _Batch) -> tuple[Any, Any]:
+    """open-unlearning's token handling, as masks.
+
+    LOSS is divided by the number of labelled tokens, the first one included; Min-K and
+    Min-K++ leave out the last labelled token.
+    """
+    torch = _torch()
+    scored = batch.scored
+    denominator = (batch.labelled & batch.attention_mask.bool()).sum(-1)
+    width = batch.labelled.shape[1]
+    last = torch.where(batch.labelled, torch.arange(width), -1).max(-1).values
+    min_k = scored.clone()
+    rows = torch.nonzero(last >= 1)[:, 0]
+    min_k[rows, last[rows] - 1] = False
+    return denominator, min_k
+
+
+def _score_batch(model: Any, batch: _Batch, names: tuple[str, ...], s: dict[str, Any]
+                 ) -> dict[str, np.ndarray]:
+    logits = _logits(model, batch)
+    stats = token_stats(logits, batch.input_ids, batch.scored,
+                        moments="min_k_plus_plus" in names)
+    del logits
+    extra: dict[str, Any] = {}
+    if s["compat"] == "open-unlearning":
+        extra["loss_denominator"], extra["min_k_mask"] = _open_unlearning_masks(batch)
+    return batch_statistics(stats, names, k=s["k"], frequencies=s["frequencies"],
+                            dc_pdd_a=s["dc_pdd_a"], **extra)
+
+
+def score_texts(
+    model: Any,
+    tokenizer: Any,
+    texts: Sequence[Any],
+    *,
+    attacks: Sequence[str] = ("loss", "min_k", "min_k_plus_plus", "zlib"),
+    k: float = 0.2,
+    p: float = 2,
+    reference_model: Any = None,
+    token_frequencies: Any = None,
+    dc_pdd_a: float = 0.01,
+    recall_prefix: str | None = None,
+    batch_size: int = 8,
+    max_length: int = 512,
+    compat: str | None = None,
+    progress: Any = None,
+) -> Any:
+    """Every requested membership statistic of every text, in one pass per batch.
+
+    Parameters
+    ----------
+    model : transformers causal LM (torch module)
+        Scored in evaluation mode without gradients (its mode is restored afterwards);
+        any dtype (bf16, fp16): statistics are computed in float32 and returned as float64.
+    tokenizer : transformers tokenizer
+        Never modified: a missing pad token is replaced by 0 in the batch only (the
+        attention mask hides it); its ``padding_side`` (right or left) is used.
+    texts : sequence of str or (prompt, answer) pairs
+        For a pair, only the answer's tokens are scored (labels -100 on the prompt).
+    attacks : sequence of str
+        Columns to compute, among :data:`STATISTICS`. ``loss``, ``min_k``,
+        ``min_k_plus_plus``, ``zlib`` and ``dc_pdd`` share one forward pass per batch;
+        ``reference`` adds one pass of ``reference_model``, ``recall`` one pass with the
+        prefix, ``gradnorm`` one backward pass.
+    k : float in (0, 1], default=0.2
+        Fraction of tokens Min-K and Min-K++ average.
+    p : {1, 2, inf}, default=2
+        Norm of GradNorm.
+    reference_model : causal LM, optional
+        For ``reference`` (LOSS under the target minus LOSS under it); same tokenizer.
+    token_frequencies : mapping or sequence, optional
+        Token counts of a reference corpus (never downloaded), for ``dc_pdd``; see
+        :func:`frequency_table`.
+    dc_pdd_a : float, default=0.01
+        DC-PDD's upper bound on each token's term (Zhang et al.'s default).
+    recall_prefix : str, optional
+        Known non-member text, for ``recall``.
+    batch_size, max_length : int
+        Texts per forward pass; tokens kept per text (the first ``max_length``, and never
+        more than the model's context). ReCaLL's prefix keeps its end when prefix and text
+        would not fit the context together: the text is always scored whole.
+    compat : {None, "open-unlearning"}
+        ``"open-unlearning"`` reproduces its token handling: LOSS divided by the number of
+        labelled tokens including the first, Min-K and Min-K++ without the last labelled
+        token, so numbers compare with published open-unlearning results.
+    progress : None, callable(str) or Progress
+        A bar over the batches.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per text, in input order; one float64 column per statistic, each in the
+        guide's convention (higher = less likely member): ``loss``, ``min_k``,
+        ``min_k_plus_plus``, ``zlib`` (LOSS / zlib-compressed length of the UTF-8 text),
+        ``reference``, ``gradnorm``, ``dc_pdd`` (minus Zhang et al.'s score), ``recall``
+        (minus ReCaLL's ``LL(x | prefix) / LL(x)``, Xie et al.). A text with no scored token
+        (empty, one token, an answer cut off) gets NaN, with a
+        :class:`~privaudit.exceptions.DegenerateInputWarning`.
+
+    Notes
+    -----
+    Texts are sorted by length (stable, longest first) before batching, which cuts
+    padding; each text's statistics do not depend on its batch (checked against a
+    one-text-at-a-time reference in the tests).
+
+    References
+    ----------
+    .. [1] Yeom, S., et al. "Privacy Risk in Machine Learning." CSF 2018 (LOSS).
+    .. [2] Carlini, N., et al. "Extracting Training Data from Large Language Models."
+       USENIX Security 2021 (zlib, reference).
+    .. [3] Xie, R., et al. "ReCaLL: Membership Inference via Relative Conditional
+       Log-Likelihoods." EMNLP 2024.
+    .. [4] Wang, Z., et al. / open-unlearning: GradNorm as in the MIA metrics guide.
+    """
+    import pandas as pd
+
+    names = _check_names(attacks)
+    settings = _settings(model, names, k=k, p=p, reference_model=reference_model,
+                         token_frequencies=token_frequencies, dc_pdd_a=dc_pdd_a,
+                         recall_prefix=recall_prefix, batch_size=batch_size,
+                         max_length=max_length, compat=compat)
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) or not texts:
+        raise param_error("texts", _FUNC, "a non-empty sequence of texts", texts)
+    encoded = encode_texts(tokenizer, texts, settings["max_length"])
+    columns = _run_batches(model, tokenizer, encoded, names, settings, progress)
+    degenerate = int(np.isnan(columns["loss"]).sum()) if "loss" in columns else 0
+    if degenerate:
+        warnings.warn(f"{_FUNC}: {degenerate} of {len(texts)} texts have no scored token "
+                      "(empty, one token, or an answer cut off by max_length): their "
+                      "statistics are NaN.", DegenerateInputWarning, stacklevel=2)
+    return pd.DataFrame({name: columns[name] for name in names})
+
+
+def _check_names(attacks: Any) -> tuple[str, ...]:
+    if isinstance(attacks, str):
+        attacks = [attacks]
+    names = tuple(dict.fromkeys(attacks))
+    unknown = [a for a in names if a not in STATISTICS]
+    if unknown or not names:
+        raise param_error("attacks", _FUNC, f"names among {list(STATISTICS)}",
+                          unknown or "an empty list")
+    return names
+
+
+def _settings(model: Any, names: tuple[str, ...], **s: Any) -> dict[str, Any]:
+    s["k"] = check_fraction(s["k"], param="k", func=_FUNC, high_inclusive=True)
+    if s["p"] not in (1, 2, math.inf, "inf"):
+        raise param_error("p", _FUNC, "1, 2 or inf", s["p"])
+    for key in ("batch_size", "max_length"):
+        if isinstance(s[key], bool) or not isinstance(s[key], int) or s[key] < 1:
+            raise param_error(key, _FUNC, "a positive integer", s[key])
+    if s["compat"] not in (None, "open-unlearning"):
+        raise param_error("compat", _FUNC, "None or 'open-unlearning'", s["compat"])
+    needs = {"reference": "reference_model", "dc_pdd": "token_frequencies",
+             "recall": "recall_prefix"}
+    for name, key in needs.items():
+        if name in names and s[key] is None:
+            raise param_error(key, _FUNC, f"given for the {name!r} statistic", None)
+    vocab = int(model.get_output_embeddings().weight.shape[0])
+    if "reference" in names:
+        ref_vocab = int(s["reference_model"].get_output_embeddings().weight.shape[0])
+        if ref_vocab != vocab:
+            raise param_error("reference_model", _FUNC, f"a model with the target's "
+                              f"vocabulary ({vocab} tokens)", f"<{ref_vocab} tokens>")
+    s["context"] = _context_length(model)
+    s["max_length"] = min(s["max_length"], s["context"] or s["max_length"])
+    if "recall" in names and not (isinstance(s["recall_prefix"], str) and s["recall_prefix"]):
+        raise param_error("recall_prefix", _FUNC, "a non-empty string", s["recall_prefix"])
+    s["frequencies"] = (frequency_table(s["token_frequencies"], vocab)
+                        if "dc_pdd" in names else None)
+    return s
+
+
+def _context_length(model: Any) -> int | None:
+    """The most positions the model takes (None when its configuration does not say)."""
+    config = getattr(model, "config", None)
+    for key in ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length"):
+        value = getattr(config, key, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def _zlib_lengths(encoded: Sequence[Encoded]) -> np.ndarray:
+    return np.array([len(zlib.compress(e.text.encode("utf-8"))) for e in encoded],
+                    dtype=np.float64)
+
+
+class _EvalMode:
+    """Evaluation mode and no gradients for the models, restored on exit."""
+
+    def __init__(self, *models: Any) -> None:
+        self.models = [m for m in models if m is not None]
+
+    def __enter__(self) -> None:
+        self.modes = [m.training for m in self.models]
+        for m in self.models:
+            m.eval()
+
+    def __exit__(self, *exc: object) -> None:
+        for m, mode in zip(self.models, self.modes, strict=True):
+            m.train(mode)
+
+
+def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tuple[str, ...],
+                 s: dict[str, Any], progress: Any) -> dict[str, np.ndarray]:
+    """Every statistic of every text, batch by batch (longest texts first)."""
+    torch = _torch()
+    n = len(encoded)
+    order = sorted(range(n), key=lambda i: -len(encoded[i].ids))
+    pad_id = tokenizer.pad_token_id
+    pad_id = tokenizer.eos_token_id if pad_id is None else pad_id
+    pad_id = 0 if pad_id is None else int(pad_id)
+    side = getattr(tokenizer, "padding_side", "right")
+    prefix = (list(tokenizer(s["recall_prefix"], add_special_tokens=False)["input_ids"])
+              if "recall" in names else [])
+    # LOSS always: zlib, reference and recall are read from it, and so is degeneracy.
+    forward = ("loss", *(x for x in _FORWARD if x in names and x != "loss"))
+    out: dict[str, np.ndarray] = {name: np.full(n, np.nan) for name in (*names, "loss")}
+    extra = {name: np.full(n, np.nan) for name in ("ref_loss", "cond_loss")}
+    bar = as_progress(progress, func=_FUNC)
+    with _EvalMode(model, s["reference_model"]), bar.task(
+            "Scoring texts", total=math.ceil(n / s["batch_size"])) as step:
+        for start in range(0, n, s["batch_size"]):
+            rows = order[start:start + s["batch_size"]]
+            items = [encoded[i] for i in rows]
+            batch = _pad(items, pad_id, side)
+            with torch.no_grad():
+                for name, values in _score_batch(model, batch, forward, s).items():
+                    out[name][rows] = values
+                if "reference" in names:
+                    extra["ref_loss"][rows] = _score_batch(
+                        s["reference_model"], batch, ("loss",), s)["loss"]
+                if "recall" in names:
+                    extra["cond_loss"][rows] = _score_batch(
+                        model, _pad(items, pad_id, side, prefix, s["context"]), ("loss",),
+                        {**s, "compat": None})["loss"]
+            if "gradnorm" in names:
+                from privaudit.llm._grad_norms import gradient_norms
+
+                out["gradnorm"][rows] = gradient_norms(
+                    model, batch.input_ids, batch.attention_mask, batch.scored,
+                    p=s["p"], position_ids=batch.position_ids)
+            step.advance()
+    loss = out["loss"]
+    if "zlib" in names:
+        out["zlib"] = loss / _zlib_lengths(encoded)
+    if "reference" in names:
+        out["reference"] = loss - extra["ref_loss"]
+    if "recall" in names:
+        # ReCaLL = LL(x | prefix) / LL(x) with LL = -loss; negated: higher = non-member.
+        out["recall"] = -(extra["cond_loss"] / loss)
+    return out

@@ -1,0 +1,164 @@
+"""Per-text membership statistics of one batch, from one forward pass of a causal LM.
+
+For a text tokenised to ``x_1..x_T`` and ``l_t = log p(x_t | x_<t)`` over its scored
+positions (``t >= 2``, answer tokens only, padding excluded), the statistics are the MIA
+metrics guide's "higher = less likely member" ones:
+
+- LOSS ``-mean(l_t)``;
+- Min-K ``-mean`` of the ``max(1, floor(k n))`` smallest ``l_t`` (``n`` scored tokens);
+- Min-K++ the same over ``z_t = (l_t - mu_t) / sigma_t``, ``mu_t`` and ``sigma_t^2`` the
+  mean and variance of ``log p`` under ``p`` over the whole vocabulary at position ``t``
+  (``sigma_t^2`` clamped at 1e-6; the variance is taken around ``mu_t``, which float32
+  keeps exact where ``E[(log p)^2] - mu^2`` loses most digits on a near-uniform ``p``);
+- DC-PDD ``-mean`` over the first occurrence of each token of
+  ``min(p(x_t) log(1 / f(x_t)), a)``, ``f`` the token's add-one smoothed frequency in a
+  reference corpus.
+
+Written by hand: no library computes these from one pass. The logits are read once, in
+chunks of positions, in float32 whatever the model's dtype: the extra memory is one chunk
+of ``batch x chunk x vocabulary``, never a kept ``T x V`` tensor per text.
+
+References
+----------
+.. [1] Shi, W., Ajith, A., Xia, M., et al. "Detecting Pretraining Data from Large Language
+   Models." ICLR 2024 (Min-K% Prob).
+.. [2] Zhang, J., Sun, J., Yeats, E., et al. "Min-K%++: Improved Baseline for Detecting
+   Pre-Training Data from Large Language Models." ICLR 2025.
+.. [3] Zhang, W., Zhang, R., Guo, J., et al. "Pretraining Data Detection for Large Language
+   Models: A Divergence-based Calibration Method." EMNLP 2024 (DC-PDD).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["TokenStats", "batch_statistics", "token_stats"]
+
+#: Positions of the logits read at once: bounds the float32 working copy.
+_CHUNK_ELEMENTS = 1 << 24
+_SIGMA2_FLOOR = 1e-6
+
+
+@dataclass
+class TokenStats:
+    """Per-token quantities of one batch, on the shifted positions (B, T - 1).
+
+    ``log_prob[b, j]`` is ``log p(x_{j+1} | x_<=j)``; ``mask`` says which positions count.
+    """
+
+    log_prob: Any      # torch float32 (B, T-1)
+    mu: Any            # torch float32 (B, T-1), or None when not asked for
+    sigma: Any         # torch float32 (B, T-1), or None
+    mask: Any          # torch bool (B, T-1)
+    targets: Any       # torch long (B, T-1): x_{j+1}
+
+
+def token_stats(logits: Any, input_ids: Any, mask: Any, *, moments: bool) -> TokenStats:
+    """Log-probability of each next token (and the Min-K++ moments) from the logits.
+
+    Parameters
+    ----------
+    logits : torch.Tensor of shape (B, T, V)
+        The model's logits, any dtype.
+    input_ids : torch.LongTensor of shape (B, T)
+    mask : torch.BoolTensor of shape (B, T - 1)
+        The positions (of the shifted targets ``x_2..x_T``) that are scored.
+    moments : bool
+        Also compute ``mu_t`` and ``sigma_t`` (Min-K++).
+    """
+    import torch
+
+    batch, length, vocab = logits.shape
+    targets = input_ids[:, 1:]
+    steps = max(1, _CHUNK_ELEMENTS // max(1, batch * vocab))
+    log_prob = torch.empty(batch, length - 1, dtype=torch.float32)
+    mu = torch.empty_like(log_prob) if moments else None
+    sigma = torch.empty_like(log_prob) if moments else None
+    for start in range(0, length - 1, steps):
+        stop = min(start + steps, length - 1)
+        z = logits[:, start:stop].float()
+        log_p = z - torch.logsumexp(z, dim=-1, keepdim=True)
+        log_prob[:, start:stop] = log_p.gather(-1, targets[:, start:stop, None])[..., 0]
+        if moments:
+            p = log_p.exp()
+            first = (p * log_p).sum(-1)
+            # Two-pass variance: E[(log p - mu)^2], not E[(log p)^2] - mu^2, which cancels
+            # catastrophically in float32 when p is near uniform.
+            spread = (p * (log_p - first[..., None]).square()).sum(-1)
+            mu[:, start:stop] = first
+            sigma[:, start:stop] = spread.clamp_min(_SIGMA2_FLOOR).sqrt()
+    return TokenStats(log_prob, mu, sigma, mask, targets)
+
+
+def _lowest_mean(values: Any, mask: Any, k: float) -> np.ndarray:
+    """Mean of the ``max(1, floor(k n))`` smallest masked values per row (NaN if n = 0)."""
+    import torch
+
+    n = mask.sum(-1)
+    filled = values.masked_fill(~mask, float("inf"))
+    ordered = filled.sort(dim=-1).values.double()
+    n_k = torch.clamp((k * n.double()).floor().long(), min=1)
+    keep = torch.arange(ordered.shape[-1])[None, :] < n_k[:, None]
+    total = torch.where(keep, ordered, torch.zeros_like(ordered)).sum(-1)
+    out = (total / n_k).numpy()
+    out[(n == 0).numpy()] = np.nan
+    return out
+
+
+def _masked_mean(values: Any, mask: Any, denominator: Any = None) -> np.ndarray:
+    total = (values.double() * mask).sum(-1)
+    count = mask.sum(-1).double() if denominator is None else denominator.double()
+    out = (total / count).numpy()
+    out[(mask.sum(-1) == 0).numpy()] = np.nan
+    return out
+
+
+def _first_occurrences(stats: TokenStats) -> Any:
+    """The scored positions holding the first occurrence of their token in the text."""
+    import torch
+
+    targets = stats.targets.masked_fill(~stats.mask, -1)
+    # A position is a first occurrence when no earlier scored position has its token:
+    # stable-sort each row by token and keep the first of every run.
+    order = torch.sort(targets, dim=-1, stable=True).indices
+    ordered = torch.gather(targets, 1, order)
+    starts = torch.ones_like(ordered, dtype=torch.bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    first = torch.zeros_like(starts)
+    first.scatter_(1, order, starts)
+    return first & stats.mask
+
+
+def batch_statistics(
+    stats: TokenStats, names: tuple[str, ...], *, k: float,
+    frequencies: np.ndarray | None = None, dc_pdd_a: float = 0.01,
+    loss_denominator: Any = None, min_k_mask: Any = None,
+) -> dict[str, np.ndarray]:
+    """The requested statistics of each text of the batch, float64 (NaN: nothing scored).
+
+    ``loss_denominator`` replaces the number of scored tokens in LOSS, and
+    ``min_k_mask`` the scored positions of Min-K and Min-K++ (open-unlearning's token
+    handling, see :func:`privaudit.llm.score_texts`).
+    """
+    import torch
+
+    out: dict[str, np.ndarray] = {}
+    mask = stats.mask
+    if "loss" in names:
+        out["loss"] = -_masked_mean(stats.log_prob, mask, loss_denominator)
+    kmask = mask if min_k_mask is None else min_k_mask
+    if "min_k" in names:
+        out["min_k"] = -_lowest_mean(stats.log_prob, kmask, k)
+    if "min_k_plus_plus" in names:
+        z = (stats.log_prob - stats.mu) / stats.sigma
+        out["min_k_plus_plus"] = -_lowest_mean(z, kmask, k)
+    if "dc_pdd" in names:
+        first = _first_occurrences(stats)
+        table = torch.as_tensor(frequencies, dtype=torch.float64)
+        f = table[stats.targets.clamp(0, table.numel() - 1)]
+        alpha = (stats.log_prob.double().exp() * torch.log(1.0 / f)).clamp_max(dc_pdd_a)
+        out["dc_pdd"] = -_masked_mean(alpha, first)
+    return out

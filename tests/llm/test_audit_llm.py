@@ -1,0 +1,153 @@
+"""audit_llm end to end on real tweets: memorisation found, blind baseline near 0.5,
+results reused, unlearning judged against a retrained model."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import privaudit
+import privaudit.llm
+from privaudit.audits import BlindBaselineWarning, guide_output
+from privaudit.exceptions import DegenerateInputWarning
+from privaudit.results import AttackResult
+from privaudit.studies._tiny_lm import gradient_ascent_unlearn
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def audited(tweets_lm, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("llm-results")
+    lm = tweets_lm
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BlindBaselineWarning)
+        results = privaudit.audit_llm((lm["model"], lm["tokenizer"]), members=lm["members"],
+                                      non_members=lm["held_out"], results_dir=directory,
+                                      batch_size=16, dataset="tweets")
+    return results, directory
+
+
+def _by_attack(results):
+    return {r.attack: r for r in results if r.target != "texts-only"}
+
+
+def test_memorised_tweets_are_found_and_the_blind_baseline_is_near_half(audited):
+    results, _ = audited
+    by = _by_attack(results)
+    assert list(by) == ["loss", "min_k", "min_k_plus_plus", "zlib"]
+    for name in ("loss", "min_k", "min_k_plus_plus"):
+        auc = by[name].metrics(n_bootstrap=200)["auc"]
+        assert auc["low"] > 0.8, name  # 8 epochs on 200 tweets: memorised
+        assert by[name].audit.baseline.passed is True
+    blind = next(r for r in results if r.attack == "blind-baseline")
+    assert blind.audit.role == "baseline" and blind.out_of_fold
+    # Members and non-members are a random split of the same tweets: nothing to see.
+    assert abs(blind.metrics(n_bootstrap=0)["auc"]["value"] - 0.5) < 0.1
+    assert all(r.audit.kind == "llm" for r in results)
+
+
+def test_results_carry_the_statistic_and_the_subgroups(audited):
+    results, _ = audited
+    loss = _by_attack(results)["loss"]
+    np.testing.assert_array_equal(loss.scores, -loss.raw_statistic)
+    assert loss.raw_statistic_name == "loss" and loss.dataset == "tweets"
+    types = {row["slice_type"] for row in loss.audit.slices.rows}
+    assert types == {"entire", "length", "token_rarity"}
+    values = {(r["slice_type"], r["slice_value"]) for r in loss.audit.slices.rows}
+    assert {("length", "short"), ("length", "long"), ("token_rarity", "rare")} <= values
+
+
+def test_a_rerun_reuses_every_result_without_scoring(audited, tweets_lm, monkeypatch):
+    results, directory = audited
+
+    def fail(*args, **kwargs):
+        raise AssertionError("scored again")
+
+    monkeypatch.setattr(privaudit.llm, "score_texts", fail)
+    monkeypatch.setattr(privaudit.llm.BlindBaseline, "fit_score", fail)
+    lm = tweets_lm
+    again = privaudit.audit_llm((lm["model"], lm["tokenizer"]), members=lm["members"],
+                                non_members=lm["held_out"], results_dir=directory,
+                                batch_size=16, dataset="tweets")
+    for a, b in zip(results, again, strict=True):
+        np.testing.assert_array_equal(a.scores, b.scores)
+        assert a.audit.key == b.audit.key
+
+
+def test_guide_output_shape(audited):
+    results, _ = audited
+    loss = _by_attack(results)["loss"]
+    out = guide_output(loss)
+    assert out["agg_value"] == out["auc"] == pytest.approx(
+        loss.metrics(n_bootstrap=0)["auc"]["value"])
+    assert len(out["forget"]["value_by_index"]) == 200
+    first = out["forget"]["value_by_index"]["0"]["score"]
+    assert first == pytest.approx(loss.raw_statistic[0])
+    assert out["forget"]["agg_value"] < out["holdout"]["agg_value"]  # members: lower loss
+    json.dumps(out)
+
+
+def test_unlearning_against_a_retrained_model(tweets_lm):
+    lm = tweets_lm
+    forget, held = lm["members"][:60], lm["held_out"][:60]
+    unlearned = gradient_ascent_unlearn(lm["model"], lm["tokenizer"], forget, epochs=1,
+                                        lr=5e-4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BlindBaselineWarning)
+        results = privaudit.audit_llm(
+            (unlearned, lm["tokenizer"]), forget=forget, holdout=held, attacks=["loss"],
+            retrained=lm["model"], compare={"random-init": _untrained(lm)},
+            forget_accuracy=0.9, blind_baseline=False, subgroups=False, batch_size=16)
+    assert [(r.target, r.attack) for r in results] == [
+        ("GPT2LMHeadModel", "loss"), ("random-init", "loss"), ("retrained", "loss")]
+    target, _, retrained = results
+    leak = next(f for f in target.audit.findings if f.code == "privleak")
+    auc = target.metrics(n_bootstrap=0)["auc"]["value"]
+    base = retrained.metrics(n_bootstrap=0)["auc"]["value"]
+    assert leak.value == pytest.approx((auc - base) / base)
+    assert target.parameters["sets"] == ["forget", "holdout"]
+
+
+def _untrained(lm):
+    from privaudit.studies._tiny_lm import tiny_gpt2
+
+    return tiny_gpt2(lm["tokenizer"], random_state=5)
+
+
+def test_degenerate_texts_are_left_out_with_a_warning(tweets_lm):
+    lm = tweets_lm
+    with pytest.warns(DegenerateInputWarning, match="left out"):
+        results = privaudit.audit_llm(
+            (lm["model"], lm["tokenizer"]), members=[*lm["members"][:20], ""],
+            non_members=lm["held_out"][:20], attacks=["loss"], blind_baseline=False,
+            subgroups=False)
+    (loss,) = results
+    assert loss.n_records == 40 and 20 not in loss.record_ids.tolist()
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"forget": ["a"], "holdout": ["b"]}, "either members"),
+    ({"members": [], "non_members": ["b"]}, "members"),
+    ({"members": "text", "non_members": ["b"]}, "members"),
+    ({"members": ["a", 3], "non_members": ["b"]}, "position 1"),
+    ({"attacks": ["loss", "perplexity"]}, "attacks"),
+    ({"attacks": ["reference"]}, "reference_model"),
+    ({"forget_accuracy": 0.5}, "forget_accuracy"),
+    ({"k": 1.5}, "'k'"),
+    ({"random_state": "0"}, "random_state"),
+    ({"compare": {"": None}}, "compare"),
+])
+def test_bad_inputs_are_refused_before_any_work(tweets_lm, kwargs, message, monkeypatch):
+    monkeypatch.setattr(privaudit.llm, "score_texts", lambda *a, **k: pytest.fail("ran"))
+    lm = tweets_lm
+    args = {"members": ["a member text"], "non_members": ["another text"], **kwargs}
+    with pytest.raises((ValueError, TypeError), match=message):
+        privaudit.audit_llm((lm["model"], lm["tokenizer"]), **args)
+
+
+def test_a_model_without_tokenizer_is_refused(tweets_lm):
+    with pytest.raises(TypeError, match="tokenizer"):
+        privaudit.audit_llm(tweets_lm["model"], members=["a"], non_members=["b"])
+    assert isinstance(AttackResult, type)

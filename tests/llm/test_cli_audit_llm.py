@@ -1,0 +1,59 @@
+"""``privaudit audit llm`` end to end: a saved tiny model, texts files, the report."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from privaudit.cli import app
+
+runner = CliRunner()
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def files(tweets_lm, tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli-llm")
+    tweets_lm["model"].save_pretrained(root / "model", safe_serialization=True)
+    tweets_lm["tokenizer"].save_pretrained(root / "model")
+    (root / "members.txt").write_text("\n".join(t.replace("\n", " ") for t in
+                                                tweets_lm["members"][:80]), encoding="utf-8")
+    with open(root / "non_members.jsonl", "w", encoding="utf-8") as handle:
+        for text in tweets_lm["held_out"][:80]:
+            handle.write(json.dumps({"text": text}) + "\n")
+    return root
+
+
+def test_audit_llm_writes_the_report(files):
+    out = files / "report"
+    result = runner.invoke(app, [
+        "audit", "llm", "--model", str(files / "model"), "--members",
+        str(files / "members.txt"), "--non-members", str(files / "non_members.jsonl"),
+        "--attacks", "loss,min_k", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text())
+    got = {(e["target"], e["attack"]) for e in doc["results"]}
+    assert got == {("model", "loss"), ("model", "min_k"), ("texts-only", "blind-baseline")}
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert '<section id="llm">' in page and "Blind baseline AUC" in page
+    assert "Report:" in result.output
+
+
+def test_config_form_and_one_line_errors(files):
+    config = files / "audit.yaml"
+    config.write_text(
+        "target: {path: model, name: tweets-lm}\n"
+        "texts: {members: members.txt, non_members: non_members.jsonl}\n"
+        "attacks: [loss]\nblind_baseline: false\n"
+        "report: {out: from-config, n_bootstrap: 50}\n", encoding="utf-8")
+    result = runner.invoke(app, ["audit", "llm", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert (files / "from-config" / "index.html").is_file()
+    bad = runner.invoke(app, ["audit", "llm", "--model", str(files / "model"),
+                              "--members", str(files / "members.txt")])
+    assert bad.exit_code == 2 and "--non-members" in bad.output
+    assert "Traceback" not in bad.output
+    hub = runner.invoke(app, ["audit", "llm", "--model", "gpt2", "--members",
+                              str(files / "members.txt"), "--non-members",
+                              str(files / "non_members.jsonl")])
+    assert hub.exit_code == 2 and "never downloads" in hub.output
