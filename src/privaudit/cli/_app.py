@@ -152,16 +152,21 @@ def demo(
     only: Annotated[
         list[str] | None,
         typer.Option("--only", metavar="KIND",
-                     help="Run only this audit kind's part of the demo (repeatable): model."),
+                     help="Run only this audit kind's part of the demo (repeatable): "
+                          "model, llm."),
     ] = None,
 ) -> None:
-    """Audit five models trained on real offline data and write a report.
+    """Audit models trained on real offline data and write a report.
 
-    The overfitting study of Yeom et al.: an overfit and a regularised model, for a
+    model: the overfitting study of Yeom et al.: an overfit and a regularised model, for a
     regression task (loans' interest rates) and a many-class classification task (party
     identification in the TV16 survey), attacked with black-box attacks; the overfit
     models leak clearly more. Then an overfit MLP on sklearn digits, attacked with the
     reference-model attacks too (Shokri, trained attacks, LiRA, RMIA).
+
+    llm: a tiny GPT-2 trained from scratch on real tweets, its training tweets told from
+    held-out ones by every LLM statistic beside a blind baseline; then gradient-ascent
+    unlearning of 100 tweets, judged against a model retrained without them (PrivLeak).
     """
     _check_options("demo", out=out, seed=seed, n_bootstrap=n_bootstrap,
                    n_reference_models=n_reference_models, n_jobs=n_jobs)
@@ -183,7 +188,7 @@ def demo(
         progress.message("Writing the report")
         index = build_report(
             results, out, n_bootstrap=n_bootstrap, random_state=seed,
-            title="privaudit demo: overfitting and membership leakage",
+            title="privaudit demo: membership leakage of models and language models",
         )
     _print_summary(console, out)
     console.print(

@@ -32,9 +32,18 @@ def _model_part(random_state: int, n_reference_models: int, n_jobs: int,
     return results
 
 
+def _llm_part(random_state: int, n_reference_models: int, n_jobs: int,
+              progress: Any) -> list[Any]:
+    """A tiny GPT-2 trained on real tweets: membership, then unlearning beside a retrain."""
+    from privaudit.studies._llm_study import run_llm_study
+
+    return run_llm_study(random_state=random_state, progress=progress)
+
+
 #: Audit kind -> the demo part that shows it, in the order the demo runs them.
 DEMO_PARTS: dict[str, Callable[..., list[Any]]] = {
     "model": _model_part,
+    "llm": _llm_part,
 }
 
 
