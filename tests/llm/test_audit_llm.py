@@ -151,3 +151,21 @@ def test_a_model_without_tokenizer_is_refused(tweets_lm):
     with pytest.raises(TypeError, match="tokenizer"):
         privaudit.audit_llm(tweets_lm["model"], members=["a"], non_members=["b"])
     assert isinstance(AttackResult, type)
+
+
+def test_the_demo_llm_part_shows_memorisation_and_unlearning(monkeypatch):
+    """The demo's LLM part at full size: members found, the retrained model near chance."""
+    from privaudit.studies._llm_study import run_llm_study
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = run_llm_study(random_state=0)
+    auc = {(r.target, r.attack): r.metrics(n_bootstrap=0)["auc"]["value"] for r in results}
+    assert set(a for t, a in auc if t == "tiny-gpt2") == set(privaudit.audits.LLM_STATISTICS)
+    assert auc["tiny-gpt2", "min_k"] > 0.9 and auc["tiny-gpt2", "reference"] > 0.9
+    assert abs(auc["retrained", "loss"] - 0.5) < 0.1  # never saw the forget set
+    # Unlearning lowered the forget set's exposure, but not to the retrained model's.
+    before, after = auc["tiny-gpt2 before unlearning", "loss"], auc["tiny-gpt2 unlearned", "loss"]
+    assert auc["retrained", "loss"] < after < before
+    target = next(r for r in results if r.target == "tiny-gpt2 unlearned" and r.attack == "loss")
+    assert any(f.code == "privleak" and f.value > 0 for f in target.audit.findings)
