@@ -12,7 +12,8 @@ Same model, same texts, same statistics (LOSS, Min-K, Min-K++, zlib, reference):
 
 Then GradNorm: one vectorised backward per batch against one backward per text.
 
-Two models: the tiny GPT-2 of the tests (a 300-token vocabulary) and a randomly initialised
+Two models: a tiny GPT-2 like the demo's (2 layers, 64 dimensions, a 1,000-token BPE
+vocabulary) and a randomly initialised
 GPT-2-sized model with a large vocabulary (forward-dominated, like real LLMs). Peak memory
 is measured in a fresh process per method (the growth of the maximum resident set size
 over the process after loading the model).
@@ -54,14 +55,14 @@ def build(kind: str) -> tuple:
     from tokenizers import ByteLevelBPETokenizer
 
     texts = corpus(64 if kind == "large-vocab" else 128)
-    vocab = 8000 if kind == "large-vocab" else 300
+    vocab = 8000 if kind == "large-vocab" else 1000
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(corpus(2000, seed=1) + texts, vocab_size=vocab, min_frequency=1,
                             special_tokens=["<|endoftext|>", "<pad>"], show_progress=False)
     tok = transformers.PreTrainedTokenizerFast(
         tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>", pad_token="<pad>")
     size = ({"n_layer": 4, "n_embd": 256, "n_head": 4} if kind == "large-vocab"
-            else {"n_layer": 2, "n_embd": 32, "n_head": 2})
+            else {"n_layer": 2, "n_embd": 64, "n_head": 2})  # the demo's tiny GPT-2
     # The large model gets GPT-2's 50,257-token vocabulary (its tokenizer uses the first
     # 8,000 ids): the forward pass is dominated by the output layer, as in real LLMs.
     n_vocab = 50257 if kind == "large-vocab" else len(tok)
@@ -204,9 +205,9 @@ def _call(method: str, model, reference, tok, texts) -> dict:
     elif method == "tests-reference":
         values = tests_reference(model, reference, tok, texts)
     elif method == "gradnorm-batched":
-        values = {"gradnorm": gradnorm_batched(model, tok, texts[:32])}
+        values = {"gradnorm": gradnorm_batched(model, tok, texts)}
     else:  # gradnorm per text
-        values = {"gradnorm": gradnorm_per_text(model, tok, texts[:32])}
+        values = {"gradnorm": gradnorm_per_text(model, tok, texts)}
     return values
 
 

@@ -2,22 +2,20 @@
 
 For text ``i`` with scored tokens ``t`` and ``L_i = -mean_t log p(x_t | x_<t)``, GradNorm is
 the mean over the model's trainable parameter tensors ``W`` of ``||dL_i / dW||_p``
-(open-unlearning's definition, in evaluation mode). The batch is run forward once; the
-per-text gradients come from ONE vectorised backward pass over the batch
-(``torch.autograd.grad(..., is_grads_batched=True)``: a ``vmap`` over the backward graph
-with one-hot output gradients). It is exact because in evaluation mode no operation mixes
-texts of a batch, so ``dL_i / dW`` on the batched graph is text ``i``'s own gradient.
-Written by hand because no library offers per-example gradient norms of an arbitrary
-Hugging Face model; where the vectorised backward is not supported by some operation, each
-text's gradient is taken from the same graph in turn (one forward pass, one backward per
-text), with a warning.
+(open-unlearning's definition, in evaluation mode). The batch is run forward and backward
+ONCE, on the sum of the texts' losses; each text's gradient is then rebuilt layer by layer
+from the activations and output gradients that pass recorded
+(:class:`~privaudit.llm._per_sample.PerSampleRecorder`). It is exact because in evaluation
+mode no operation mixes the texts of a batch. A model with a layer type the recorder does
+not know is scored one text at a time instead (one forward and one backward per text),
+with a warning.
 
 References
 ----------
 .. [1] Wang, Z., et al. / open-unlearning, "GradNorm" in the MIA metrics guide (gradient
    norm of the text's loss as a membership signal).
-.. [2] Horace He, R. Zou et al., ``torch.func`` per-sample-gradients tutorial (the
-   vectorised-backward technique).
+.. [2] Yousefpour, A., et al. "Opacus: User-Friendly Differential Privacy Library in
+   PyTorch." 2021.
 """
 
 from __future__ import annotations
@@ -28,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from privaudit.llm._per_sample import PerSampleRecorder, supported
+
 __all__ = ["gradient_norms"]
 
-#: Texts whose gradients are held at once by the vectorised backward (bounds memory).
-CHUNK_SIZE = 8
 _warned: list[bool] = []
 
 
@@ -62,25 +60,8 @@ def _norms(grads: list[Any], p: float) -> Any:
     return torch.stack(per_tensor, dim=1).mean(dim=1)
 
 
-def _batched(losses: Any, params: list[Any], rows: range) -> list[Any]:
-    import torch
-
-    eye = torch.zeros(len(rows), losses.shape[0], dtype=losses.dtype)
-    eye[torch.arange(len(rows)), torch.tensor(list(rows))] = 1.0
-    return list(torch.autograd.grad(losses, params, grad_outputs=eye, retain_graph=True,
-                                    is_grads_batched=True))
-
-
-def _looped(losses: Any, params: list[Any], rows: range) -> list[Any]:
-    import torch
-
-    per_text = [torch.autograd.grad(losses[i], params, retain_graph=True) for i in rows]
-    return [torch.stack(parts) for parts in zip(*per_text, strict=True)]
-
-
 def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any, *,
-                   p: float = 2, position_ids: Any = None,
-                   chunk_size: int = CHUNK_SIZE) -> np.ndarray:
+                   p: float = 2, position_ids: Any = None) -> np.ndarray:
     """GradNorm of each text of a padded batch, float64 (NaN for a text with no scored token).
 
     Parameters
@@ -93,8 +74,7 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
         Which next-token positions count in each text's loss.
     p : {1, 2, inf}
     position_ids : torch tensor of shape (B, T), optional
-    chunk_size : int
-        Texts whose gradients are held at once.
+        Default: counted from the attention mask (real tokens only).
     """
     import torch
 
@@ -107,11 +87,12 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
     model.eval()
     try:
         with torch.enable_grad():
-            losses = _per_text_loss(model, input_ids, attention_mask, scored, position_ids)
-            out = torch.empty(losses.shape[0], dtype=torch.float64)
-            for start in range(0, losses.shape[0], chunk_size):
-                rows = range(start, min(start + chunk_size, losses.shape[0]))
-                out[start:rows.stop] = _norms(_chunk_grads(losses, params, rows), p)
+            if supported(model):
+                out = _recorded(model, params, input_ids, attention_mask, scored,
+                                position_ids, p)
+            else:
+                out = _one_by_one(model, params, input_ids, attention_mask, scored,
+                                  position_ids, p)
     finally:
         model.train(mode)
     result = out.numpy()
@@ -119,14 +100,34 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
     return result
 
 
-def _chunk_grads(losses: Any, params: list[Any], rows: range) -> list[Any]:
-    try:
-        return _batched(losses, params, rows)
-    except (RuntimeError, NotImplementedError) as exc:
-        if not _warned:
-            _warned.append(True)
-            warnings.warn(f"gradient_norms: the vectorised backward is not supported by this "
-                          f"model ({str(exc).splitlines()[0][:120]}); taking each text's "
-                          "gradient in turn from the same forward pass.", RuntimeWarning,
-                          stacklevel=4)
-        return _looped(losses, params, rows)
+def _recorded(model: Any, params: list[Any], input_ids: Any, attention_mask: Any,
+              scored: Any, position_ids: Any, p: float) -> Any:
+    """One forward and one backward for the batch; per-text norms from the recorder."""
+    if position_ids is None:  # per-text position rows, so no layer input is broadcast
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp_min(0)
+    with PerSampleRecorder(model) as recorder:
+        losses = _per_text_loss(model, input_ids, attention_mask, scored, position_ids)
+        recorder.backward(losses.sum())
+    return recorder.norms(input_ids.shape[0], p)
+
+
+def _one_by_one(model: Any, params: list[Any], input_ids: Any, attention_mask: Any,
+                scored: Any, position_ids: Any, p: float) -> Any:
+    """One forward and backward per text, for models the recorder does not know."""
+    import torch
+
+    if not _warned:
+        _warned.append(True)
+        warnings.warn("gradient_norms: this model has layers whose per-text gradients are "
+                      "not rebuilt from one batched pass; scoring one text at a time.",
+                      RuntimeWarning, stacklevel=4)
+    out = torch.empty(input_ids.shape[0], dtype=torch.float64)
+    for i in range(input_ids.shape[0]):
+        keep = attention_mask[i].bool()
+        row = (input_ids[i][keep][None], attention_mask[i][keep][None],
+               scored[i][keep[1:] & keep[:-1]][None], None)
+        loss = _per_text_loss(model, *row)
+        grads = torch.autograd.grad(loss.sum(), params, allow_unused=True)
+        out[i] = _norms([torch.zeros_like(w)[None] if g is None else g[None]
+                         for w, g in zip(params, grads, strict=True)], p)[0]
+    return out

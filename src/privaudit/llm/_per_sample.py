@@ -1,0 +1,145 @@
+"""Per-text gradients from ONE batched backward pass, layer by layer (Opacus-style hooks).
+
+For the layers a transformer is made of (linear and GPT-2's ``Conv1D`` projections,
+embeddings, layer norms), a parameter's gradient is a sum over positions of products of
+the layer's input and the gradient at its output; keeping the batch dimension in that sum
+gives every text its own gradient, from the activations and output gradients one ordinary
+backward pass already computes. Tied parameters (GPT-2's output layer shares the token
+embedding) add up the contributions of every layer that uses them, text by text.
+
+Written by hand: ``torch.func.vmap`` cannot trace Hugging Face models (their attention
+masks branch on data), and a vectorised backward over one-hot output gradients costs the
+batch size times a full backward.
+
+References
+----------
+.. [1] Yousefpour, A., et al. "Opacus: User-Friendly Differential Privacy Library in
+   PyTorch." 2021 (per-sample gradients from activations and output gradients).
+.. [2] Goodfellow, I. "Efficient Per-Example Gradient Computations." arXiv:1510.01799, 2015.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+__all__ = ["PerSampleRecorder", "supported"]
+
+#: Elements of per-text gradients held at once (bounds memory for large vocabularies).
+_BUDGET = 1 << 25
+
+
+def _kind(module: Any) -> str | None:
+    import torch
+
+    if isinstance(module, torch.nn.Linear):
+        return "linear"
+    if isinstance(module, torch.nn.Embedding):
+        return "embedding"
+    if isinstance(module, torch.nn.LayerNorm):
+        return "layer_norm"
+    if type(module).__name__ == "Conv1D" and hasattr(module, "nf"):
+        return "conv1d"  # transformers' GPT-2 projection: y = x W + b, W of shape (in, out)
+    return None
+
+
+def _owners(model: Any) -> dict[int, list[tuple[Any, str]]]:
+    """For each trainable parameter (by id), the (module, attribute) pairs that use it."""
+    owners: dict[int, list[tuple[Any, str]]] = defaultdict(list)
+    for module in model.modules():
+        for name, param in module.named_parameters(recurse=False):
+            if param.requires_grad:
+                owners[id(param)].append((module, name))
+    return owners
+
+
+def supported(model: Any) -> bool:
+    """Whether every trainable parameter lives in a layer type handled here."""
+    return all(_kind(m) is not None for uses in _owners(model).values() for m, _ in uses)
+
+
+class PerSampleRecorder:
+    """Records each layer's input and output gradient during one forward/backward pass.
+
+    Use as a context manager around the forward pass, then call :meth:`backward` with the
+    SUM of the texts' own losses (so that each text's rows of an output gradient are that
+    text's own); :meth:`norms` then gives every text's gradient norms. The backward pass
+    asks autograd for the layers' output gradients only: the weight gradients of an
+    ordinary backward (half its cost) are never computed.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.owners = _owners(model)
+        self.inputs: dict[Any, Any] = {}
+        self.outputs: dict[Any, Any] = {}
+        self.grads: dict[Any, Any] = {}
+        self._handles: list[Any] = []
+
+    def __enter__(self) -> PerSampleRecorder:
+        modules = {m for uses in self.owners.values() for m, _ in uses}
+        for module in modules:
+            self._handles.append(module.register_forward_hook(self._forward_hook))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+
+    def _forward_hook(self, module: Any, args: tuple, output: Any) -> None:
+        # A module called twice in one pass would need a list; transformers call each
+        # layer once per forward.
+        self.inputs[module] = args[0].detach()
+        if output.requires_grad:
+            self.outputs[module] = output
+
+    def backward(self, loss: Any) -> None:
+        """The gradient of ``loss`` at every recorded layer's output."""
+        import torch
+
+        modules = list(self.outputs)
+        grads = torch.autograd.grad(loss, [self.outputs[m] for m in modules],
+                                    allow_unused=True)
+        for module, grad in zip(modules, grads, strict=True):
+            self.grads[module] = (torch.zeros_like(self.outputs[module]) if grad is None
+                                  else grad.detach())
+        self.outputs.clear()
+
+    def _contribution(self, module: Any, name: str, rows: slice) -> Any:
+        """The per-text gradient of ``module.name`` for texts ``rows``: (n, *shape)."""
+        import torch
+
+        x, g = self.inputs[module][rows], self.grads[module][rows].float()
+        kind = _kind(module)
+        if name == "bias":
+            return g.sum(dim=tuple(range(1, g.dim() - 1)))
+        if kind == "linear":
+            return torch.einsum("bto,bti->boi", g, x.float())
+        if kind == "conv1d":
+            return torch.einsum("bti,bto->bio", x.float(), g)
+        if kind == "layer_norm":
+            xhat = torch.nn.functional.layer_norm(x.float(), module.normalized_shape,
+                                                  eps=module.eps)
+            return (g * xhat).sum(dim=tuple(range(1, g.dim() - 1)))
+        out = torch.zeros((g.shape[0], *module.weight.shape), dtype=g.dtype)
+        index = x.reshape(g.shape[0], -1)
+        out.scatter_add_(1, index[..., None].expand(-1, -1, g.shape[-1]),
+                         g.reshape(g.shape[0], -1, g.shape[-1]))
+        return out
+
+    def norms(self, n_texts: int, p: float) -> Any:
+        """``(n_texts,)`` mean over parameter tensors of each text's gradient p-norm."""
+        import torch
+
+        total = torch.zeros(n_texts, dtype=torch.float64)
+        for param in self.params:
+            step = max(1, _BUDGET // max(1, param.numel()))
+            for start in range(0, n_texts, step):
+                rows = slice(start, min(start + step, n_texts))
+                grad = sum(self._contribution(m, name, rows)
+                           for m, name in self.owners[id(param)])
+                total[rows] += torch.linalg.vector_norm(grad.flatten(1).double(), ord=p,
+                                                        dim=1)
+        return total / len(self.params)
