@@ -6,11 +6,18 @@ initialised two-layer GPT-2 on top. Nothing is downloaded.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two test workers on two cores: torch's own threads on top would oversubscribe them
+    # (several times slower), so each worker runs torch on one thread.
+    torch.set_num_threads(1)
 
 _WORDS = ("privacy audit model member record text token leak score loss train test "
           "holdout forget retain attack memory sample data the a of and to in is was "
