@@ -1,9 +1,10 @@
 # privaudit developer commands. Two of them are all a new user needs:
-#   make demo   - create .venv, install privaudit, run the overfitting audit (report in demo-report/)
+#   make demo   - create .venv, install privaudit, run the demo (report in demo-report/)
 #   make test   - create .venv, install privaudit with test tools, run the whole test suite
 #
-# TORCH_SPEC: what `pip` installs for the optional PyTorch parts. Empty (the default) installs
-# the newest torch for your platform; CI sets TORCH_SPEC='torch==2.13.0' to use a CPU wheel.
+# TORCH_SPEC: what `pip` installs for the PyTorch parts (the demo's language models, torch
+# targets). Empty (the default) installs the newest torch for your platform; CI sets
+# TORCH_SPEC='torch==2.13.0' to use a CPU wheel.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -19,11 +20,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[all]'
+	$(if $(TORCH_SPEC),$(BIN)/python -m pip install --quiet '$(TORCH_SPEC)')
+	$(BIN)/python -m pip install --quiet -e '.[all,llm]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
-	$(if $(TORCH_SPEC),$(BIN)/python -m pip install --quiet '$(TORCH_SPEC)')
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 

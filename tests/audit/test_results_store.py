@@ -89,3 +89,23 @@ def test_audit_writes_through_the_store(tmp_path):
     assert saved is not None and saved.audit.key == results[0].audit.key
     doc = json.loads((store.path_for(results[0].target, "loss") / "result.json").read_text())
     assert doc["audit"]["baseline"]["name"] == "random-guess"
+
+
+def test_save_all_keeps_every_result_and_the_report_uses_it(tmp_path):
+    from privaudit.report import build_report
+    from privaudit.results import RiskResult
+
+    twins = [_result(seed=1), _result(seed=2), _result(attack="gap", seed=3)]
+    twins[1].dataset = "other"
+    risk = RiskResult(attack="singling-out", target="model", n_attacks=100,
+                      n_success=30, n_baseline=10)
+    folders = ResultsStore(tmp_path / "store").save_all([*twins, risk])
+    names = [f.name for f in folders]
+    assert names[1] == names[0] + "__2" and len(set(names)) == 4
+    assert [r.scores.tolist() for r in load_results(folders[:3])] == [
+        r.scores.tolist() for r in twins]
+    build_report([*twins, risk], tmp_path / "report", n_bootstrap=0)
+    doc = json.loads((tmp_path / "report" / "results.json").read_text())
+    linked = [e["folder"] for e in [*doc["results"], *doc["risks"]]]
+    assert linked == [f"results/{n}" for n in names]
+    assert all((tmp_path / "report" / link).is_dir() for link in linked)

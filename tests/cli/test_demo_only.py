@@ -42,3 +42,15 @@ def test_unknown_kind_is_one_readable_line(tmp_path):
 def test_unknown_kind_in_the_api():
     with pytest.raises(ValueError, match="'only' parameter of run_demo_parts"):
         run_demo_parts(["nope"])
+
+
+def test_llm_part_is_skipped_without_its_extra(monkeypatch):
+    import privaudit.studies._demo as demo_module
+
+    monkeypatch.setattr(demo_module, "_llm_available", lambda: False)
+    said = []
+    assert demo_module.DEMO_PARTS["llm"](0, 4, 1, said.append) == []
+    assert "'llm' extra" in said[0]
+    monkeypatch.setattr(demo_module, "_LLM_MODULES", ("privaudit_no_such_module",))
+    with pytest.raises(ImportError, match=r"privaudit\[llm\]"):
+        run_demo_parts(["llm"])

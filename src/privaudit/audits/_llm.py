@@ -364,15 +364,16 @@ class _Context:
               enrichers: Sequence[Any] = ()) -> list[AttackResult]:
         """One result per statistic of ``lm``: reused, or from one scoring pass."""
         run = self.run(lm.name, lm.fingerprint(), baseline=baseline, enrichers=enrichers)
-        saved = {s: run.reuse(s, (), self._consistent) for s in statistics}
-        missing = [s for s in statistics if saved[s] is None]
-        if missing:
-            run.say(f"{lm.name}: scoring {len(self.texts.texts)} texts "
-                    f"({', '.join(missing)})")
-            frame = self._score_texts(lm, missing)
-            lm.count_queries(len(self.texts.texts))
-            for s in missing:
-                saved[s] = run.finish(s, (), self._result(lm, s, frame[s].to_numpy()))
+        with run.tracking(len(statistics), "Statistics"):
+            saved = {s: run.reuse(s, (), self._consistent) for s in statistics}
+            missing = [s for s in statistics if saved[s] is None]
+            if missing:
+                run.say(f"{lm.name}: scoring {len(self.texts.texts)} texts "
+                        f"({', '.join(missing)})")
+                frame = self._score_texts(lm, missing)
+                lm.count_queries(len(self.texts.texts))
+                for s in missing:
+                    saved[s] = run.finish(s, (), self._result(lm, s, frame[s].to_numpy()))
         for s in statistics:
             if s not in missing:
                 run.enrich(s, saved[s], save=True)

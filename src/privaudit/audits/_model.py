@@ -276,16 +276,17 @@ class _ModelAudit:
         """Reuse what is saved, run the rest by kind, return in the order asked."""
         plan, run = self.plan, self.run
         results = {}
-        for name in plan.attacks:
-            saved = run.reuse(name, self.parts(name), self.labels)
-            if saved is not None:
-                results[name] = saved
-        todo = [a for a in plan.attacks if a not in results]
-        for name in plan.of_kind("direct", todo) + plan.of_kind("cross-fitted", todo):
-            results[name] = run.finish(name, self.parts(name), self.run_one(name))
-        todo_reference = plan.of_kind("reference", todo)
-        if todo_reference:
-            results.update(self.run_reference(todo_reference))
+        with run.tracking(len(plan.attacks)):
+            for name in plan.attacks:
+                saved = run.reuse(name, self.parts(name), self.labels)
+                if saved is not None:
+                    results[name] = saved
+            todo = [a for a in plan.attacks if a not in results]
+            for name in plan.of_kind("direct", todo) + plan.of_kind("cross-fitted", todo):
+                results[name] = run.finish(name, self.parts(name), self.run_one(name))
+            todo_reference = plan.of_kind("reference", todo)
+            if todo_reference:
+                results.update(self.run_reference(todo_reference))
         # A result finished before any attack queried the target (gradient-norm listed
         # first), or reused from an older run, is sliced now if the outputs were queried.
         for name in plan.attacks:

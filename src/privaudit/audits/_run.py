@@ -14,7 +14,8 @@ and runs them; the run object does the rest, the same way for every kind:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -92,7 +93,23 @@ class AuditRun:
         self.dataset = dataset
         self.base_key = digest(*identity)
         self.kind = kind or func.removeprefix("audit_")
+        self._step: Any = None
         self._answers = answers
+
+    @contextmanager
+    def tracking(self, n_attacks: int, description: str = "Attacks") -> Iterator[None]:
+        """A progress bar over the run's attacks: each reused or finished one advances it."""
+        with self.progress.task(f"{description} on {self.target_name}",
+                                total=n_attacks) as step:
+            self._step = step
+            try:
+                yield
+            finally:
+                self._step = None
+
+    def _advance(self) -> None:
+        if self._step is not None:
+            self._step.advance()
 
     def say(self, message: str) -> None:
         """Send one progress message."""
@@ -137,6 +154,7 @@ class AuditRun:
                 return None  # another audit's result: silently recomputed
             if (labels(saved) if callable(labels) else np.array_equal(saved.labels, labels)):
                 self.say(f"{attack}: reusing the finished result in {path}")
+                self._advance()
                 return saved
             reason = "its labels are not those of the audited records"
         warnings.warn(
@@ -161,6 +179,7 @@ class AuditRun:
         self.enrich(attack, result)
         if self.store is not None:
             self.store.save(result, attack=attack)
+        self._advance()
         return result
 
     def enrich(self, attack: str, result: Any, *, save: bool = False) -> bool:

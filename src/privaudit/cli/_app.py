@@ -187,7 +187,7 @@ def demo(
                                  progress=progress, func="privaudit demo")
         progress.message("Writing the report")
         index = build_report(
-            results, out, n_bootstrap=n_bootstrap, random_state=seed,
+            results, out, n_bootstrap=n_bootstrap, random_state=seed, progress=progress,
             title="privaudit demo: membership leakage of models and language models",
         )
     _print_summary(console, out)
@@ -221,7 +221,9 @@ def report(
     if not results:
         raise ValueError("There are no saved results (result.json) to report: no saved "
                          f"results found under {', '.join(map(str, results_dirs))}.")
-    index = build_report(results, out, n_bootstrap=n_bootstrap, random_state=seed)
+    with _progress(console, status="Bootstrapping...") as progress:
+        index = build_report(results, out, n_bootstrap=n_bootstrap, random_state=seed,
+                             progress=progress)
     _print_summary(console, out)
     console.print(f"Report: [bold]{index}[/bold]")
 

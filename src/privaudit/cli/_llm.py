@@ -270,6 +270,6 @@ def run_llm_audit(run: LLMRun, *, progress: Any = None) -> Path:
         retain_accuracy=run.accuracy.get("retain"), blind_baseline=run.blind_baseline,
         dataset=next(iter(run.texts.values())).name, random_state=run.random_state,
         results_dir=run.out / "results", progress=progress, **scoring)
-    return build_report(results, run.out, n_bootstrap=run.n_bootstrap,
+    return build_report(results, run.out, n_bootstrap=run.n_bootstrap, progress=progress,
                         random_state=run.random_state,
                         title=f"Privacy audit of {target.name}")

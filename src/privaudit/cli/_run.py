@@ -139,6 +139,6 @@ def run_audit_config(
         address=cfg.address, cache_dir=cfg.cache_dir, results_dir=out_dir / "results",
         progress=progress,
     )
-    return build_report(results, out_dir, n_bootstrap=cfg.n_bootstrap,
+    return build_report(results, out_dir, n_bootstrap=cfg.n_bootstrap, progress=progress,
                         random_state=cfg.random_state,
                         title=f"Privacy audit of {target.name}")

@@ -19,7 +19,7 @@ when a plot or page is made, never when this package is imported.
 """
 
 from privaudit.report._binary import AIAttackReport, BinaryLabelAttackReport, MIAttackReport
-from privaudit.report._build import build_report, result_folder_names, write_results_json
+from privaudit.report._build import build_report, write_results_json
 from privaudit.report._epsilon import (
     EffectiveEpsilonReport,
     effective_epsilon_by_target,
@@ -46,7 +46,6 @@ __all__ = [
     "interpret_auc",
     "register_section",
     "registered_sections",
-    "result_folder_names",
     "write_html_report",
     "write_results_json",
 ]

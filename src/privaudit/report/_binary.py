@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from privaudit._progress import as_progress
 from privaudit._validation import check_fraction, param_error
 from privaudit.report._common import (
     DIMENSIONS,
@@ -80,6 +81,8 @@ class BinaryLabelAttackReport:
         Confidence level of the intervals.
     random_state : int, Generator or None
         Seeds the bootstrap; the same seed gives the same table.
+    progress : None, callable(str) or Progress
+        A bar over the bootstrap of the results' metrics.
 
     References
     ----------
@@ -100,9 +103,11 @@ class BinaryLabelAttackReport:
         fprs: Sequence[float] = DEFAULT_FPRS,
         confidence: float = 0.95,
         random_state: int | np.random.Generator | None = 0,
+        progress: Any = None,
     ) -> None:
         func = type(self).__name__
         self.results = check_results(results, func)
+        self.progress = as_progress(progress, func=func)
         if self.required_kind is not None:
             for result in self.results:
                 if result.kind != self.required_kind:
@@ -141,13 +146,16 @@ class BinaryLabelAttackReport:
     @cached_property
     def metric_dicts(self) -> list[dict[str, Any]]:
         """:meth:`AttackResult.metrics` of every result (computed once, then cached)."""
-        return [
-            result.metrics(
-                fprs=self.fprs, n_bootstrap=self.n_bootstrap, confidence=self.confidence,
-                random_state=self.random_state,
-            )
-            for result in self.results
-        ]
+        out = []
+        label = "Bootstrap" if self.n_bootstrap else "Metrics"
+        with self.progress.task(f"{label} of {len(self.results)} results",
+                                total=len(self.results)) as step:
+            for result in self.results:
+                out.append(result.metrics(
+                    fprs=self.fprs, n_bootstrap=self.n_bootstrap,
+                    confidence=self.confidence, random_state=self.random_state))
+                step.advance()
+        return out
 
     @property
     def has_sensitive_attribute(self) -> bool:

@@ -11,21 +11,21 @@ from typing import Any, Literal
 import numpy as np
 
 from privaudit.report._binary import write_frame_csv
-from privaudit.report._common import check_results, unique_names
+from privaudit.report._common import check_results
 from privaudit.report._epsilon import headline_epsilon
 from privaudit.report._html import HtmlReport
 from privaudit.results import (
     DEFAULT_FPRS,
     AttackResult,
+    ResultsStore,
     RiskResult,
     atomic_write,
     check_fprs,
     check_n_bootstrap,
     dump_json,
-    result_folder_name,
 )
 
-__all__ = ["build_report", "result_folder_names", "write_results_json"]
+__all__ = ["build_report", "write_results_json"]
 
 # Per-slice tables (about 25 rows of 20 numbers per attack) would make results.json some
 # ten times longer; they stay in each result's own result.json and in the HTML page.
@@ -120,16 +120,6 @@ def write_results_json(
     return dump_json(doc, path, where="results", keep_non_finite=True)
 
 
-def result_folder_names(results: Sequence[AttackResult]) -> list[str]:
-    """Folder names of ``results``, file-name-safe and unique, in order.
-
-    :func:`privaudit.results.result_folder_name` of each target and attack (unique per
-    pair of names); results of the same target and attack (e.g. on two datasets) get
-    ``__2``, ``__3``... in order.
-    """
-    return unique_names([result_folder_name(r.target, r.attack) for r in results])
-
-
 def build_report(
     results: Sequence[AttackResult],
     directory: str | os.PathLike[str],
@@ -144,6 +134,7 @@ def build_report(
     description: str | None = None,
     scores_format: Literal["csv", "parquet"] = "csv",
     save_results: bool = True,
+    progress: Any = None,
 ) -> Path:
     """Write every output of an audit into ``directory``.
 
@@ -178,6 +169,8 @@ random_state, description
         Format of the per-record files.
     save_results : bool
         Whether to write the per-result folders.
+    progress : None, callable(str) or Progress
+        A bar over the bootstrap of the results' metrics (the report's long step).
 
     Returns
     -------
@@ -189,16 +182,13 @@ random_state, description
     html = HtmlReport(
         results, title=title, n_bootstrap=n_bootstrap, fprs=fprs, confidence=confidence,
         validation_split=validation_split, confidence_levels=confidence_levels,
-        random_state=random_state, description=description,
+        random_state=random_state, description=description, progress=progress,
     )
     results, risks = html.results, html.risk_results
-    folders = unique_names([result_folder_name(r.target, r.attack)
-                            for r in (*results, *risks)])
-    if save_results:
-        for result, name in zip(results, folders, strict=False):
-            result.save(directory / "results" / name, format=scores_format)
-        for risk, name in zip(risks, folders[len(results):], strict=True):
-            risk.save(directory / "results" / name)
+    # The results store owns the folder layout; the report only links to it.
+    store = ResultsStore(directory / "results")
+    folders = ([p.name for p in store.save_all([*results, *risks], format=scores_format)]
+               if save_results else [])
     doc = _results_document(
         results, html.metric_dicts if results else [], html.headline_epsilons,
         n_bootstrap=html.n_bootstrap, confidence=html.confidence, fprs=html.fprs, risks=risks)

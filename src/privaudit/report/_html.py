@@ -101,6 +101,8 @@ class HtmlReport:
         The sections to consider (those that apply are shown, ordered by their
         ``order``); by default every registered section
         (:func:`~privaudit.report.register_section`).
+    progress : None, callable(str) or Progress
+        A bar over the bootstrap of the results' metrics.
 
     Notes
     -----
@@ -131,8 +133,10 @@ class HtmlReport:
         random_state: int | np.random.Generator | None = 0,
         description: str | None = None,
         sections: Sequence[ReportSection] | None = None,
+        progress: Any = None,
     ) -> None:
         func = "HtmlReport"
+        self.progress = progress
         self.results, self.risk_results = split_results(results, func)
         self.title = str(title)
         self.description = description
@@ -158,6 +162,7 @@ class HtmlReport:
         return BinaryLabelAttackReport(
             self.results, n_bootstrap=self.n_bootstrap, fprs=self.fprs,
             confidence=self.confidence, random_state=self.random_state,
+            progress=self.progress,
         )
 
     @property

@@ -50,7 +50,7 @@ from privaudit.results._metric_policy import (
 )
 from privaudit.results._risk import RiskResult
 from privaudit.results._slicing import SLICE_TYPES, slice_metrics, vulnerability_ranking
-from privaudit.results._store import ResultsStore
+from privaudit.results._store import ResultsStore, result_folder_names
 
 __all__ = [
     "DEFAULT_FPRS",
@@ -80,6 +80,7 @@ __all__ = [
     "restore_csv_cell",
     "restore_non_finite",
     "result_folder_name",
+    "result_folder_names",
     "slice_metrics",
     "to_jsonable",
     "vulnerability_ranking",

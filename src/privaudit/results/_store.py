@@ -9,15 +9,16 @@ folder written by :meth:`AttackResult.save` (``result.json`` last, atomically).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from privaudit._validation import param_error
 from privaudit.results._attack_result import AttackResult, load_results
 from privaudit.results._io import result_folder_name
 from privaudit.results._result_format import RESULT_FILE
 
-__all__ = ["ResultsStore"]
+__all__ = ["ResultsStore", "result_folder_names"]
 
 
 class ResultsStore:
@@ -92,6 +93,24 @@ class ResultsStore:
         result.save(folder, **save)  # type: ignore[arg-type]
         return folder
 
+    def save_all(self, results: Sequence[Any], **save: object) -> list[Path]:
+        """Save many results (attack and risk results), each in its own folder; in order.
+
+        Results of the same target and attack name (e.g. on two datasets) go to
+        ``<folder>``, ``<folder>__2``, ``<folder>__3``... in order, so none overwrites
+        another. ``save`` is passed to each :meth:`AttackResult.save` (``format``...).
+        Returns the folders.
+        """
+        folders = []
+        for result, name in zip(results, result_folder_names(results), strict=True):
+            folder = self.directory / name
+            if isinstance(result, AttackResult):
+                result.save(folder, **save)  # type: ignore[arg-type]
+            else:
+                result.save(folder)
+            folders.append(folder)
+        return folders
+
     def paths(self) -> list[Path]:
         """The folders holding a ``result.json``, sorted (the same order on every machine)."""
         if not self.directory.is_dir():
@@ -109,3 +128,18 @@ class ResultsStore:
 
     def __len__(self) -> int:
         return len(self.paths())
+
+
+def result_folder_names(results: Sequence[Any]) -> list[str]:
+    """Folder names of ``results``, file-name-safe and unique, in order.
+
+    :func:`~privaudit.results.result_folder_name` of each target and attack (unique per
+    pair of names); results of the same target and attack get ``__2``, ``__3``... in order.
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for result in results:
+        name = result_folder_name(result.target, result.attack)
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}__{seen[name]}")
+    return out

@@ -32,11 +32,26 @@ def _model_part(random_state: int, n_reference_models: int, n_jobs: int,
     return results
 
 
+#: What the LLM part needs beyond privaudit's core: the ``llm`` extra.
+_LLM_MODULES = ("torch", "transformers", "tokenizers")
+
+
+def _llm_available() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in _LLM_MODULES)
+
+
 def _llm_part(random_state: int, n_reference_models: int, n_jobs: int,
               progress: Any) -> list[Any]:
     """A tiny GPT-2 trained on real tweets: membership, then unlearning beside a retrain."""
     from privaudit.studies._llm_study import run_llm_study
 
+    if not _llm_available():
+        say = progress if callable(progress) else (lambda message: None)
+        say("Skipping the LLM part: PyTorch, transformers and tokenizers (privaudit's "
+            "'llm' extra) are not installed")
+        return []
     return run_llm_study(random_state=random_state, progress=progress)
 
 
@@ -63,6 +78,11 @@ def run_demo_parts(
     if unknown:
         raise param_error("--only" if func.startswith("privaudit") else "only", func,
                           f"audit kinds among {list(DEMO_PARTS)}", unknown)
+    if only and "llm" in kinds and not _llm_available():
+        from privaudit._optional import import_optional
+
+        for module in _LLM_MODULES:  # the ImportError names the extra to install
+            import_optional(module, extra="llm", purpose="The LLM part of the demo")
     results: list[Any] = []
     for kind in kinds:
         results += DEMO_PARTS[kind](random_state, n_reference_models, n_jobs, progress)

@@ -177,20 +177,22 @@ def _study_part(
             dataset=data.name,
         )
         summary = []
-        for attack in _attacks_for(spec.task):
-            if isinstance(attack, LossAttack):
-                # Yeom et al.'s threshold: the average training loss (members only).
-                attack.fit(outputs=member_outputs)
-            elif isinstance(attack, GaussianThresholdAttack):
-                # Theorem 3's adversary knows sigma_S and sigma_D: estimated on the audit.
-                attack.fit(outputs=outputs, labels=labels)
-            result = attack.run(
-                outputs=outputs, labels=labels, record_ids=data.record_ids[audit],
-                dataset=data.name, target_name=spec.name,
-            )
-            result.extra = {**extra_common, **result.extra}
-            results.append(run.finish(attack.name, (), result))
-            summary.append(f"{attack.name} {roc_auc(labels, result.scores):.3f}")
+        attacks = _attacks_for(spec.task)
+        with run.tracking(len(attacks)):
+            for attack in attacks:
+                if isinstance(attack, LossAttack):
+                    # Yeom et al.'s threshold: the average training loss (members only).
+                    attack.fit(outputs=member_outputs)
+                elif isinstance(attack, GaussianThresholdAttack):
+                    # Theorem 3's adversary knows sigma_S and sigma_D: estimated on it.
+                    attack.fit(outputs=outputs, labels=labels)
+                result = attack.run(
+                    outputs=outputs, labels=labels, record_ids=data.record_ids[audit],
+                    dataset=data.name, target_name=spec.name,
+                )
+                result.extra = {**extra_common, **result.extra}
+                results.append(run.finish(attack.name, (), result))
+                summary.append(f"{attack.name} {roc_auc(labels, result.scores):.3f}")
         fit_text = ", ".join(f"{k} {v:.3f}" for k, v in quality.items() if "mse" not in k)
         _say(progress, f"    {fit_text}; AUC: {', '.join(summary)}")
     return results
