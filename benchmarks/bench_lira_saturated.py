@@ -68,7 +68,7 @@ def run(seed: int, n_models: int, n_trees: int) -> None:
     pool = collect_reference_outputs(
         forest(), X[audited], y[audited], X_population=X[population],
         y_population=y[population], n_models=n_models, mode="online",
-        sample_fraction=600 / len(X), random_state=seed, n_jobs=1,
+        train_fraction=600 / len(X), random_state=seed, n_jobs=1,
     )
     rows = []
     with warnings.catch_warnings():

@@ -405,3 +405,21 @@ def check_directory(value: Any, *, param: str, func: str) -> Any:
                           f"<{str(path)!r}, a file{where}>" if not where
                           else f"<{str(path)!r}{where}>")
     return path
+
+
+def renamed(old_value: Any, old_name: str, new_value: Any, new_name: str, default: Any, *,
+            func: str) -> Any:
+    """The value of a renamed parameter: the new name's, or the old name's with a warning.
+
+    Passing both (the new one away from its default) is an error naming both.
+    """
+    import warnings
+
+    if old_value is None:
+        return new_value
+    if new_value is not default and new_value != default:
+        raise param_error(old_name, func, f"left out when '{new_name}' is given (it is the "
+                          f"old name of '{new_name}')", old_value)
+    warnings.warn(f"{func}: the parameter '{old_name}' is now called '{new_name}'; the old "
+                  "name will be removed.", DeprecationWarning, stacklevel=3)
+    return old_value

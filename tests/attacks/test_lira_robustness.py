@@ -63,7 +63,7 @@ def forest():
 
     target = SklearnTarget(rf().fit(X[aud[:200]], y[aud[:200]]), name="rf")
     pool = quiet(collect_reference_outputs, rf(), X[aud], y[aud], X_population=X[pop],
-                 y_population=y[pop], n_models=8, sample_fraction=1 / 3, random_state=0,
+                 y_population=y[pop], n_models=8, train_fraction=1 / 3, random_state=0,
                  n_jobs=1)
     return {"pool": pool, "out": target.query(X[aud], y[aud]),
             "pop_out": target.query(X[pop], y[pop]),

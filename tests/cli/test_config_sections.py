@@ -125,15 +125,19 @@ def _config_accepts(folder, section: str | None, key: str, value) -> bool:
     return True
 
 
-_SETTINGS = dict(n_reference_models=4, reference_fraction=None, random_state=0, n_jobs=None,
-                 executor="local", address=None, dataset=None, cache_dir=None,
-                 results_dir=None, check_fidelity=False, slices=False, progress=None,
-                 wrap=None)
+_SETTINGS = dict(random_state=0, n_jobs=None, executor="local", address=None, dataset=None,
+                 cache_dir=None, results_dir=None, check_fidelity=False, slices=False,
+                 progress=None)
 
 
 def _api_accepts(**settings) -> bool:
+    from privaudit.training import ReferenceSpec
+
     try:
-        check_settings(**{**_SETTINGS, **settings})
+        if "n_reference_models" in settings:
+            ReferenceSpec(n_models=settings["n_reference_models"])
+        else:
+            check_settings(**{**_SETTINGS, **settings})
     except (TypeError, ValueError):
         return False
     return True

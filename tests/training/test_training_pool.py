@@ -152,8 +152,8 @@ def test_bad_arguments_raise_template_errors() -> None:
         ReferencePool(LR, 0).fit(X, y)
     with pytest.raises(ValueError, match="The 'mode' parameter of ReferencePool"):
         ReferencePool(LR, 2, mode="both").fit(X, y)
-    with pytest.raises(ValueError, match="The 'sample_fraction' parameter of ReferencePool"):
-        ReferencePool(LR, 2, sample_fraction=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="The 'train_fraction' parameter of ReferencePool"):
+        ReferencePool(LR, 2, train_fraction=1.0).fit(X, y)
     with pytest.raises(ValueError, match=r"The 'y' parameter of ReferencePool\.fit"):
         ReferencePool(LR, 2).fit(X, y[:-1])
     with pytest.raises(ValueError, match="The 'audited' parameter of ReferencePool.fit must "
@@ -242,7 +242,7 @@ def test_cache_reused_only_for_the_same_pool(tmp_path: Path) -> None:
         fit(random_state=1),             # another seed
         fit(n_models=3),                 # another pool size
         fit(mode="offline"),             # another mode (same rows here, other key)
-        fit(sample_fraction=0.4),        # another fraction
+        fit(train_fraction=0.4),         # another fraction
     ]
     for pool in variants:
         assert pool.n_trained_ == pool.n_models

@@ -10,14 +10,12 @@ import numpy as np
 from privaudit._validation import (
     EXECUTOR_NAMES,
     N_JOBS,
-    N_REFERENCE_MODELS,
     RANDOM_STATE,
     REFERENCE_MODES,
     REMOTE_EXECUTORS,
     align_on_index,
     check_binary_labels,
     check_directory,
-    check_fraction,
     check_unique_ids,
     param_error,
 )
@@ -98,15 +96,54 @@ def _check_population_disjoint(X: Any, y: Any, X_pop: Any, y_pop: Any) -> None:
 
 
 
+def reference_spec(reference: Any, *, recipe: Any, n_models: Any, mode: Any,
+                   train_fraction: Any, to_target: Any) -> Any:
+    """The audit's :class:`~privaudit.training.ReferenceSpec`, from it or the flat keywords.
+
+    ``n_reference_models``, ``reference_mode`` and ``recipe`` are shortcuts; the renamed
+    ``reference_fraction`` and ``wrap`` warn. Mixing a spec and flat keywords is an error.
+    """
+    import warnings
+
+    from privaudit.training import ReferenceSpec
+
+    flat = {"recipe": recipe, "n_reference_models": n_models, "reference_mode": mode,
+            "reference_fraction": train_fraction, "wrap": to_target}
+    given = [k for k, v in flat.items() if v is not None]
+    if reference is not None:
+        if not isinstance(reference, ReferenceSpec):
+            raise param_error("reference", _FUNC, "a privaudit.training.ReferenceSpec",
+                              f"<{type(reference).__name__}>", error=TypeError)
+        if given:
+            raise param_error(given[0], _FUNC, "left out when 'reference' is given (set it "
+                              "in the ReferenceSpec)", flat[given[0]])
+        return reference
+    for old, new in (("reference_fraction", "train_fraction"), ("wrap", "to_target")):
+        if flat[old] is not None:
+            warnings.warn(f"{_FUNC}: '{old}' is deprecated; give reference=ReferenceSpec("
+                          f"{new}=...).", DeprecationWarning, stacklevel=3)
+    try:
+        return ReferenceSpec(
+            recipe=recipe, n_models=16 if n_models is None else n_models,
+            mode="auto" if mode is None else mode, train_fraction=train_fraction,
+            to_target=to_target)
+    except (TypeError, ValueError) as exc:  # name the keyword the caller used
+        message = str(exc).replace("'n_models' parameter of ReferenceSpec",
+                                   "'n_reference_models' parameter of audit_model")
+        message = message.replace("'mode' parameter of ReferenceSpec",
+                                  "'reference_mode' parameter of audit_model")
+        message = message.replace("'train_fraction' parameter of ReferenceSpec",
+                                  "'reference_fraction' parameter of audit_model")
+        message = message.replace("'to_target' parameter of ReferenceSpec",
+                                  "'wrap' parameter of audit_model")
+        raise type(exc)(message) from None
+
+
 def check_settings(
-    *, n_reference_models: Any, reference_fraction: Any, random_state: Any, n_jobs: Any,
-    executor: Any, address: Any, dataset: Any, cache_dir: Any, results_dir: Any,
-    check_fidelity: Any, slices: Any, progress: Any, wrap: Any,
+    *, random_state: Any, n_jobs: Any, executor: Any, address: Any, dataset: Any,
+    cache_dir: Any, results_dir: Any, check_fidelity: Any, slices: Any, progress: Any,
 ) -> None:
     """Refuse bad settings of :func:`audit_model` before any work is done."""
-    N_REFERENCE_MODELS.check(n_reference_models, param="n_reference_models", func=_FUNC)
-    if reference_fraction is not None:
-        check_fraction(reference_fraction, param="reference_fraction", func=_FUNC)
     RANDOM_STATE.check(random_state, param="random_state", func=_FUNC)
     # -1 is scikit-learn's "every CPU"; 0 and other negatives mean nothing.
     N_JOBS.check(n_jobs, param="n_jobs", func=_FUNC, allow_none=True)
@@ -123,9 +160,8 @@ def check_settings(
     for name, value in (("check_fidelity", check_fidelity), ("slices", slices)):
         if not isinstance(value, (bool, np.bool_)):
             raise param_error(name, _FUNC, "True or False", value, error=TypeError)
-    for name, value in (("progress", progress), ("wrap", wrap)):
-        if value is not None and not callable(value):
-            raise param_error(name, _FUNC, "None or a callable", value, error=TypeError)
+    if progress is not None and not callable(progress):
+        raise param_error("progress", _FUNC, "None or a callable", progress, error=TypeError)
 
 
 def check_records(X: Any, y: Any, labels: Any, record_ids: Any) -> tuple:

@@ -23,6 +23,7 @@ from privaudit.audits._inputs import (
     check_population,
     check_records,
     check_settings,
+    reference_spec,
 )
 from privaudit.audits._plan import ModelAuditPlan, plan_model_audit
 from privaudit.audits._run import AuditRun
@@ -42,9 +43,10 @@ def audit_model(
     population: tuple[Any, ArrayLike] | None = None,
     attacks: Sequence[str] | None = None,
     attack_params: dict[str, dict[str, Any]] | None = None,
+    reference: Any = None,
     recipe: Any = None,
-    n_reference_models: int = 16,
-    reference_mode: str = "auto",
+    n_reference_models: int | None = None,
+    reference_mode: str | None = None,
     reference_fraction: float | None = None,
     wrap: Callable[[Any], Any] | None = None,
     record_ids: ArrayLike | None = None,
@@ -83,22 +85,22 @@ def audit_model(
     attack_params : dict, optional
         Constructor parameters per attack name, e.g. ``{"lira-online": {"fix_variance":
         True}}``.
-    recipe : TrainingRecipe or scikit-learn estimator, optional
-        How to train reference models "like the target". Default for a scikit-learn
-        target: an unfitted clone of it.
-    n_reference_models : int, default=16
-        Size of the reference pool (shared by all reference attacks).
-    reference_mode : {"auto", "online", "offline"}, default="auto"
-        ``auto``: online when ``lira-online`` is requested (the offline attacks then read the
-        OUT models of the same pool, as in Carlini et al.), else offline (reference models
-        train on the population only).
-    reference_fraction : float, optional
-        Fraction of the candidate records (audited + population online, population
-        offline) each reference model trains on. Default: the fraction that gives the
-        reference models as many training records as the target had (``labels.sum()``),
-        since a size mismatch silently weakens reference-model attacks.
-    wrap : callable, optional
-        Turns a trained reference model into a Target (default :func:`as_target`).
+    reference : ReferenceSpec, optional
+        The reference models (:class:`privaudit.training.ReferenceSpec`): ``recipe`` (how to
+        train a model "like the target"; default for a scikit-learn target: an unfitted
+        clone of it), ``n_models`` (default 16, shared by all reference attacks), ``mode``
+        (``auto``: online when ``lira-online`` is requested, the offline attacks then
+        reading the OUT models of the same pool as in Carlini et al., else offline:
+        reference models train on the population only), ``train_fraction`` (default: the
+        fraction of the candidate records that gives the reference models as many
+        training records as the target had, since a size mismatch silently weakens
+        reference-model attacks) and ``to_target`` (default :func:`as_target`).
+    recipe, n_reference_models, reference_mode
+        Shortcuts for ``ReferenceSpec(recipe=..., n_models=..., mode=...)``; not with
+        ``reference``.
+    reference_fraction, wrap
+        The old names of ``ReferenceSpec.train_fraction`` and ``to_target``
+        (deprecated, with a warning).
     record_ids : array-like, optional
         Identifiers of the audited records (default ``0..n-1``).
     dataset : str
@@ -148,12 +150,15 @@ def audit_model(
     list of AttackResult
         In the order of ``attacks``; ``labels`` and ``scores`` aligned with the rows of X.
     """
+    spec = reference_spec(reference, recipe=recipe, n_models=n_reference_models,
+                          mode=reference_mode, train_fraction=reference_fraction,
+                          to_target=wrap)
     check_settings(
-        n_reference_models=n_reference_models, reference_fraction=reference_fraction,
         random_state=random_state, n_jobs=n_jobs, executor=executor, address=address,
         dataset=dataset, cache_dir=cache_dir, results_dir=results_dir,
-        check_fidelity=check_fidelity, slices=slices, progress=progress, wrap=wrap,
+        check_fidelity=check_fidelity, slices=slices, progress=progress,
     )
+    recipe, n_reference_models, reference_mode = spec.recipe, spec.n_models, spec.mode
     from privaudit.targets import as_target
 
     tgt = as_target(target)
@@ -165,8 +170,10 @@ def audit_model(
     X_pop, y_pop = check_population(population, X, y_arr)
     _require_population(plan, X_pop)
     audit = _ModelAudit(tgt, X, y_arr, lab, X_pop, y_pop, plan, {
-        "recipe": recipe, "n_reference_models": n_reference_models, "wrap": wrap,
-        "reference_fraction": reference_fraction, "n_jobs": n_jobs, "executor": executor,
+        # "reference_fraction" keeps its name here: it is part of saved results' run keys.
+        "recipe": recipe, "n_reference_models": n_reference_models,
+        "to_target": spec.to_target, "reference_fraction": spec.train_fraction,
+        "n_jobs": n_jobs, "executor": executor,
         "address": address, "cache_dir": cache_dir, "check_fidelity": check_fidelity,
     })
     audit.run = _model_run(audit, record_ids=record_ids, dataset=dataset,
@@ -356,9 +363,9 @@ class _ModelAudit:
         reference = collect_reference_outputs(
             recipe, self.X, self.y, X_population=self.X_pop, y_population=self.y_pop,
             n_models=s["n_reference_models"], mode=plan.mode,  # type: ignore[arg-type]
-            sample_fraction=fraction,
+            train_fraction=fraction,
             query_population=bool(plan.needs_population) or self.X_pop is not None,
-            wrap=s["wrap"] or as_target, executor=s["executor"], n_jobs=s["n_jobs"],
+            to_target=s["to_target"] or as_target, executor=s["executor"], n_jobs=s["n_jobs"],
             address=s["address"], cache_dir=s["cache_dir"],
             random_state=self.run.random_state, progress=self.run.progress,
             augmentations=(plan.augmentations

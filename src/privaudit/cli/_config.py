@@ -27,6 +27,8 @@ Example (every key but ``target.path``, ``data.path``, ``data.label_column`` and
     reference:
       n_models: 16
       mode: auto                   # auto | online | offline
+      train_fraction: null         # share of candidates each trains on (default: the
+                                   # target's training-set size)
       recipe:                      # how to train reference models like the target
         type: clone                # clone (scikit-learn targets: an unfitted copy)
                                    # torch-mlp / torch-cnn (built-in, keys = their params)
@@ -158,6 +160,7 @@ class AuditConfig:
     attack_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     n_reference_models: int = 16
     reference_mode: str = "auto"
+    train_fraction: float | None = None
     executor: str = "local"
     n_jobs: int | None = None
     address: str | None = None
@@ -188,7 +191,8 @@ def _to_config(schema: ModelAuditFile, base: Path, source: str) -> AuditConfig:
         population_path=None if schema.population is None
         else _at(base, schema.population.path),
         attacks=list(schema.attacks), attack_params=dict(schema.attack_params),
-        n_reference_models=ref.n_models, reference_mode=ref.mode, executor=ex.name,
+        n_reference_models=ref.n_models, reference_mode=ref.mode,
+        train_fraction=ref.train_fraction, executor=ex.name,
         n_jobs=ex.n_jobs, address=ex.address,
         cache_dir=None if schema.cache_dir is None else _at(base, schema.cache_dir),
         random_state=schema.random_state, out=_at(base, report.out or "audit-report"),

@@ -180,6 +180,7 @@ class ReferenceSection(Section):
 
     n_models: NModels = 16
     mode: ReferenceMode = "auto"
+    train_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] | None = None
     recipe: RecipeSection | None = None
 
 

@@ -19,6 +19,7 @@ from privaudit.training._fidelity import FidelityReport, FidelityWarning, check_
 from privaudit.training._hashing import data_fingerprint
 from privaudit.training._pool import ReferencePool, balanced_in_mask
 from privaudit.training._recipes import CallableRecipe, SklearnRecipe, TrainingRecipe, as_recipe
+from privaudit.training._spec import ReferenceSpec
 from privaudit.training._torch_recipes import TorchCNNRecipe, TorchMLPRecipe
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "LocalExecutor",
     "RayExecutor",
     "ReferencePool",
+    "ReferenceSpec",
     "SklearnRecipe",
     "TorchCNNRecipe",
     "TorchMLPRecipe",

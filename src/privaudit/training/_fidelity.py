@@ -241,5 +241,5 @@ def _size_problems(t_n: Any, ref_n: NDArray[np.int64], size_tolerance: float) ->
     if 1.0 / (1.0 + size_tolerance) <= ratio <= 1.0 + size_tolerance:
         return []
     return [f"reference models train on {ref_n.mean():.0f} records on average, the "
-            f"target on {int(t_n)} (ratio {ratio:.2f}); set sample_fraction so that "
+            f"target on {int(t_n)} (ratio {ratio:.2f}); set train_fraction so that "
             "they match"]

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._progress import as_progress
-from privaudit._validation import check_fraction, check_random_state, param_error
+from privaudit._validation import check_fraction, check_random_state, param_error, renamed
 from privaudit.exceptions import NotFittedError, PrivauditWarning
 from privaudit.training._cache import CachedModels, ModelCache
 from privaudit.training._executors import Executor, LocalExecutor, get_executor
@@ -161,7 +161,7 @@ def _seed_sequence(random_state: Any) -> np.random.SeedSequence:
 
 
 def balanced_in_mask(
-    n_models: int, n_candidates: int, sample_fraction: float, rng: np.random.Generator
+    n_models: int, n_candidates: int, train_fraction: float, rng: np.random.Generator
 ) -> NDArray[np.bool_]:
     """Random in/out assignment where every record is IN for the same number of models.
 
@@ -175,7 +175,7 @@ def balanced_in_mask(
     .. [1] Carlini, N. et al. "Membership Inference Attacks From First Principles."
        IEEE S&P 2022 (the ``keep`` mask of the reference implementation).
     """
-    expected = sample_fraction * n_models
+    expected = train_fraction * n_models
     k_low = math.floor(expected + 1e-9)
     n_extra = round((expected - k_low) * n_candidates)
     k = np.full(n_candidates, k_low, dtype=np.int64)
@@ -200,9 +200,9 @@ class ReferencePool:
         records together, so each audited record is IN for half of the models (online LiRA).
         ``"offline"``: the models train on population records only; audited records are
         never IN (offline LiRA, RMIA).
-    sample_fraction : float, default=0.5
+    train_fraction : float, default=0.5
         Fraction of the candidate records each model trains on (in expectation; every record
-        is IN for ``floor`` or ``ceil`` of ``sample_fraction * n_models`` models).
+        is IN for ``floor`` or ``ceil`` of ``train_fraction * n_models`` models).
     executor : {"local", "ray"} or Executor, default="local"
         Where models train (see :func:`get_executor`).
     n_jobs : int, optional
@@ -216,6 +216,8 @@ class ReferencePool:
     random_state : int, SeedSequence, Generator or None
         Seeds of the in/out mask and of every model. The same value gives identical masks,
         models and outputs whatever the executor and number of workers.
+    sample_fraction : float, optional
+        The old name of ``train_fraction`` (deprecated, with a warning).
 
     Attributes
     ----------
@@ -265,17 +267,19 @@ class ReferencePool:
         n_models: int = 16,
         *,
         mode: str = "online",
-        sample_fraction: float = 0.5,
+        train_fraction: float = 0.5,
         executor: str | Executor = "local",
         n_jobs: int | None = None,
         address: str | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
         random_state: Any = None,
+        sample_fraction: float | None = None,
     ) -> None:
         self.recipe = recipe
         self.n_models = n_models
         self.mode = mode
-        self.sample_fraction = sample_fraction
+        self.train_fraction = renamed(sample_fraction, "sample_fraction", train_fraction,
+                                      "train_fraction", 0.5, func=_NAME)
         self.executor = executor
         self.n_jobs = n_jobs
         self.address = address
@@ -293,7 +297,7 @@ class ReferencePool:
                               ValueError)
         if self.mode not in ("online", "offline"):
             raise param_error("mode", _NAME, "'online' or 'offline'", self.mode)
-        check_fraction(self.sample_fraction, param="sample_fraction", func=_NAME)
+        check_fraction(self.train_fraction, param="train_fraction", func=_NAME)
         if self.cache_dir is not None and not getattr(recipe, "can_save", True):
             raise param_error(
                 "cache_dir", _NAME,
@@ -325,7 +329,8 @@ class ReferencePool:
             "n_records": in_mask.shape[1],
             "candidates": sha256_json(candidates.tolist()),
             "mode": self.mode,
-            "sample_fraction": repr(float(self.sample_fraction)),
+            # The key's name predates train_fraction: kept, so existing caches stay valid.
+            "sample_fraction": repr(float(self.train_fraction)),
             "n_models": int(self.n_models),
             "seed_entropy": str(ss.entropy),
             "seed_spawn_key": [int(k) for k in ss.spawn_key],
@@ -401,7 +406,7 @@ class ReferencePool:
             [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children[1:]], dtype=np.int64
         )
         sub_mask = balanced_in_mask(
-            self.n_models, candidates.size, float(self.sample_fraction),
+            self.n_models, candidates.size, float(self.train_fraction),
             np.random.default_rng(children[0]),
         )
         in_mask = np.zeros((self.n_models, n_records), dtype=bool)
@@ -410,9 +415,9 @@ class ReferencePool:
         empty = [i for i, idx in enumerate(train_indices) if idx.size == 0]
         if empty:
             raise param_error(
-                "sample_fraction", _NAME,
+                "train_fraction", _NAME,
                 f"large enough that every model gets a record ({candidates.size} candidates)",
-                self.sample_fraction,
+                self.train_fraction,
             )
 
         cache, done = self._open_cache(recipe, X, y, ss, candidates, in_mask, seeds,

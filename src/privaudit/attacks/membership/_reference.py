@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privaudit._progress import as_progress
-from privaudit._validation import param_error
+from privaudit._validation import param_error, renamed
 from privaudit.attacks.membership._augment import (
     apply_augmentations,
     check_augmentations,
@@ -183,16 +183,17 @@ class ReferenceOutputs:
         return self.population_in
 
 
-def _query_model(model: Any, X: Any, y: Any, *, wrap: Callable[[Any], Target]) -> ModelOutputs:
+def _query_model(model: Any, X: Any, y: Any, *,
+                 to_target: Callable[[Any], Target]) -> ModelOutputs:
     # Module level so that worker processes and Ray can unpickle it.
-    return wrap(model).query(X, y)
+    return to_target(model).query(X, y)
 
 
 def _query_model_split(
-    model: Any, X: Any, y: Any, *, wrap: Callable[[Any], Target], n_parts: int
+    model: Any, X: Any, y: Any, *, to_target: Callable[[Any], Target], n_parts: int
 ) -> tuple[ModelOutputs, ...]:
     # One query on the stacked augmented copies, cut back into one outputs per copy.
-    return split_outputs(wrap(model).query(X, y), n_parts)
+    return split_outputs(to_target(model).query(X, y), n_parts)
 
 
 def _concat_rows(a: Any, b: Any) -> Any:
@@ -212,16 +213,18 @@ def collect_reference_outputs(
     y_population: ArrayLike | None = None,
     n_models: int = 16,
     mode: Literal["online", "offline"] = "online",
-    sample_fraction: float = 0.5,
+    train_fraction: float = 0.5,
     query_population: bool = True,
-    wrap: Callable[[Any], Target] = as_target,
-    executor: str = "local",
+    to_target: Callable[[Any], Target] = as_target,
+    executor: Any = "local",
     n_jobs: int | None = None,
     address: str | None = None,
     cache_dir: Any = None,
     random_state: Any = None,
     augmentations: Any = None,
     progress: Any = None,
+    sample_fraction: float | None = None,
+    wrap: Callable[[Any], Target] | None = None,
 ) -> ReferenceOutputs:
     """Train a pool of reference models and query each of them once on every record.
 
@@ -240,15 +243,16 @@ def collect_reference_outputs(
         Online: each model trains on a random half of audited + population records, every
         record IN for half of the models (Carlini et al. 2022); offline: on halves of the
         population only.
-    sample_fraction : float, default=0.5
+    train_fraction : float, default=0.5
         Fraction of the candidate records each model trains on.
     query_population : bool, default=True
         Also query the models on the population records (RMIA and Shokri need it).
-    wrap : callable, default=as_target
+    to_target : callable, default=as_target
         Turns a trained model into a :class:`~privaudit.targets.Target` (e.g. a
         ``TorchTarget`` factory for torch recipes). Must be picklable for worker processes.
     executor, n_jobs, address, cache_dir, random_state
-        See :class:`~privaudit.training.ReferencePool`.
+        See :class:`~privaudit.training.ReferencePool` (``executor`` a name or an
+        :class:`~privaudit.training.Executor`).
     augmentations : list of callables, optional
         Also query every model on each augmented copy of the audited records (callables
         ``X -> X'`` keeping the shape and the labels, picklable, e.g.
@@ -261,6 +265,9 @@ def collect_reference_outputs(
         5/16"``, cached models counted) and its queries when they are long; a callable
         receives these as messages.
 
+    sample_fraction, wrap
+        The old names of ``train_fraction`` and ``to_target`` (deprecated, with a warning).
+
     Returns
     -------
     ReferenceOutputs
@@ -268,6 +275,9 @@ def collect_reference_outputs(
     from privaudit.training import ReferencePool
 
     func = "collect_reference_outputs"
+    train_fraction = renamed(sample_fraction, "sample_fraction", train_fraction,
+                             "train_fraction", 0.5, func=func)
+    to_target = renamed(wrap, "wrap", to_target, "to_target", as_target, func=func)
     if mode not in ("online", "offline"):
         raise param_error("mode", func, "'online' or 'offline'", mode)
     n_audited = len(X)
@@ -292,12 +302,12 @@ def collect_reference_outputs(
     audited_idx = np.arange(n_audited)
     population_idx = np.arange(n_audited, n_audited + n_population)
     pool = ReferencePool(
-        recipe, n_models, mode=mode, sample_fraction=sample_fraction, executor=executor,
+        recipe, n_models, mode=mode, train_fraction=train_fraction, executor=executor,
         n_jobs=n_jobs, address=address, cache_dir=cache_dir, random_state=random_state,
     )
     pool.fit(X_all, y_all, audited=audited_idx,
              population=population_idx if has_population else None, progress=progress)
-    query = functools.partial(_query_model, wrap=wrap)
+    query = functools.partial(_query_model, to_target=to_target)
     if has_population and query_population:
         outputs = pool.map(query, X_all, y_all, stack=False, progress=progress)
         audited = tuple(o.subset(audited_idx) for o in outputs)
@@ -311,7 +321,8 @@ def collect_reference_outputs(
         if augs:
             X_aug = apply_augmentations(X, augs, func)
             y_aug = np.concatenate([np.asarray(y)] * len(augs))
-            split = functools.partial(_query_model_split, wrap=wrap, n_parts=len(augs))
+            split = functools.partial(_query_model_split, to_target=to_target,
+                                      n_parts=len(augs))
             audited_augmented = tuple(tuple(p) for p in pool.map(
                 split, X_aug, y_aug, stack=False, progress=progress,
                 description="querying reference models on augmented records"))
