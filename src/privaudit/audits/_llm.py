@@ -90,6 +90,9 @@ def audit_llm(
     results_dir: str | Path | None = None,
     random_state: int = 0,
     progress: Any = None,
+    executor: Any = None,
+    n_jobs: int | None = None,
+    cache_dir: str | Path | None = None,
 ) -> list[AttackResult]:
     """Was this text in training? Did unlearning forget it? One result per statistic.
 
@@ -152,6 +155,9 @@ def audit_llm(
         Seeds the blind baseline's folds and every bootstrap.
     progress : None, callable(str) or Progress
         Where progress goes.
+    executor, n_jobs, cache_dir
+        Shard the scoring over worker processes or Ray, and keep finished shards on disk
+        (see :func:`privaudit.llm.score_texts`); the numbers do not change.
 
     Returns
     -------
@@ -186,6 +192,7 @@ def audit_llm(
                                 token_frequencies=token_frequencies,
                                 recall_prefix=recall_prefix, batch_size=batch_size,
                                 max_length=max_length, compat=compat)
+    scoring["parallel"] = {"executor": executor, "n_jobs": n_jobs, "cache_dir": cache_dir}
     findings = _UnlearningFindings(forget_accuracy=forget_accuracy,
                                    retain_accuracy=retain_accuracy,
                                    thresholds=red_flag_thresholds,
@@ -389,7 +396,7 @@ class _Context:
             p=s["p"], reference_model=None if reference is None else reference.model,
             token_frequencies=s["token_frequencies"], recall_prefix=s["recall_prefix"],
             batch_size=s["batch_size"], max_length=s["max_length"], compat=s["compat"],
-            progress=self.progress)
+            progress=self.progress, **s["parallel"])
 
     def _consistent(self, saved: AttackResult) -> bool:
         """Whether a saved result's records are audited texts with their labels."""

@@ -192,6 +192,9 @@ def score_texts(
     max_length: int = 512,
     compat: str | None = None,
     progress: Any = None,
+    executor: Any = None,
+    n_jobs: int | None = None,
+    cache_dir: Any = None,
 ) -> Any:
     """Every requested membership statistic of every text, in one pass per batch.
 
@@ -232,7 +235,16 @@ def score_texts(
         labelled tokens including the first, Min-K and Min-K++ without the last labelled
         token, so numbers compare with published open-unlearning results.
     progress : None, callable(str) or Progress
-        A bar over the batches.
+        A bar over the batches (or the shards).
+    executor : {"local", "ray"} or Executor, optional
+        Shard the corpus over worker processes or a Ray cluster (one model copy per
+        worker; shards cut on batch boundaries, so the numbers are those of one process
+        under the executor's thread limits). Default: this process.
+    n_jobs : int, optional
+        Local worker processes (``executor="local"``), or a local Ray instance's CPUs.
+    cache_dir : path, optional
+        Write each finished shard there (atomically); a rerun with the same model, texts
+        and settings scores only the missing shards.
 
     Returns
     -------
@@ -270,13 +282,44 @@ def score_texts(
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) or not texts:
         raise param_error("texts", _FUNC, "a non-empty sequence of texts", texts)
     encoded = encode_texts(tokenizer, texts, settings["max_length"])
-    columns = _run_batches(model, tokenizer, encoded, names, settings, progress)
+    if executor is None and n_jobs is None and cache_dir is None:
+        columns = _run_batches(model, tokenizer, encoded, names, settings, progress)
+    else:
+        columns = _sharded(model, tokenizer, texts, encoded, names, settings, executor=executor,
+                           n_jobs=n_jobs, cache_dir=cache_dir, progress=progress)
     degenerate = int(np.isnan(columns["loss"]).sum()) if "loss" in columns else 0
     if degenerate:
         warnings.warn(f"{_FUNC}: {degenerate} of {len(texts)} texts have no scored token "
                       "(empty, one token, or an answer cut off by max_length): their "
                       "statistics are NaN.", DegenerateInputWarning, stacklevel=2)
     return pd.DataFrame({name: columns[name] for name in names})
+
+
+def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Encoded],
+             names: tuple[str, ...], s: dict[str, Any], *, executor: Any, n_jobs: Any,
+             cache_dir: Any, progress: Any) -> dict[str, np.ndarray]:
+    """:func:`score_sharded` with the executor resolved and the cache key computed."""
+    from privaudit._digest import run_digest
+    from privaudit.llm._sharded import score_sharded
+    from privaudit.targets import module_fingerprint
+    from privaudit.training import get_executor
+
+    runner = get_executor("local" if executor is None else executor, n_jobs=n_jobs)
+    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i].ids))
+    keys = ("k", "p", "dc_pdd_a", "recall_prefix", "batch_size", "max_length", "compat",
+            "token_frequencies", "reference_model")
+    settings = {key: s[key] for key in keys}
+    reference = s["reference_model"]
+    key = run_digest(
+        module_fingerprint(model), sorted(tokenizer.get_vocab().items()), names,
+        {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in settings.items()
+         if k not in ("reference_model", "token_frequencies")},
+        None if s["frequencies"] is None else s["frequencies"],
+        None if reference is None else module_fingerprint(reference))
+    # LOSS always (the degeneracy check reads it), as in one process.
+    with_loss = tuple(dict.fromkeys(("loss", *names)))
+    return score_sharded(model, tokenizer, texts, order, with_loss, settings,
+                         executor=runner, cache_dir=cache_dir, key=key, progress=progress)
 
 
 def _check_names(attacks: Any) -> tuple[str, ...]:
