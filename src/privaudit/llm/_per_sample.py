@@ -135,11 +135,45 @@ class PerSampleRecorder:
 
         total = torch.zeros(n_texts, dtype=torch.float64)
         for param in self.params:
+            owners = self.owners[id(param)]
+            if p == 2 and _tied_output(owners):
+                total += self._tied_l2(owners, n_texts)
+                continue
             step = max(1, _BUDGET // max(1, param.numel()))
             for start in range(0, n_texts, step):
                 rows = slice(start, min(start + step, n_texts))
-                grad = sum(self._contribution(m, name, rows)
-                           for m, name in self.owners[id(param)])
+                grad = sum(self._contribution(m, name, rows) for m, name in owners)
                 total[rows] += torch.linalg.vector_norm(grad.flatten(1).double(), ord=p,
                                                         dim=1)
         return total / len(self.params)
+
+    def _tied_l2(self, owners: list[tuple[Any, str]], n_texts: int) -> Any:
+        """Each text's 2-norm of a weight shared by the output layer and the embedding.
+
+        The output layer's part ``A = sum_t g_t h_t^T`` (V x d) is never built:
+        ``||A + E||^2 = ||A||^2 + 2 <A, E> + ||E||^2`` with ``||A||^2 = sum((G G^T) *
+        (H H^T))``, ``<A, E> = sum_{s,t} G[s, x_t] (h_s . d_t)`` and ``||E||^2 =
+        sum_{x_s = x_t} d_s . d_t`` (``E = sum_t e_{x_t} d_t^T`` the embedding's part):
+        ``T^2 (V + d)`` operations per text instead of ``T V d``, and no V x d matrix.
+        """
+        import torch
+
+        linear = next(m for m, _ in owners if _kind(m) == "linear")
+        embedding = next(m for m, _ in owners if _kind(m) == "embedding")
+        out = torch.empty(n_texts, dtype=torch.float64)
+        for b in range(n_texts):
+            g = self.grads[linear][b].double().reshape(-1, linear.weight.shape[0])
+            h = self.inputs[linear][b].double().reshape(-1, linear.weight.shape[1])
+            ids = self.inputs[embedding][b].reshape(-1)
+            d = self.grads[embedding][b].double().reshape(ids.numel(), -1)
+            a2 = ((g @ g.T) * (h @ h.T)).sum()
+            cross = (g[:, ids] * (h @ d.T)).sum()
+            e2 = ((ids[:, None] == ids[None, :]) * (d @ d.T)).sum()
+            out[b] = (a2 + 2 * cross + e2).clamp_min(0.0).sqrt()
+        return out
+
+
+def _tied_output(owners: list[tuple[Any, str]]) -> bool:
+    """A weight used by exactly one output (linear, no bias) layer and one embedding."""
+    kinds = sorted(_kind(m) or "" for m, _ in owners)
+    return kinds == ["embedding", "linear"] and all(name == "weight" for _, name in owners)
