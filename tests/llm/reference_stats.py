@@ -17,7 +17,7 @@ def encode(tokenizer, text):
     """(ids, labelled) as the definitions read them: a pair scores only its answer."""
     if isinstance(text, str):
         ids = list(tokenizer(text)["input_ids"])
-        return ids, [True] * len(ids)
+        return ids, [j > 0 for j in range(len(ids))]  # index 0: no label (nothing predicts it)
     prompt = list(tokenizer(text[0])["input_ids"])
     answer = list(tokenizer(text[1], add_special_tokens=False)["input_ids"])
     return prompt + answer, [False] * len(prompt) + [True] * len(answer)
@@ -58,7 +58,7 @@ def statistics(model, tokenizer, text, *, k=0.2, frequencies=None, a=0.01, refer
     zs = [(r[0] - r[1]) / r[2] for r in rows]
     out = {}
     if compat == "open-unlearning":
-        out["loss"] = -sum(ls) / sum(labelled)      # the first labelled token counts too
+        out["loss"] = -sum(ls) / sum(labelled)      # labels != -100, before the shift
         kept = ls[:-1] if labelled[-1] else ls      # the last labelled token is dropped
         kept_z = zs[:-1] if labelled[-1] else zs
         out["min_k"] = -lowest_mean(kept, k) if kept else math.nan

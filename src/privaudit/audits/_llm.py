@@ -353,11 +353,13 @@ class _Context:
 
     def identity(self, fingerprint: Any) -> tuple:
         """The run key's parts: the model, the texts and every scoring setting."""
+        from privaudit.llm import compat_key
+
         s = self.scoring
         frequencies = s["token_frequencies"]
         return (_FUNC, fingerprint, self.texts.digest(), self.texts.labels,
                 self.texts.record_ids.astype(str), self.random_state, s["k"], str(s["p"]),
-                s["max_length"], s["compat"], s["recall_prefix"],
+                s["max_length"], compat_key(s["compat"]), s["recall_prefix"],
                 None if s["reference_model"] is None else s["reference_model"].fingerprint(),
                 None if frequencies is None else _frequency_digest(frequencies))
 

@@ -13,11 +13,20 @@ Nothing here imports torch or transformers at module level.
 
 from privaudit.llm._blind import BlindBaseline, date_features
 from privaudit.llm._grad_norms import gradient_norms
-from privaudit.llm._score import STATISTICS, encode_texts, frequency_table, score_texts
+from privaudit.llm._score import (
+    COMPAT_REVISIONS,
+    STATISTICS,
+    compat_key,
+    encode_texts,
+    frequency_table,
+    score_texts,
+)
 
 __all__ = [
+    "COMPAT_REVISIONS",
     "STATISTICS",
     "BlindBaseline",
+    "compat_key",
     "date_features",
     "encode_texts",
     "frequency_table",

@@ -45,13 +45,16 @@ def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int) -> list[
 
     The tokenizer's own template decides special tokens (none added otherwise); for a pair,
     the prompt is encoded with it and the answer without, and only the answer is scored,
-    as open-unlearning's labels (-100 on the prompt) do.
+    as open-unlearning's labels (-100 on the prompt) do. A plain text's first token is not
+    labelled (nothing predicts it), as open-unlearning's ``preprocess_pretraining_instance``
+    labels it.
     """
     out = []
     for i, text in enumerate(texts):
         if isinstance(text, str):
             ids = list(tokenizer(text)["input_ids"])
-            labelled, scored = [True] * len(ids), text
+            # No label on the first token: nothing predicts it (open-unlearning's labels).
+            labelled, scored = [j > 0 for j in range(len(ids))], text
         elif (isinstance(text, (tuple, list)) and len(text) == 2
               and all(isinstance(part, str) for part in text)):
             prompt = list(tokenizer(text[0])["input_ids"])
@@ -146,11 +149,25 @@ def _logits(model: Any, batch: _Batch) -> Any:
     return out.logits if hasattr(out, "logits") else out[0]
 
 
+#: Revision of each ``compat`` mode's token handling: it enters the run and cache keys, so
+#: a change of what a mode computes (revision 2: a plain text's first token is never
+#: labelled, as open-unlearning's data pipeline labels it) never reuses older numbers.
+COMPAT_REVISIONS = {"open-unlearning": 2}
+
+
+def compat_key(compat: str | None) -> str | None:
+    """``compat`` as it enters a run or cache key (None unchanged: older keys still match)."""
+    return None if compat is None else f"{compat}@{COMPAT_REVISIONS[compat]}"
+
+
 def _open_unlearning_masks(batch: _Batch) -> tuple[Any, Any]:
     """open-unlearning's token handling, as masks.
 
-    LOSS is divided by the number of labelled tokens, the first one included; Min-K and
-    Min-K++ leave out the last labelled token.
+    LOSS is divided by the number of labelled tokens (``labels != -100`` before the shift,
+    so a labelled token at index 0, which nothing predicts, would count: an answer after an
+    empty prompt; open-unlearning's own data never label index 0, so for them this is the
+    number of scored tokens); Min-K and Min-K++ leave out the last labelled token
+    (``tokenwise_logprobs``: "-1 to ignore eos prediction").
     """
     torch = _torch()
     scored = batch.scored
@@ -231,9 +248,15 @@ def score_texts(
         more than the model's context). ReCaLL's prefix keeps its end when prefix and text
         would not fit the context together: the text is always scored whole.
     compat : {None, "open-unlearning"}
-        ``"open-unlearning"`` reproduces its token handling: LOSS divided by the number of
-        labelled tokens including the first, Min-K and Min-K++ without the last labelled
-        token, so numbers compare with published open-unlearning results.
+        ``"open-unlearning"`` reproduces its token handling (checked in the tests against
+        a transcription of its code, on batches labelled as its data pipeline labels
+        them): LOSS divided by the number of labelled tokens, index 0 included when
+        labelled (only an answer after an empty prompt: a plain text's first token is never
+        labelled, so its LOSS is the definition's); Min-K and Min-K++ without the last
+        labelled token (open-unlearning's answers end with EOS, which this drops: append
+        the tokenizer's EOS to the answer to match them); zlib over the labelled tokens
+        decoded without special tokens. Where open-unlearning scores an empty Min-K as 0,
+        this gives NaN.
     progress : None, callable(str) or Progress
         A bar over the batches (or the shards).
     executor : {"local", "ray"} or Executor, optional
@@ -312,7 +335,8 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
     reference = s["reference_model"]
     key = run_digest(
         module_fingerprint(model), sorted(tokenizer.get_vocab().items()), names,
-        {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in settings.items()
+        {k: (v.tolist() if isinstance(v, np.ndarray) else compat_key(v) if k == "compat"
+             else v) for k, v in settings.items()
          if k not in ("reference_model", "token_frequencies")},
         None if s["frequencies"] is None else s["frequencies"],
         None if reference is None else module_fingerprint(reference))
@@ -372,8 +396,20 @@ def _context_length(model: Any) -> int | None:
     return None
 
 
-def _zlib_lengths(encoded: Sequence[Encoded]) -> np.ndarray:
-    return np.array([len(zlib.compress(e.text.encode("utf-8"))) for e in encoded],
+def _zlib_lengths(encoded: Sequence[Encoded], tokenizer: Any = None) -> np.ndarray:
+    """Compressed length of each scored text (UTF-8 bytes).
+
+    With ``tokenizer`` (open-unlearning compat), the text compressed is its labelled
+    tokens decoded without special tokens, as its ``extract_target_texts_from_processed_data``
+    does, not the text given.
+    """
+    def text(e: Encoded) -> str:
+        if tokenizer is None:
+            return e.text
+        kept = [i for i, lab in zip(e.ids, e.labelled, strict=True) if lab]
+        return tokenizer.decode(kept, skip_special_tokens=True)
+
+    return np.array([len(zlib.compress(text(e).encode("utf-8"))) for e in encoded],
                     dtype=np.float64)
 
 
@@ -435,7 +471,8 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
             step.advance()
     loss = out["loss"]
     if "zlib" in names:
-        out["zlib"] = loss / _zlib_lengths(encoded)
+        out["zlib"] = loss / _zlib_lengths(
+            encoded, tokenizer if s["compat"] == "open-unlearning" else None)
     if "reference" in names:
         out["reference"] = loss - extra["ref_loss"]
     if "recall" in names:
