@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from privaudit._validation import param_error
 from privaudit.llm._per_sample import PerSampleRecorder, supported
 
 __all__ = ["gradient_norms"]
@@ -67,8 +68,9 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
     Parameters
     ----------
     model : torch module
-        Put in evaluation mode for the call (restored after); its parameters'
-        ``requires_grad`` flags are left as they are, and ``.grad`` is never written.
+        Put in evaluation mode for the call (each module's mode restored after); its
+        parameters' ``requires_grad`` flags are left as they are, and ``.grad`` is never
+        written.
     input_ids, attention_mask : torch tensors of shape (B, T)
     scored : torch bool tensor of shape (B, T - 1)
         Which next-token positions count in each text's loss.
@@ -79,11 +81,13 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
     import torch
 
     p = math.inf if p == "inf" else p
+    if p not in (1, 2, math.inf):
+        raise param_error("p", "gradient_norms", "1, 2 or inf", p)
     params = [w for w in model.parameters() if w.requires_grad]
     if not params:
         raise ValueError("gradient_norms: the model has no parameter that requires a "
                          "gradient.")
-    mode = model.training
+    modes = [(m, m.training) for m in model.modules()]  # each module's own mode
     model.eval()
     try:
         with torch.enable_grad():
@@ -94,7 +98,8 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
                 out = _one_by_one(model, params, input_ids, attention_mask, scored,
                                   position_ids, p)
     finally:
-        model.train(mode)
+        for module, mode in modes:
+            module.training = mode
     result = out.numpy()
     result[(scored.sum(-1) == 0).numpy()] = np.nan
     return result
