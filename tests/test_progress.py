@@ -241,11 +241,13 @@ def tiny_audit(tmp_path_factory):
 
 def test_audit_model_old_callable_api_still_works(tiny_audit):
     from privaudit import audit_model
+    from privaudit.training import ReferenceSpec
 
     model, X, y, labels, population = tiny_audit
     messages: list[str] = []
     results = audit_model(model, X, y, labels, population=population,
-                          attacks=["loss", "lira-offline"], n_reference_models=3,
+                          attacks=["loss", "lira-offline"],
+                          reference=ReferenceSpec(n_models=3),
                           random_state=0, progress=messages.append)
     assert [r.attack for r in results] == ["loss", "lira-offline"]
     assert all(isinstance(m, str) for m in messages)

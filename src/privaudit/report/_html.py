@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privaudit._optional import import_optional
+from privaudit._progress import as_progress
 from privaudit._validation import check_fraction, param_error
 from privaudit.report._binary import BinaryLabelAttackReport
 from privaudit.report._common import check_results, figure_png
@@ -136,7 +137,7 @@ class HtmlReport:
         progress: Any = None,
     ) -> None:
         func = "HtmlReport"
-        self.progress = progress
+        self.progress = as_progress(progress, func=func)
         self.results, self.risk_results = split_results(results, func)
         self.title = str(title)
         self.description = description

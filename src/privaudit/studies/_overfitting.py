@@ -174,7 +174,7 @@ def _study_part(
             identity=(spec.name, spec.describe(), data.name, model_seed, labels),
             random_state=model_seed, baseline=RandomGuessBaseline(),
             enrichers=[SliceEnricher(lambda out=outputs: out, labels, model_seed)],
-            dataset=data.name,
+            dataset=data.name, progress=progress,
         )
         summary = []
         attacks = _attacks_for(spec.task)
