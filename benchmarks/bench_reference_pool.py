@@ -27,8 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 from threadpoolctl import threadpool_limits
 
-from privaudit.training import LocalExecutor, ReferencePool
-from privaudit.training._executors import RayExecutor
+from privaudit.training import LocalExecutor, RayExecutor, ReferencePool
 
 
 def predict_proba(model, X, y):

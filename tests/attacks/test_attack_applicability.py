@@ -25,6 +25,7 @@ from privaudit.attacks.membership import (
     ShadowModelAttack,
 )
 from privaudit.targets import ModelOutputs
+from privaudit.training import ReferenceSpec
 
 CLASSIFIER_ONLY = ["confidence", "entropy", "modified-entropy", "label-only", "lira-online",
                    "lira-offline", "rmia", "shadow", "trained-lr", "trained-rf"]
@@ -110,7 +111,8 @@ def test_audit_refuses_lira_on_a_regressor_before_training(tmp_path):
                                          r"loss\)\. Got <'lira-offline'"):
         audit_model(Ridge().fit(X[:100], y[:100]), X[:200], y[:200], labels,
                     attacks=["loss", "lira-offline"], population=(X[200:400], y[200:400]),
-                    recipe=ExplodingRegressor(), results_dir=tmp_path, n_jobs=1)
+                    reference=ReferenceSpec(recipe=ExplodingRegressor()),
+                    results_dir=tmp_path, n_jobs=1)
     assert not any(tmp_path.iterdir())  # not even the LOSS attack ran
 
 
@@ -119,7 +121,7 @@ def test_audit_refuses_rmia_with_one_model_before_any_work(digits, tmp_path):
                                          r"be at least 2 for rmia"):
         audit_model(digits["model"], digits["X"], digits["y"], digits["labels"],
                     attacks=["loss", "rmia"], population=digits["pop"],
-                    n_reference_models=1, results_dir=tmp_path, n_jobs=1)
+                    reference=ReferenceSpec(n_models=1), results_dir=tmp_path, n_jobs=1)
     assert not any(tmp_path.iterdir())
 
 

@@ -28,6 +28,7 @@ from privaudit.attacks.membership import (
     query_augmented,
 )
 from privaudit.targets import SklearnTarget, as_target
+from privaudit.training import ReferenceSpec
 
 
 def _slow_shift(image: np.ndarray, dy: int, dx: int) -> np.ndarray:
@@ -225,7 +226,8 @@ def test_augmented_lira_on_digits_without_training_time_augmentation(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         target = SklearnTarget(mlp().fit(X[members], y[members]), name="digits-mlp")
-        kwargs = {"attacks": ["lira-online"], "recipe": mlp(), "n_reference_models": 8,
+        kwargs = {"attacks": ["lira-online"],
+                  "reference": ReferenceSpec(recipe=mlp(), n_models=8),
                   "random_state": 0, "cache_dir": tmp_path / "cache", "slices": False,
                   "check_fidelity": False}
         plain = audit_model(target, X[audited], y[audited], labels, **kwargs)[0]
@@ -254,7 +256,8 @@ def test_audit_model_leaves_other_reference_attacks_unchanged():
     labels = np.r_[np.ones(50, int), np.zeros(50, int)]
     model = LogisticRegression(C=100.0, max_iter=300).fit(X[aud[:50]], y[aud[:50]])
     kwargs = {"population": (X[pop], y[pop]), "attacks": ["rmia", "lira-offline"],
-              "n_reference_models": 4, "slices": False, "check_fidelity": False}
+              "reference": ReferenceSpec(n_models=4), "slices": False,
+              "check_fidelity": False}
     plain = audit_model(model, X[aud], y[aud], labels, **kwargs)
     aug = audit_model(model, X[aud], y[aud], labels, augmentations=image_shifts((8, 8), 1),
                       **kwargs)

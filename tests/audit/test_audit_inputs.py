@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 import privaudit
 from privaudit.targets import estimator_fingerprint
+from privaudit.training import LocalExecutor, ReferenceSpec
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +65,12 @@ def _audit(s, **kwargs):
         ({"n_jobs": True}, "n_jobs"),
         ({"random_state": -1}, "random_state"),
         ({"random_state": "0"}, "random_state"),
-        ({"n_reference_models": 0}, "n_reference_models"),
-        ({"n_reference_models": 2.0}, "n_reference_models"),
-        ({"reference_fraction": 0.0}, "reference_fraction"),
-        ({"reference_fraction": 1.5}, "reference_fraction"),
+        ({"reference": {"n_models": 4}}, "reference"),
         ({"executor": "gpu"}, "executor"),
+        ({"executor": 3}, "executor"),
         ({"address": "ray://head:10001"}, "address"),
+        ({"executor": LocalExecutor(1), "n_jobs": 2}, "n_jobs"),
+        ({"executor": LocalExecutor(1), "address": "ray://head:10001"}, "address"),
         ({"slices": "yes"}, "slices"),
         ({"check_fidelity": None}, "check_fidelity"),
         ({"progress": 5}, "progress"),
@@ -81,6 +82,28 @@ def test_bad_settings_are_refused_before_any_work(setup, kwargs, param):
     with pytest.raises((ValueError, TypeError), match=rf"'{param}' parameter of audit_model"):
         _audit(setup, progress=kwargs.pop("progress", said.append), **kwargs)
     assert said == []  # nothing was queried or trained
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "param"),
+    [
+        ({"n_reference_models": 0}, "n_reference_models"),
+        ({"n_reference_models": 2.0}, "n_reference_models"),
+        ({"reference_mode": "sideways"}, "reference_mode"),
+        ({"reference_fraction": 0.0}, "reference_fraction"),
+        ({"reference_fraction": 1.5}, "reference_fraction"),
+        ({"wrap": 3}, "wrap"),
+        ({"recipe": 3}, "recipe"),
+    ],
+)
+def test_bad_deprecated_reference_keywords_keep_their_names(setup, kwargs, param):
+    # The old keywords still work for one release: a bad value is named as the caller wrote
+    # it (not as the ReferenceSpec field it maps to), after the deprecation warning.
+    said = []
+    with (pytest.warns(DeprecationWarning, match=param),
+          pytest.raises((ValueError, TypeError), match=rf"'{param}' parameter of audit_model")):
+        _audit(setup, progress=said.append, **kwargs)
+    assert said == []
 
 
 @pytest.mark.parametrize("param", ["cache_dir", "results_dir"])
@@ -166,7 +189,8 @@ def test_population_overlap_names_the_rows(setup):
     y_pop = pd.concat([s["population"][1], s["y"].iloc[[5]]], ignore_index=True)
     with pytest.raises(ValueError, match=r"1 audited rows also in the population, e.g. "
                                          r"audited row 5 = population row 100"):
-        _audit(s, attacks=["rmia"], population=(X_pop, y_pop), n_reference_models=2)
+        _audit(s, attacks=["rmia"], population=(X_pop, y_pop),
+               reference=ReferenceSpec(n_models=2))
 
 
 # --- A fingerprint stable across loads and processes ----------------------------------------

@@ -10,6 +10,7 @@ from sklearn.neural_network import MLPClassifier
 
 import privaudit
 from privaudit.metrics import roc_auc
+from privaudit.training import ReferenceSpec
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,8 @@ def test_black_box_attacks_are_aligned_with_rows(digits_setup):
 
 def test_reference_attacks_beat_chance_and_are_reproducible(digits_setup, tmp_path):
     s = digits_setup
-    kwargs = dict(population=s["population"], recipe=s["recipe"], n_reference_models=4,
+    kwargs = dict(population=s["population"],
+                  reference=ReferenceSpec(recipe=s["recipe"], n_models=4),
                   attacks=["loss", "lira-online", "lira-offline", "rmia"],
                   attack_params={"lira-online": {"fix_variance": True},
                                  "lira-offline": {"fix_variance": True}},
@@ -99,7 +101,8 @@ def test_population_overlapping_audited_records_is_refused(digits_setup):
     y_pop = np.concatenate([s["population"][1], s["y"][:3]])
     with pytest.raises(ValueError, match=r"'population' parameter of audit_model.*3 audited"):
         privaudit.audit_model(s["model"], s["X"], s["y"], s["labels"], attacks=["rmia"],
-                              population=(X_pop, y_pop), recipe=s["recipe"])
+                              population=(X_pop, y_pop),
+                              reference=ReferenceSpec(recipe=s["recipe"]))
 
 
 @pytest.mark.parametrize(
@@ -109,7 +112,7 @@ def test_population_overlapping_audited_records_is_refused(digits_setup):
         ({"attacks": ["nope"]}, r"'attacks' parameter of audit_model must be names among"),
         ({"attacks": ["rmia"]}, r"'population' parameter of audit_model must be given for rmia"),
         ({"attacks": ["loss"], "attack_params": {"rmia": {}}}, r"'attack_params'"),
-        ({"attacks": ["lira-online"], "reference_mode": "offline",
+        ({"attacks": ["lira-online"], "reference": ReferenceSpec(mode="offline"),
           "population": "USE"}, r"'reference_mode'"),
         ({"attacks": "loss"}, r"'attacks' parameter"),
     ],
@@ -237,7 +240,8 @@ def test_overlap_is_found_across_dtypes(digits_setup):
     y_pop = np.concatenate([s["population"][1], s["y"][:2]]).astype(str)
     with pytest.raises(ValueError, match=r"2 audited rows also in the population"):
         privaudit.audit_model(s["model"], X_int / 16, s["y"], s["labels"], attacks=["rmia"],
-                              population=(X_pop / 16, y_pop), recipe=s["recipe"])
+                              population=(X_pop / 16, y_pop),
+                              reference=ReferenceSpec(recipe=s["recipe"]))
 
 
 def test_regressor_defaults_and_gaussian_threshold():
@@ -264,8 +268,9 @@ def test_small_population_keeps_every_record_out_of_some_models(digits_setup):
     with pytest.warns(FidelityWarning, match="at most half"):
         results = privaudit.audit_model(
             s["model"], s["X"], s["y"], s["labels"], attacks=["rmia", "lira-offline"],
-            population=(X_pop, y_pop), recipe=LogisticRegression(max_iter=200),
-            n_reference_models=4, check_fidelity=False,
+            population=(X_pop, y_pop),
+            reference=ReferenceSpec(recipe=LogisticRegression(max_iter=200), n_models=4),
+            check_fidelity=False,
         )
     assert all(np.isfinite(r.scores).all() for r in results)
 

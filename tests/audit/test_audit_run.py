@@ -20,6 +20,7 @@ from privaudit.audits import (
 )
 from privaudit.exceptions import BaselineWarning
 from privaudit.results import AttackResult, BaselineCheck, DamagedResultWarning, ResultsStore
+from privaudit.training import ReferenceSpec
 
 LABELS = np.r_[np.ones(40, dtype=np.int8), np.zeros(40, dtype=np.int8)]
 
@@ -196,7 +197,8 @@ def test_audit_progress_reaches_the_reference_pool(digits_small):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         privaudit.audit_model(model, X, y, labels, attacks=["rmia"], population=(X_pop, y_pop),
-                              n_reference_models=4, progress=progress, n_jobs=1)
+                              reference=ReferenceSpec(n_models=4), progress=progress,
+                              n_jobs=1)
     assert any("reference models" in m for m in progress.messages)
     # The pool's own counted steps reached the same Progress (bars on a terminal).
     assert any(total == 4 for _, total in progress.tasks), progress.tasks

@@ -211,6 +211,23 @@ def test_empty_sections_keep_their_defaults_and_values_are_mapped(folder):
     assert cfg.out == folder / "audit-report"
 
 
+def test_reference_section_maps_onto_a_reference_spec(folder):
+    from privaudit.training import ReferenceSpec
+
+    config = {**_base(), "reference": {"n_models": 3, "mode": "offline",
+                                       "train_fraction": 0.25}}
+    cfg = _load(folder, config)
+    assert cfg.reference_spec() == ReferenceSpec(n_models=3, mode="offline",
+                                                 train_fraction=0.25)
+    assert _load(folder, _base()).reference_spec() == ReferenceSpec()
+
+
+@pytest.mark.parametrize("value", [0, 1.0, 1.5, "half"])
+def test_bad_train_fraction_names_the_key(folder, value):
+    config = {**_base(), "reference": {"train_fraction": value}}
+    assert "'reference.train_fraction' key of" in _error(folder, config)
+
+
 @pytest.mark.parametrize("content", [b"", b"\xff\xfe\x00binary", b"- a\n- b\n"])
 def test_empty_binary_or_non_mapping_file(folder, content):
     (folder / "audit.yaml").write_bytes(content)

@@ -75,7 +75,7 @@ import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from privaudit import audit_model
-from privaudit.training import CallableRecipe
+from privaudit.training import CallableRecipe, ReferenceSpec
 
 def train(X, y, *, random_state):  # defined in __main__: sent to workers by value
     return LogisticRegression(max_iter=200, random_state=random_state).fit(X, y)
@@ -85,7 +85,8 @@ X = X[:240] / 16.0; y = y[:240]
 target = LogisticRegression(max_iter=200).fit(X[:60], y[:60])
 results = audit_model(target, X[:120], y[:120], np.r_[np.ones(60, int), np.zeros(60, int)],
                       population=(X[120:], y[120:]), attacks=["loss", "lira-offline"],
-                      recipe=CallableRecipe(train), n_reference_models=2, n_jobs=2,
+                      reference=ReferenceSpec(recipe=CallableRecipe(train), n_models=2),
+                      n_jobs=2,
                       check_fidelity=False, slices=False)
 print("audited", sorted(r.attack for r in results))
 """

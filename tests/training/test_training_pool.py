@@ -161,7 +161,7 @@ def test_bad_arguments_raise_template_errors() -> None:
         ReferencePool(LR, 2).fit(X, y, audited=[5, 300])
     with pytest.raises(ValueError, match="free of duplicate"):
         ReferencePool(LR, 2).fit(X, y, audited=[5, 5])
-    with pytest.raises(ValueError, match="The 'n_jobs' parameter of LocalExecutor"):
+    with pytest.raises(ValueError, match="The 'n_jobs' parameter of ReferencePool"):
         ReferencePool(LR, 2, n_jobs=0).fit(X, y)
     with pytest.raises(ValueError, match="The 'cache_dir' parameter of ReferencePool"):
         ReferencePool(CallableRecipe(counting_train), 2, cache_dir="x").fit(X, y)

@@ -92,7 +92,8 @@ def test_ray_executor(ray_executor, tmp_path: Path) -> None:
     audits = {
         executor: privaudit.audit_model(
             target, X[:200], y[:200], labels, population=(X[200:], y[200:]),
-            attacks=["lira-offline", "rmia"], recipe=MLP, n_reference_models=4,
+            attacks=["lira-offline", "rmia"],
+            reference=privaudit.training.ReferenceSpec(recipe=MLP, n_models=4),
             executor=executor, n_jobs=2, random_state=0, check_fidelity=False,
         )
         for executor in ("local", "ray")

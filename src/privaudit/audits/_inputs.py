@@ -8,11 +8,9 @@ from typing import Any
 import numpy as np
 
 from privaudit._validation import (
-    EXECUTOR_NAMES,
     N_JOBS,
     RANDOM_STATE,
     REFERENCE_MODES,
-    REMOTE_EXECUTORS,
     align_on_index,
     check_binary_labels,
     check_directory,
@@ -27,6 +25,7 @@ __all__ = [
     "check_settings",
     "n_rows",
     "population_overlap",
+    "reference_spec",
 ]
 
 _FUNC = "audit_model"
@@ -96,61 +95,72 @@ def _check_population_disjoint(X: Any, y: Any, X_pop: Any, y_pop: Any) -> None:
 
 
 
-def reference_spec(reference: Any, *, recipe: Any, n_models: Any, mode: Any,
-                   train_fraction: Any, to_target: Any) -> Any:
+#: audit_model's deprecated flat keywords -> the ReferenceSpec field each one sets.
+FLAT_REFERENCE_KEYWORDS = {
+    "recipe": "recipe", "n_reference_models": "n_models", "reference_mode": "mode",
+    "reference_fraction": "train_fraction", "wrap": "to_target",
+}
+
+
+def reference_spec(reference: Any, **flat: Any) -> Any:
     """The audit's :class:`~privaudit.training.ReferenceSpec`, from it or the flat keywords.
 
-    ``n_reference_models``, ``reference_mode`` and ``recipe`` are shortcuts; the renamed
-    ``reference_fraction`` and ``wrap`` warn. Mixing a spec and flat keywords is an error.
+    ``flat`` holds the deprecated keywords of :func:`audit_model` (the keys of
+    :data:`FLAT_REFERENCE_KEYWORDS`, ``None`` when not given): they still work, with one
+    :class:`DeprecationWarning` naming the field to set instead. Mixing a spec and flat
+    keywords is an error; a bad flat value is refused under the keyword the caller used.
     """
-    import warnings
-
     from privaudit.training import ReferenceSpec
 
-    flat = {"recipe": recipe, "n_reference_models": n_models, "reference_mode": mode,
-            "reference_fraction": train_fraction, "wrap": to_target}
-    given = [k for k, v in flat.items() if v is not None]
+    given = {k: v for k, v in flat.items() if v is not None}
     if reference is not None:
         if not isinstance(reference, ReferenceSpec):
             raise param_error("reference", _FUNC, "a privaudit.training.ReferenceSpec",
                               f"<{type(reference).__name__}>", error=TypeError)
         if given:
-            raise param_error(given[0], _FUNC, "left out when 'reference' is given (set it "
-                              "in the ReferenceSpec)", flat[given[0]])
+            name = next(iter(given))
+            raise param_error(name, _FUNC, "left out when 'reference' is given (set "
+                              f"ReferenceSpec({FLAT_REFERENCE_KEYWORDS[name]}=...))",
+                              given[name])
         return reference
-    for old, new in (("reference_fraction", "train_fraction"), ("wrap", "to_target")):
-        if flat[old] is not None:
-            warnings.warn(f"{_FUNC}: '{old}' is deprecated; give reference=ReferenceSpec("
-                          f"{new}=...).", DeprecationWarning, stacklevel=3)
+    if not given:
+        return ReferenceSpec()
+    _warn_flat(given)
+    fields = {FLAT_REFERENCE_KEYWORDS[k]: v for k, v in given.items()}
     try:
-        return ReferenceSpec(
-            recipe=recipe, n_models=16 if n_models is None else n_models,
-            mode="auto" if mode is None else mode, train_fraction=train_fraction,
-            to_target=to_target)
+        return ReferenceSpec(**fields)
     except (TypeError, ValueError) as exc:  # name the keyword the caller used
-        message = str(exc).replace("'n_models' parameter of ReferenceSpec",
-                                   "'n_reference_models' parameter of audit_model")
-        message = message.replace("'mode' parameter of ReferenceSpec",
-                                  "'reference_mode' parameter of audit_model")
-        message = message.replace("'train_fraction' parameter of ReferenceSpec",
-                                  "'reference_fraction' parameter of audit_model")
-        message = message.replace("'to_target' parameter of ReferenceSpec",
-                                  "'wrap' parameter of audit_model")
+        message = str(exc)
+        for old, new in FLAT_REFERENCE_KEYWORDS.items():
+            message = message.replace(f"'{new}' parameter of ReferenceSpec",
+                                      f"'{old}' parameter of {_FUNC}")
         raise type(exc)(message) from None
+
+
+def _warn_flat(given: dict[str, Any]) -> None:
+    import warnings
+
+    old = ", ".join(f"'{k}'" for k in given)
+    new = ", ".join(f"{FLAT_REFERENCE_KEYWORDS[k]}=..." for k in given)
+    warnings.warn(f"{_FUNC}: {old} {'is' if len(given) == 1 else 'are'} deprecated and will "
+                  f"be removed; give reference=ReferenceSpec({new}) (from "
+                  "privaudit.training).", DeprecationWarning, stacklevel=4)
 
 
 def check_settings(
     *, random_state: Any, n_jobs: Any, executor: Any, address: Any, dataset: Any,
     cache_dir: Any, results_dir: Any, check_fidelity: Any, slices: Any, progress: Any,
-) -> None:
-    """Refuse bad settings of :func:`audit_model` before any work is done."""
+) -> Any:
+    """Refuse bad settings of :func:`audit_model` before any work is done.
+
+    Returns the executor (:func:`privaudit.training.get_executor`: a name with its
+    ``n_jobs`` / ``address``, or an executor object given alone).
+    """
+    from privaudit.training import get_executor
+
     RANDOM_STATE.check(random_state, param="random_state", func=_FUNC)
     # -1 is scikit-learn's "every CPU"; 0 and other negatives mean nothing.
     N_JOBS.check(n_jobs, param="n_jobs", func=_FUNC, allow_none=True)
-    if not callable(getattr(type(executor), "map_unordered", None)):  # else an Executor
-        EXECUTOR_NAMES.check(executor, param="executor", func=_FUNC, alternative="an Executor")
-        if executor not in REMOTE_EXECUTORS and address is not None:
-            raise param_error("address", _FUNC, "None with executor='local'", address)
     for name, value in (("address", address), ("dataset", dataset)):
         if value is not None and not isinstance(value, str):
             raise param_error(name, _FUNC, "a str", value, error=TypeError)
@@ -162,6 +172,7 @@ def check_settings(
             raise param_error(name, _FUNC, "True or False", value, error=TypeError)
     if progress is not None and not callable(progress):
         raise param_error("progress", _FUNC, "None or a callable", progress, error=TypeError)
+    return get_executor(executor, n_jobs=n_jobs, address=address, func=_FUNC)
 
 
 def check_records(X: Any, y: Any, labels: Any, record_ids: Any) -> tuple:

@@ -53,7 +53,7 @@ def audit_model(
     dataset: str = "",
     random_state: int = 0,
     n_jobs: int | None = None,
-    executor: str = "local",
+    executor: Any = "local",
     address: str | None = None,
     cache_dir: str | Path | None = None,
     results_dir: str | Path | None = None,
@@ -86,21 +86,20 @@ def audit_model(
         Constructor parameters per attack name, e.g. ``{"lira-online": {"fix_variance":
         True}}``.
     reference : ReferenceSpec, optional
-        The reference models (:class:`privaudit.training.ReferenceSpec`): ``recipe`` (how to
-        train a model "like the target"; default for a scikit-learn target: an unfitted
-        clone of it), ``n_models`` (default 16, shared by all reference attacks), ``mode``
-        (``auto``: online when ``lira-online`` is requested, the offline attacks then
-        reading the OUT models of the same pool as in Carlini et al., else offline:
-        reference models train on the population only), ``train_fraction`` (default: the
-        fraction of the candidate records that gives the reference models as many
-        training records as the target had, since a size mismatch silently weakens
-        reference-model attacks) and ``to_target`` (default :func:`as_target`).
-    recipe, n_reference_models, reference_mode
-        Shortcuts for ``ReferenceSpec(recipe=..., n_models=..., mode=...)``; not with
-        ``reference``.
-    reference_fraction, wrap
-        The old names of ``ReferenceSpec.train_fraction`` and ``to_target``
-        (deprecated, with a warning).
+        The reference models (:class:`privaudit.training.ReferenceSpec`; default
+        ``ReferenceSpec()``): ``recipe`` (how to train a model "like the target"; default
+        for a scikit-learn target: an unfitted clone of it), ``n_models`` (default 16,
+        shared by all reference attacks), ``mode`` (``auto``: online when ``lira-online``
+        is requested, the offline attacks then reading the OUT models of the same pool as
+        in Carlini et al., else offline: reference models train on the population only),
+        ``train_fraction`` (default: the fraction of the candidate records that gives the
+        reference models as many training records as the target had, since a size
+        mismatch silently weakens reference-model attacks) and ``to_target`` (default
+        :func:`as_target`).
+    recipe, n_reference_models, reference_mode, reference_fraction, wrap
+        Deprecated (a :class:`DeprecationWarning`; removed in a later release): the
+        fields ``recipe``, ``n_models``, ``mode``, ``train_fraction`` and ``to_target``
+        of ``reference``. Not together with ``reference``.
     record_ids : array-like, optional
         Identifiers of the audited records (default ``0..n-1``).
     dataset : str
@@ -108,9 +107,15 @@ def audit_model(
     random_state : int, default=0
         Seeds the reference pool and every attack: same seed, same numbers, whatever
         ``n_jobs`` or ``executor``.
-    n_jobs, executor, address, cache_dir
-        Parallel training of reference models (``executor="local"`` processes or
-        ``"ray"``, at ``address`` if given) and their on-disk cache (resumable).
+    executor : {"local", "ray"} or Executor, default="local"
+        Where reference models train: ``"local"`` processes, ``"ray"``, or an executor
+        object (:class:`~privaudit.training.LocalExecutor`,
+        :class:`~privaudit.training.RayExecutor`, anything with ``map_unordered``).
+    n_jobs, address
+        With an executor name only: worker processes (``-1``: every CPU) and the Ray
+        cluster's address. With an executor object, set them on the object.
+    cache_dir : path, optional
+        On-disk cache of the reference models (an interrupted audit resumes).
     results_dir : path, optional
         Each finished attack is saved there (``<target>-<hash>__<attack>-<hash>/``, see
         :class:`privaudit.results.ResultsStore`) and reused by a rerun with the same
@@ -150,31 +155,28 @@ def audit_model(
     list of AttackResult
         In the order of ``attacks``; ``labels`` and ``scores`` aligned with the rows of X.
     """
-    spec = reference_spec(reference, recipe=recipe, n_models=n_reference_models,
-                          mode=reference_mode, train_fraction=reference_fraction,
-                          to_target=wrap)
-    check_settings(
+    spec = reference_spec(reference, recipe=recipe, n_reference_models=n_reference_models,
+                          reference_mode=reference_mode,
+                          reference_fraction=reference_fraction, wrap=wrap)
+    runner = check_settings(
         random_state=random_state, n_jobs=n_jobs, executor=executor, address=address,
         dataset=dataset, cache_dir=cache_dir, results_dir=results_dir,
         check_fidelity=check_fidelity, slices=slices, progress=progress,
     )
-    recipe, n_reference_models, reference_mode = spec.recipe, spec.n_models, spec.mode
     from privaudit.targets import as_target
 
     tgt = as_target(target)
     X, y_arr, lab, record_ids = check_records(X, y, labels, record_ids)
-    names, params = check_attack_names(attacks, attack_params, reference_mode, tgt.task)
-    plan = plan_model_audit(names, params, tgt=tgt, reference_mode=reference_mode,
+    names, params = check_attack_names(attacks, attack_params, spec.mode, tgt.task)
+    plan = plan_model_audit(names, params, tgt=tgt, reference_mode=spec.mode,
                             augmentations=augmentations)
-    _check_attack_plan(plan, tgt, lab, n_reference_models)
+    _check_attack_plan(plan, tgt, lab, spec.n_models)
     X_pop, y_pop = check_population(population, X, y_arr)
     _require_population(plan, X_pop)
     audit = _ModelAudit(tgt, X, y_arr, lab, X_pop, y_pop, plan, {
-        # "reference_fraction" keeps its name here: it is part of saved results' run keys.
-        "recipe": recipe, "n_reference_models": n_reference_models,
-        "to_target": spec.to_target, "reference_fraction": spec.train_fraction,
-        "n_jobs": n_jobs, "executor": executor,
-        "address": address, "cache_dir": cache_dir, "check_fidelity": check_fidelity,
+        "recipe": spec.recipe, "n_reference_models": spec.n_models,
+        "to_target": spec.to_target, "train_fraction": spec.train_fraction,
+        "executor": runner, "cache_dir": cache_dir, "check_fidelity": check_fidelity,
     })
     audit.run = _model_run(audit, record_ids=record_ids, dataset=dataset,
                            random_state=random_state, results_dir=results_dir,
@@ -277,7 +279,8 @@ class _ModelAudit:
 
     def parts(self, name: str) -> tuple:
         s = self.settings
-        return self.plan.key_parts(name, s["n_reference_models"], s["reference_fraction"])
+        # The run key digests values, not names: renaming the fraction kept saved keys.
+        return self.plan.key_parts(name, s["n_reference_models"], s["train_fraction"])
 
     def loop(self) -> list[Any]:
         """Reuse what is saved, run the rest by kind, return in the order asked."""
@@ -357,7 +360,7 @@ class _ModelAudit:
         recipe = _default_recipe(s["recipe"], self.tgt, names)
         n_pop = 0 if self.y_pop is None else len(self.y_pop)
         n_candidates = (len(self.y) if plan.mode == "online" else 0) + n_pop
-        fraction = _reference_fraction(s["reference_fraction"], self.labels, n_candidates)
+        fraction = _train_fraction(s["train_fraction"], self.labels, n_candidates)
         self.run.say(f"training {s['n_reference_models']} reference models ({plan.mode}, "
                      f"each on {fraction:.0%} of {n_candidates} records)")
         reference = collect_reference_outputs(
@@ -365,8 +368,8 @@ class _ModelAudit:
             n_models=s["n_reference_models"], mode=plan.mode,  # type: ignore[arg-type]
             train_fraction=fraction,
             query_population=bool(plan.needs_population) or self.X_pop is not None,
-            to_target=s["to_target"] or as_target, executor=s["executor"], n_jobs=s["n_jobs"],
-            address=s["address"], cache_dir=s["cache_dir"],
+            to_target=s["to_target"] or as_target, executor=s["executor"],
+            cache_dir=s["cache_dir"],
             random_state=self.run.random_state, progress=self.run.progress,
             augmentations=(plan.augmentations
                            if any(plan.augmented(a) for a in names) else None),
@@ -398,7 +401,7 @@ def _default_recipe(recipe: Any, tgt: Any, names: list[str]) -> Any:
     return clone(estimator)
 
 
-def _reference_fraction(fraction: float | None, labels: np.ndarray, n_candidates: int) -> float:
+def _train_fraction(fraction: float | None, labels: np.ndarray, n_candidates: int) -> float:
     """The fraction given, or as many training records as the target had (at most half).
 
     Never more than half of the candidates: every record must stay OUT of enough models

@@ -84,11 +84,15 @@ class ModelAuditPlan:
         return self.augmentations is not None and self.tags[name].augmented_queries
 
     def key_parts(self, name: str, n_reference_models: int,
-                  reference_fraction: float | None) -> tuple:
-        """What, besides the run, changes ``name``'s result: its parameters and pool."""
+                  train_fraction: float | None) -> tuple:
+        """What, besides the run, changes ``name``'s result: its parameters and pool.
+
+        Only values enter the run key (never parameter names), so saved results keep
+        their keys across renames (``reference_fraction`` -> ``train_fraction``).
+        """
         ref_part: Any = None
         if self.tags[name].needs_reference_models:
-            ref_part = (n_reference_models, self.mode, reference_fraction)
+            ref_part = (n_reference_models, self.mode, train_fraction)
             if self.augmented(name):
                 ref_part = (*ref_part, [repr(a) for a in self.augmentations or ()])
         return (self.params.get(name, {}), ref_part)

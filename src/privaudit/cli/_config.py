@@ -172,6 +172,16 @@ class AuditConfig:
     #: How messages name the configuration (its path as given).
     source: str = "the audit configuration"
 
+    def reference_spec(self, recipe: Any = None) -> Any:
+        """The ``reference`` section as :func:`privaudit.audit_model` takes it.
+
+        ``recipe`` is the loaded ``reference.recipe`` (``None``: a clone of the target).
+        """
+        from privaudit.training import ReferenceSpec
+
+        return ReferenceSpec(recipe=recipe, n_models=self.n_reference_models,
+                             mode=self.reference_mode, train_fraction=self.train_fraction)
+
 
 def _at(base: Path, value: str) -> Path:
     path = Path(value)

@@ -130,13 +130,9 @@ def run_audit_config(
     (X, y, labels, ids), population = load_records(cfg, target)
     recipe = _load_recipe(cfg, base)
     out_dir = out or cfg.out
-    from privaudit.training import ReferenceSpec
-
-    reference = ReferenceSpec(recipe=recipe, n_models=cfg.n_reference_models,
-                              mode=cfg.reference_mode, train_fraction=cfg.train_fraction)
     results = audit_model(
         target, X, y, labels, population=population, attacks=cfg.attacks,
-        attack_params=cfg.attack_params, reference=reference, record_ids=ids,
+        attack_params=cfg.attack_params, reference=cfg.reference_spec(recipe), record_ids=ids,
         dataset=cfg.data_path.name, random_state=cfg.random_state, n_jobs=cfg.n_jobs,
         executor=cfg.executor,
         address=cfg.address, cache_dir=cfg.cache_dir, results_dir=out_dir / "results",

@@ -82,6 +82,7 @@ def run_reference_study(
 
     from privaudit import audit_model
     from privaudit.targets import SklearnTarget
+    from privaudit.training import ReferenceSpec
 
     say = progress or (lambda message: None)
     X, y = load_digits(return_X_y=True)
@@ -106,7 +107,8 @@ def run_reference_study(
         results = audit_model(
             target, X[audited], y[audited], labels,
             population=(X[population], y[population]), attacks=list(attacks),
-            recipe=mlp(), n_reference_models=n_reference_models, record_ids=audited,
+            reference=ReferenceSpec(recipe=mlp(), n_models=n_reference_models),
+            record_ids=audited,
             dataset="sklearn::digits", random_state=random_state, n_jobs=n_jobs,
             executor=executor, cache_dir=cache_dir, progress=say,
             augmentations=augmentations,

@@ -33,7 +33,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, runtime_checkable
 
 from privaudit._optional import import_optional
-from privaudit._validation import N_JOBS, param_error
+from privaudit._validation import EXECUTOR_NAMES, N_JOBS, REMOTE_EXECUTORS, param_error
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor"]
 
@@ -553,11 +553,21 @@ class RayExecutor:
 # --------------------------------------------------------------------------- factory
 
 
+_EXECUTOR_FORMS = f"{EXECUTOR_NAMES.expected.replace(' or ', ', ')} or an Executor"
+
+
+def _is_executor(executor: Any) -> bool:
+    # Not isinstance(executor, Executor): on Python < 3.12 that evaluates every protocol
+    # attribute, and RayExecutor.n_workers would start Ray.
+    return not isinstance(executor, str) and callable(
+        getattr(type(executor), "map_unordered", None))
+
+
 def get_executor(
     executor: str | Executor = "local", *, n_jobs: int | None = None,
-    address: str | None = None,
+    address: str | None = None, func: str = "get_executor",
 ) -> Executor:
-    """Return an executor by name.
+    """Return the executor given as a name or as an object: the one place both are read.
 
     Parameters
     ----------
@@ -567,9 +577,13 @@ def get_executor(
         CPUs if given). An object with a ``map_unordered`` method is returned as is.
     n_jobs : int, optional
         Local: number of worker processes (``-1`` = all CPUs). Ray: CPUs of a local
-        instance started here (ignored when connecting to a cluster).
+        instance started here (ignored when connecting to a cluster). Only with a name:
+        an executor object carries its own workers.
     address : str, optional
         Ray cluster address; only with ``executor="ray"``.
+    func : str, default="get_executor"
+        The function whose parameters these are, as errors name it (``audit_model``,
+        ``ReferencePool``, ...).
 
     Returns
     -------
@@ -578,23 +592,35 @@ def get_executor(
 
     Raises
     ------
+    ValueError
+        An unknown name, ``address`` with ``"local"``, or ``n_jobs`` / ``address`` with an
+        executor object (they would be silently ignored).
     ImportError
         With ``executor="ray"`` when Ray is not installed (``pip install
         'privaudit[distributed]'``).
+
+    Examples
+    --------
+    >>> from privaudit.training import LocalExecutor, get_executor
+    >>> get_executor("local", n_jobs=2)
+    LocalExecutor(n_jobs=2)
+    >>> ex = LocalExecutor(n_jobs=1)
+    >>> get_executor(ex) is ex
+    True
     """
-    # Not isinstance(executor, Executor): on Python < 3.12 that evaluates every protocol
-    # attribute, and RayExecutor.n_workers would start Ray.
-    if not isinstance(executor, str) and callable(getattr(type(executor), "map_unordered", None)):
+    if _is_executor(executor):
+        for name, value in (("n_jobs", n_jobs), ("address", address)):
+            if value is not None:
+                raise param_error(name, func, "None when 'executor' is an Executor object "
+                                  f"(set it on {type(executor).__name__} instead)", value)
         return executor
-    if executor == "local":
-        if address is not None:
-            raise param_error("address", "get_executor", "None with executor='local'", address)
-        return LocalExecutor(n_jobs)
+    if not isinstance(executor, str):
+        raise param_error("executor", func, _EXECUTOR_FORMS, executor, error=TypeError)
+    EXECUTOR_NAMES.check(executor, param="executor", func=func, alternative="an Executor")
+    if executor not in REMOTE_EXECUTORS and address is not None:
+        raise param_error("address", func, f"None with executor={executor!r}", address)
     if executor == "ray":
         _import_ray()  # fail now, not at the first task, when Ray is missing
-        n = None if n_jobs is None else _check_n_jobs(n_jobs, "get_executor")
+        n = None if n_jobs is None else _check_n_jobs(n_jobs, func)
         return RayExecutor(address, num_cpus=n)
-    raise param_error(
-        "executor", "get_executor", "'local', 'ray' or an Executor", executor,
-        error=TypeError if not isinstance(executor, str) else ValueError,
-    )
+    return LocalExecutor(_check_n_jobs(n_jobs, func))

@@ -204,10 +204,12 @@ class ReferencePool:
         Fraction of the candidate records each model trains on (in expectation; every record
         is IN for ``floor`` or ``ceil`` of ``train_fraction * n_models`` models).
     executor : {"local", "ray"} or Executor, default="local"
-        Where models train (see :func:`get_executor`).
+        Where models train: a name, or an executor object such as
+        ``LocalExecutor(n_jobs=4)`` or ``RayExecutor(address)`` (see
+        :func:`get_executor`).
     n_jobs : int, optional
-        Local worker processes (``None``/1: inline; -1: all CPUs), or the CPUs of a local
-        Ray instance started here.
+        With a name only: local worker processes (``None``/1: inline; -1: all CPUs), or
+        the CPUs of a local Ray instance started here.
     address : str, optional
         Ray cluster address (``executor="ray"`` only).
     cache_dir : path, optional
@@ -286,6 +288,13 @@ class ReferencePool:
         self.cache_dir = cache_dir
         self.random_state = random_state
 
+    @property
+    def sample_fraction(self) -> float:
+        """The old name of :attr:`train_fraction` (deprecated, with a warning)."""
+        warnings.warn(f"{_NAME}: 'sample_fraction' is now called 'train_fraction'; the old "
+                      "name will be removed.", DeprecationWarning, stacklevel=2)
+        return self.train_fraction
+
     # ------------------------------------------------------------------ fit
 
     def _check_params(self) -> tuple[TrainingRecipe, Executor]:
@@ -304,7 +313,8 @@ class ReferencePool:
                 "None for a recipe that cannot save models (give CallableRecipe save= and "
                 "load=)", self.cache_dir,
             )
-        executor = get_executor(self.executor, n_jobs=self.n_jobs, address=self.address)
+        executor = get_executor(self.executor, n_jobs=self.n_jobs, address=self.address,
+                                func=_NAME)
         return recipe, executor
 
     def _open_cache(

@@ -251,8 +251,9 @@ def collect_reference_outputs(
         Turns a trained model into a :class:`~privaudit.targets.Target` (e.g. a
         ``TorchTarget`` factory for torch recipes). Must be picklable for worker processes.
     executor, n_jobs, address, cache_dir, random_state
-        See :class:`~privaudit.training.ReferencePool` (``executor`` a name or an
-        :class:`~privaudit.training.Executor`).
+        See :class:`~privaudit.training.ReferencePool`: ``executor`` is a name
+        (``"local"``, ``"ray"``; ``n_jobs`` and ``address`` go with it) or an
+        :class:`~privaudit.training.Executor` object (then without them).
     augmentations : list of callables, optional
         Also query every model on each augmented copy of the audited records (callables
         ``X -> X'`` keeping the shape and the labels, picklable, e.g.
@@ -272,12 +273,13 @@ def collect_reference_outputs(
     -------
     ReferenceOutputs
     """
-    from privaudit.training import ReferencePool
+    from privaudit.training import ReferencePool, get_executor
 
     func = "collect_reference_outputs"
     train_fraction = renamed(sample_fraction, "sample_fraction", train_fraction,
                              "train_fraction", 0.5, func=func)
     to_target = renamed(wrap, "wrap", to_target, "to_target", as_target, func=func)
+    executor = get_executor(executor, n_jobs=n_jobs, address=address, func=func)
     if mode not in ("online", "offline"):
         raise param_error("mode", func, "'online' or 'offline'", mode)
     n_audited = len(X)
@@ -303,7 +305,7 @@ def collect_reference_outputs(
     population_idx = np.arange(n_audited, n_audited + n_population)
     pool = ReferencePool(
         recipe, n_models, mode=mode, train_fraction=train_fraction, executor=executor,
-        n_jobs=n_jobs, address=address, cache_dir=cache_dir, random_state=random_state,
+        cache_dir=cache_dir, random_state=random_state,
     )
     pool.fit(X_all, y_all, audited=audited_idx,
              population=population_idx if has_population else None, progress=progress)
