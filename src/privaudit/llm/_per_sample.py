@@ -20,6 +20,7 @@ References
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -107,30 +108,44 @@ class PerSampleRecorder:
                                   else grad.detach())
         self.outputs.clear()
 
-    def _contribution(self, module: Any, name: str, rows: slice) -> Any:
-        """The per-text gradient of ``module.name`` for texts ``rows``: (n, *shape)."""
+    def _contribution(self, module: Any, name: str, rows: slice,
+                      part: slice = slice(None)) -> Any:
+        """Per-text gradient of ``module.name`` for texts ``rows``: ``(n, *shape)``.
+
+        ``part`` keeps only those indices of the parameter's first dimension (output rows
+        of a linear layer, input rows of a Conv1D, vocabulary rows of an embedding), so a
+        V x d gradient is built a block of rows at a time.
+        """
         import torch
 
         x, g = self.inputs[module][rows], self.grads[module][rows].float()
         kind = _kind(module)
         if name == "bias":
-            return g.sum(dim=tuple(range(1, g.dim() - 1)))
+            return g.sum(dim=tuple(range(1, g.dim() - 1)))[:, part]
         if kind == "linear":
-            return torch.einsum("bto,bti->boi", g, x.float())
+            return torch.einsum("bto,bti->boi", g[..., part], x.float())
         if kind == "conv1d":
-            return torch.einsum("bti,bto->bio", x.float(), g)
+            return torch.einsum("bti,bto->bio", x.float()[..., part], g)
         if kind == "layer_norm":
             xhat = torch.nn.functional.layer_norm(x.float(), module.normalized_shape,
                                                   eps=module.eps)
-            return (g * xhat).sum(dim=tuple(range(1, g.dim() - 1)))
-        out = torch.zeros((g.shape[0], *module.weight.shape), dtype=g.dtype)
+            return (g * xhat).sum(dim=tuple(range(1, g.dim() - 1)))[:, part]
+        lo, hi, _ = part.indices(module.weight.shape[0])
         index = x.reshape(g.shape[0], -1)
-        out.scatter_add_(1, index[..., None].expand(-1, -1, g.shape[-1]),
+        # Tokens outside [lo, hi) land in one spare row, dropped after.
+        local = torch.where((index >= lo) & (index < hi), index - lo, hi - lo)
+        out = torch.zeros((g.shape[0], hi - lo + 1, *module.weight.shape[1:]), dtype=g.dtype)
+        out.scatter_add_(1, local[..., None].expand(-1, -1, g.shape[-1]),
                          g.reshape(g.shape[0], -1, g.shape[-1]))
-        return out
+        return out[:, :-1]
 
     def norms(self, n_texts: int, p: float) -> Any:
-        """``(n_texts,)`` mean over parameter tensors of each text's gradient p-norm."""
+        """``(n_texts,)`` mean over parameter tensors of each text's gradient p-norm.
+
+        At most about ``_BUDGET`` gradient elements are held at once: several texts of a
+        small parameter, or one text's block of rows of a large one (a 50k x 768
+        embedding), the blocks' partial norms combined exactly.
+        """
         import torch
 
         total = torch.zeros(n_texts, dtype=torch.float64)
@@ -140,11 +155,15 @@ class PerSampleRecorder:
                 total += self._tied_l2(owners, n_texts)
                 continue
             step = max(1, _BUDGET // max(1, param.numel()))
+            n_rows = param.shape[0] if param.dim() else 1
+            block = max(1, _BUDGET // max(1, param[0].numel())) if param.dim() else 1
             for start in range(0, n_texts, step):
                 rows = slice(start, min(start + step, n_texts))
-                grad = sum(self._contribution(m, name, rows) for m, name in owners)
-                total[rows] += torch.linalg.vector_norm(grad.flatten(1).double(), ord=p,
-                                                        dim=1)
+                total[rows] += _combine([
+                    torch.linalg.vector_norm(
+                        sum(self._contribution(m, name, rows, slice(lo, lo + block))
+                            for m, name in owners).flatten(1).double(), ord=p, dim=1)
+                    for lo in range(0, n_rows, block)], p)
         return total / len(self.params)
 
     def _tied_l2(self, owners: list[tuple[Any, str]], n_texts: int) -> Any:
@@ -171,6 +190,16 @@ class PerSampleRecorder:
             e2 = ((ids[:, None] == ids[None, :]) * (d @ d.T)).sum()
             out[b] = (a2 + 2 * cross + e2).clamp_min(0.0).sqrt()
         return out
+
+
+def _combine(partial_norms: list[Any], p: float) -> Any:
+    """The p-norm of a vector from the p-norms of the blocks it was cut into."""
+    import torch
+
+    stacked = torch.stack(partial_norms)
+    if p == math.inf:
+        return stacked.max(dim=0).values
+    return (stacked ** p).sum(dim=0) ** (1.0 / p)
 
 
 def _tied_output(owners: list[tuple[Any, str]]) -> bool:
