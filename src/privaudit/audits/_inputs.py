@@ -36,34 +36,6 @@ def n_rows(X: Any) -> int:
     return int(shape[0]) if shape is not None else len(X)
 
 
-def _row_hashes(X: Any, y: Any) -> np.ndarray:
-    """One 64-bit hash per (features, label) row, vectorised (pandas' hash of rows).
-
-    Values are normalised first (numbers to float64, everything else and the labels to
-    str, columns by position) so that the same record read as int in one file and as float
-    or text in another still collides: pandas' row hash depends on the dtype.
-    """
-    import pandas as pd
-
-    if isinstance(X, pd.DataFrame):
-        frame = X.reset_index(drop=True)
-        frame.columns = range(frame.shape[1])
-    else:
-        arr = np.asarray(X)
-        frame = pd.DataFrame(arr.reshape(len(arr), -1))
-    columns = {}
-    for col in frame.columns:
-        series = frame[col]
-        numeric = pd.to_numeric(series, errors="coerce")
-        if numeric.notna().sum() == series.notna().sum():
-            columns[col] = numeric.astype(np.float64)
-        else:
-            columns[col] = series.astype(str)
-    normalised = pd.DataFrame(columns)
-    normalised["__label__"] = pd.Series(np.asarray(y)).astype(str).to_numpy()
-    return pd.util.hash_pandas_object(normalised, index=False).to_numpy()
-
-
 def population_overlap(X: Any, y: Any, X_pop: Any, y_pop: Any) -> tuple[int, int, int]:
     """Audited rows that the population repeats on what the model sees (features, label).
 
@@ -73,13 +45,26 @@ def population_overlap(X: Any, y: Any, X_pop: Any, y_pop: Any) -> tuple[int, int
         How many audited rows equal some population row, and the first such pair
         (positions, from 0; ``-1`` when none).
     """
-    audited = _row_hashes(X, y)
-    pop = _row_hashes(X_pop, y_pop)
-    shared = np.flatnonzero(np.isin(audited, pop))
+    from privaudit._rows import rows_found_in
+
+    audited, pop = _with_label(X, y), _with_label(X_pop, y_pop)
+    shared = np.flatnonzero(rows_found_in(audited, pop))
     if not shared.size:
         return 0, -1, -1
     first = int(shared[0])
-    return int(shared.size), int(np.flatnonzero(pop == audited[first])[0]), first
+    partner = np.flatnonzero(rows_found_in(pop, audited.iloc[[first]]))
+    return int(shared.size), int(partner[0]), first
+
+
+def _with_label(X: Any, y: Any) -> Any:
+    """The rows as the model sees them: features by position, then the label."""
+    import pandas as pd
+
+    frame = (X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else
+             pd.DataFrame(np.asarray(X).reshape(len(X), -1)))
+    frame.columns = range(frame.shape[1])
+    frame[frame.shape[1]] = np.asarray(y).astype(str)
+    return frame
 
 
 def _check_population_disjoint(X: Any, y: Any, X_pop: Any, y_pop: Any) -> None:

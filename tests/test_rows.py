@@ -1,0 +1,88 @@
+"""The shared exact row matcher against a plain set of normalised tuples."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import privaudit._rows as rows_module
+from privaudit._rows import normalised_tables, row_hashes, rows_found_in
+
+
+def _key(value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ("missing",)
+    try:
+        return ("number", float(value) + 0.0)
+    except (TypeError, ValueError):
+        return ("text", str(value))
+
+
+def reference_found(queries, candidates):
+    """Each query row as a tuple of normalised cells, looked up in a Python set."""
+    def kinds(col):
+        cells = [v for t in (queries, candidates) for v in t.iloc[:, col]
+                 if _key(v) != ("missing",)]
+        return all(_key(v)[0] == "number" for v in cells)
+
+    numeric = [kinds(c) for c in range(queries.shape[1])]
+
+    def row(table, i):
+        return tuple(_key(v) if num or _key(v) == ("missing",) else ("text", str(v))
+                     for v, num in zip(table.iloc[i], numeric, strict=True))
+
+    seen = {row(candidates, j) for j in range(len(candidates))}
+    return np.array([row(queries, i) in seen for i in range(len(queries))])
+
+
+cells = st.one_of(st.integers(0, 3), st.sampled_from([0.0, -0.0, 1.0, 2.5, math.nan]),
+                  st.sampled_from(["a", "b", "1"]), st.none())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3).flatmap(lambda w: st.tuples(
+    st.lists(st.lists(cells, min_size=w, max_size=w), min_size=0, max_size=12),
+    st.lists(st.lists(cells, min_size=w, max_size=w), min_size=0, max_size=12))))
+def test_equals_a_set_of_normalised_tuples(tables):
+    q_rows, c_rows = tables
+    width = len((q_rows or c_rows or [[0]])[0])
+    q = pd.DataFrame(q_rows, columns=range(width)) if q_rows else pd.DataFrame(
+        columns=range(width))
+    c = pd.DataFrame(c_rows, columns=range(width)) if c_rows else pd.DataFrame(
+        columns=range(width))
+    assert rows_found_in(q, c).tolist() == reference_found(q, c).tolist()
+
+
+def test_numbers_match_across_types_and_text_stays_text():
+    q = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", None]})
+    c = pd.DataFrame({"a": ["1.0", "2", "3"], "b": ["x", "z", np.nan]})
+    assert rows_found_in(q, c).tolist() == [True, False, True]
+    mixed = pd.DataFrame({"a": ["1", "one"]})
+    assert rows_found_in(pd.DataFrame({"a": [1.0]}), mixed).tolist() == [False]  # text: "1.0"
+
+
+def test_a_hash_collision_never_counts_as_a_match(monkeypatch):
+    # Every row hashes alike: only the value check can tell them apart.
+    monkeypatch.setattr(rows_module.pd.util, "hash_pandas_object",
+                        lambda frame, index=False: pd.Series(np.zeros(len(frame), np.uint64)))
+    q = pd.DataFrame({"a": [1, 2, 5]})
+    c = pd.DataFrame({"a": [3, 2, 4, 1]})
+    assert rows_found_in(q, c).tolist() == [True, True, False]
+
+
+def test_hashes_are_joint_and_equal_for_equal_rows():
+    h1, h2 = row_hashes(pd.DataFrame({"a": [1, 2]}), np.array([["2"], ["1"]]))
+    assert h1[0] == h2[1] and h1[1] == h2[0]
+    assert h1.dtype == np.uint64
+
+
+def test_tables_of_different_widths_are_refused():
+    with pytest.raises(ValueError, match="same number of columns"):
+        normalised_tables(pd.DataFrame({"a": [1]}), pd.DataFrame({"a": [1], "b": [2]}))
+
+
+def test_empty_candidates_match_nothing():
+    assert rows_found_in(pd.DataFrame({"a": [1]}), pd.DataFrame({"a": []})).tolist() == [False]
