@@ -211,16 +211,17 @@ def report(
     """Rebuild the reports (HTML, JSON, CSV, plots) from saved results."""
     _check_options("report", out=out, n_bootstrap=n_bootstrap, seed=seed)
     from privaudit.report import build_report
-    from privaudit.results import load_results
+    from privaudit.results import load_all_results
 
     console = _console()
     try:
-        results = load_results(results_dirs)
+        results = load_all_results(results_dirs)
     except FileNotFoundError:
         results = []
     if not results:
-        raise ValueError("There are no saved results (result.json) to report: no saved "
-                         f"results found under {', '.join(map(str, results_dirs))}.")
+        raise ValueError("There are no saved results (result.json, risk.json, "
+                         "proximity.json) to report: no saved results found under "
+                         f"{', '.join(map(str, results_dirs))}.")
     with _progress(console, status="Bootstrapping...") as progress:
         index = build_report(results, out, n_bootstrap=n_bootstrap, random_state=seed,
                              progress=progress)

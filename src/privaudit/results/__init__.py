@@ -12,9 +12,12 @@ the file, and only files inside a result's own folder are read. Every CSV file p
 writes goes through :func:`write_csv` (cells never start a formula), and every result
 folder is named by :func:`result_folder_name` (unique per target and attack name).
 
-A :class:`RiskResult` holds the counts of a count-based risk (attack, baseline and control
-successes, anonymeter style) with Wilson intervals and the residual risk. Results files are
-strict JSON; :func:`mark_non_finite` / :func:`restore_non_finite` keep infinity apart from
+A :class:`ProximityResult` holds one closeness value per synthetic row (distance to the
+closest training record, distance ratio, copy or not) beside the same per unseen holdout
+row, summarised with distribution-free intervals. A :class:`RiskResult` holds the counts
+of a count-based risk (attack, baseline and control successes, anonymeter style) with
+Wilson intervals and the residual risk. Results files are strict JSON;
+:func:`mark_non_finite` / :func:`restore_non_finite` keep infinity apart from
 undefined (both ``null``) with a ``<key>_status`` key. The file helpers (:func:`atomic_write`,
 :func:`dump_json`...) and the checks of report settings (:func:`check_fprs`,
 :func:`check_n_bootstrap`) are public for the reports.
@@ -48,12 +51,20 @@ from privaudit.results._metric_policy import (
     check_n_bootstrap,
     fpr_key,
 )
+from privaudit.results._proximity import ProximityResult, quantile_interval
 from privaudit.results._risk import RiskResult
 from privaudit.results._slicing import SLICE_TYPES, slice_metrics, vulnerability_ranking
-from privaudit.results._store import ResultsStore, result_folder_names
+from privaudit.results._store import (
+    RESULT_KINDS,
+    ResultsStore,
+    load_all_results,
+    load_result,
+    result_folder_names,
+)
 
 __all__ = [
     "DEFAULT_FPRS",
+    "RESULT_KINDS",
     "SLICE_TYPES",
     "AttackResult",
     "AuditInfo",
@@ -61,6 +72,7 @@ __all__ = [
     "Convention",
     "DamagedResultWarning",
     "Finding",
+    "ProximityResult",
     "ResultFileError",
     "ResultsStore",
     "RiskResult",
@@ -75,8 +87,11 @@ __all__ = [
     "dump_json",
     "file_name_part",
     "fpr_key",
+    "load_all_results",
+    "load_result",
     "load_results",
     "mark_non_finite",
+    "quantile_interval",
     "restore_csv_cell",
     "restore_non_finite",
     "result_folder_name",

@@ -274,3 +274,28 @@ def result_folder_name(target: str, attack: str) -> str:
     :func:`file_name_part`); the real names are kept in each ``result.json``.
     """
     return f"{file_name_part(target, 'target')}__{file_name_part(attack, 'attack')}"
+
+
+def read_strict_json(json_path: Path, expected_format: str, what: str) -> dict[str, Any]:
+    """Read a strict-JSON result file of format ``expected_format``.
+
+    Non-finite numbers are restored (see :func:`restore_non_finite`).
+
+    Raises
+    ------
+    ResultFileError
+        When the file cannot be read, is not strict JSON (``NaN`` and ``Infinity`` tokens
+        refused) or is not a ``what`` (another format).
+    """
+    def refuse(token: str) -> None:
+        raise ValueError(f"the non-standard token {token}")
+
+    try:
+        doc = json.loads(Path(json_path).read_text(encoding="utf-8"), parse_constant=refuse)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ResultFileError(f"{json_path} is not a readable strict-JSON file: {exc}") \
+            from None
+    if not isinstance(doc, dict) or doc.get("format") != expected_format:
+        raise ResultFileError(f"{json_path} is not a privaudit {what} (format "
+                              f"{expected_format!r} expected).")
+    return restore_non_finite(doc)

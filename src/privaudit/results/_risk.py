@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import os
@@ -14,7 +13,8 @@ from typing import Any
 import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
 from privaudit.exceptions import BaselineWarning
-from privaudit.results._io import ResultFileError, dump_json, restore_non_finite
+from privaudit.results._audit_info import AuditInfo
+from privaudit.results._io import ResultFileError, dump_json, read_strict_json
 
 __all__ = ["RISK_FILE", "RiskResult"]
 
@@ -73,6 +73,9 @@ class RiskResult:
         Level of every interval.
     parameters, extra : dict
         The attack's parameters and anything else to keep (strict-JSON types).
+    audit : AuditInfo
+        What the audit that ran the attack stamps on it (run key, kind, findings); the
+        object is mutable even though the result is not.
 
     Warns
     -----
@@ -102,6 +105,7 @@ class RiskResult:
     confidence: float = 0.95
     parameters: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    audit: AuditInfo = field(default_factory=AuditInfo)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -124,6 +128,9 @@ class RiskResult:
                                   error=TypeError)
         set_(self, "confidence", check_fraction(self.confidence, param="confidence",
                                                 func="RiskResult"))
+        if not isinstance(self.audit, AuditInfo):
+            raise param_error("audit", "RiskResult", "an AuditInfo", self.audit,
+                              error=TypeError)
         if not self.better_than_baseline:
             warnings.warn(
                 f"{self.name}: the attack succeeds no more often than its baseline "
@@ -197,7 +204,7 @@ class RiskResult:
 
         doc: dict[str, Any] = {"format": _FORMAT}
         doc.update({name: getattr(self, name) for name in (*_TEXTS, *_COUNTS, "confidence")})
-        doc.update(parameters=self.parameters, extra=self.extra)
+        doc.update(parameters=self.parameters, extra=self.extra, audit=self.audit.to_dict())
         doc["rates"] = {"attack": est(self.attack_rate), "baseline": est(self.baseline_rate),
                         "control": est(self.control_rate)}
         doc["risk"] = est(self.risk())
@@ -228,7 +235,7 @@ class RiskResult:
         if not json_path.is_file():
             raise FileNotFoundError(f"No {RISK_FILE} in {path}: is it a folder written by "
                                     "RiskResult.save?")
-        doc = _read_strict_json(json_path)
+        doc = read_strict_json(json_path, _FORMAT, "risk result")
         kwargs = {k: doc.get(k) for k in (*_TEXTS, *_COUNTS, "confidence", "parameters",
                                           "extra") if k in doc}
         for key in ("parameters", "extra"):
@@ -236,9 +243,10 @@ class RiskResult:
                 raise ResultFileError(f"{json_path} is damaged: the key {key!r} must be an "
                                       "object.")
         try:
+            audit = AuditInfo.from_dict(doc.get("audit") or {})
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", BaselineWarning)
-                return cls(**kwargs)
+                return cls(**kwargs, audit=audit)
         except (TypeError, ValueError) as exc:
             raise ResultFileError(f"{json_path} holds invalid data: {exc}") from None
 
@@ -250,18 +258,3 @@ def _centre_and_error(rate: pm.Estimate) -> tuple[float, float]:
 
 def _clip(value: float) -> float:
     return min(max(value, 0.0), 1.0)
-
-
-def _read_strict_json(json_path: Path) -> dict[str, Any]:
-    def refuse(token: str) -> None:
-        raise ValueError(f"the non-standard token {token}")
-
-    try:
-        doc = json.loads(json_path.read_text(encoding="utf-8"), parse_constant=refuse)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ResultFileError(f"{json_path} is not a readable strict-JSON file: {exc}") \
-            from None
-    if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
-        raise ResultFileError(f"{json_path} is not a privaudit risk result (format "
-                              f"{_FORMAT!r} expected).")
-    return restore_non_finite(doc)

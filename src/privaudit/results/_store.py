@@ -3,22 +3,55 @@
 An audit writes each finished attack through a :class:`ResultsStore` and a rerun reads it
 back from there; ``privaudit report`` reads a folder of them. The layout is
 ``<directory>/<target>-<hash>__<attack>-<hash>/`` (:func:`result_folder_name`), each
-folder written by :meth:`AttackResult.save` (``result.json`` last, atomically).
+folder written by its result's ``save`` (its JSON file last, atomically). Three result
+kinds share the layout, told apart by that file: ``result.json``
+(:class:`AttackResult`), ``risk.json`` (:class:`RiskResult`) and ``proximity.json``
+(:class:`ProximityResult`).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from privaudit._validation import param_error
-from privaudit.results._attack_result import AttackResult, load_results
-from privaudit.results._io import result_folder_name
+from privaudit.results._attack_result import AttackResult
+from privaudit.results._io import DamagedResultWarning, ResultFileError, result_folder_name
+from privaudit.results._proximity import PROXIMITY_FILE, ProximityResult
 from privaudit.results._result_format import RESULT_FILE
+from privaudit.results._risk import RISK_FILE, RiskResult
 
-__all__ = ["ResultsStore", "result_folder_names"]
+__all__ = ["RESULT_KINDS", "ResultsStore", "load_all_results", "load_result",
+           "result_folder_names"]
+
+#: Each result kind's file, by which a saved folder is recognised, and its class.
+RESULT_KINDS: dict[str, type] = {RESULT_FILE: AttackResult, RISK_FILE: RiskResult,
+                                 PROXIMITY_FILE: ProximityResult}
+
+
+def _kind_file(folder: Path) -> str | None:
+    return next((name for name in RESULT_KINDS if (folder / name).is_file()), None)
+
+
+def load_result(path: str | os.PathLike[str]) -> Any:
+    """The result saved in the folder ``path``, whichever its kind.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` holds none of the kinds' files.
+    ResultFileError
+        When the result is damaged or unsafe (see each kind's ``load``).
+    """
+    folder = Path(path)
+    name = _kind_file(folder)
+    if name is None:
+        raise FileNotFoundError(f"No saved result in {folder} (none of "
+                                f"{', '.join(RESULT_KINDS)}).")
+    return RESULT_KINDS[name].load(folder)
 
 
 class ResultsStore:
@@ -59,9 +92,9 @@ class ResultsStore:
 
     def has(self, target: str, attack: str) -> bool:
         """Whether a result of ``attack`` on ``target`` was saved (damaged or not)."""
-        return (self.path_for(target, attack) / RESULT_FILE).is_file()
+        return _kind_file(self.path_for(target, attack)) is not None
 
-    def load(self, target: str, attack: str) -> AttackResult | None:
+    def load(self, target: str, attack: str) -> Any:
         """The saved result of ``attack`` on ``target``, or None when there is none.
 
         Raises
@@ -71,14 +104,14 @@ class ResultsStore:
         """
         if not self.has(target, attack):
             return None
-        return AttackResult.load(self.path_for(target, attack))
+        return load_result(self.path_for(target, attack))
 
-    def save(self, result: AttackResult, *, attack: str | None = None, **save: object) -> Path:
+    def save(self, result: Any, *, attack: str | None = None, **save: object) -> Path:
         """Save ``result`` in its folder, atomically; return the folder.
 
         Parameters
         ----------
-        result : AttackResult
+        result : AttackResult, RiskResult or ProximityResult
             Filed under ``result.target`` and ``attack`` (default ``result.attack``).
         attack : str, optional
             The name the result is filed under when it is not ``result.attack`` (the
@@ -86,11 +119,12 @@ class ResultsStore:
         **save
             Passed to :meth:`AttackResult.save` (``format``, ``n_bootstrap``...).
         """
-        if not isinstance(result, AttackResult):
-            raise param_error("result", "ResultsStore.save", "an AttackResult",
-                              f"<{type(result).__name__}>", error=TypeError)
+        if not isinstance(result, tuple(RESULT_KINDS.values())):
+            raise param_error("result", "ResultsStore.save", "an AttackResult, RiskResult "
+                              "or ProximityResult", f"<{type(result).__name__}>",
+                              error=TypeError)
         folder = self.path_for(result.target, result.attack if attack is None else attack)
-        result.save(folder, **save)  # type: ignore[arg-type]
+        _save(result, folder, save)
         return folder
 
     def save_all(self, results: Sequence[Any], **save: object) -> list[Path]:
@@ -104,27 +138,28 @@ class ResultsStore:
         folders = []
         for result, name in zip(results, result_folder_names(results), strict=True):
             folder = self.directory / name
-            if isinstance(result, AttackResult):
-                result.save(folder, **save)  # type: ignore[arg-type]
-            else:
-                result.save(folder)
+            _save(result, folder, save)
             folders.append(folder)
         return folders
 
     def paths(self) -> list[Path]:
-        """The folders holding a ``result.json``, sorted (the same order on every machine)."""
+        """The folders holding a saved result, sorted (the same order on every machine)."""
         if not self.directory.is_dir():
             return []
-        return sorted(p.parent for p in self.directory.glob(f"*/{RESULT_FILE}"))
+        return sorted({p.parent for name in RESULT_KINDS
+                       for p in self.directory.glob(f"*/{name}")})
 
-    def __iter__(self) -> Iterator[AttackResult]:
-        """Every saved result, in :meth:`paths` order.
+    def __iter__(self) -> Iterator[Any]:
+        """Every saved result of every kind, in :meth:`paths` order.
 
-        Damaged ones are skipped with a :class:`~privaudit.results.DamagedResultWarning`
-        (see :func:`load_results`).
+        Damaged ones are skipped with a :class:`~privaudit.results.DamagedResultWarning`.
         """
-        paths = self.paths()
-        return iter(load_results(paths) if paths else [])
+        for path in self.paths():
+            try:
+                yield load_result(path)
+            except ResultFileError as exc:
+                warnings.warn(f"Skipped the damaged result {path}: {exc}",
+                              DamagedResultWarning, stacklevel=2)
 
     def __len__(self) -> int:
         return len(self.paths())
@@ -143,3 +178,54 @@ def result_folder_names(results: Sequence[Any]) -> list[str]:
         seen[name] = seen.get(name, 0) + 1
         out.append(name if seen[name] == 1 else f"{name}__{seen[name]}")
     return out
+
+
+def load_all_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
+                     strict: bool = False) -> list[Any]:
+    """Every saved result of every kind under ``paths`` (folders searched recursively).
+
+    As :func:`~privaudit.results.load_results` (which reads attack results only): sorted by
+    path, a damaged result skipped with a :class:`DamagedResultWarning` (raised with
+    ``strict``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path does not exist, or no saved result is found at all.
+    """
+    if not isinstance(strict, bool):
+        raise param_error("strict", "load_all_results", "a bool", strict, error=TypeError)
+    roots = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
+    folders: list[Path] = []
+    for root in roots:
+        if not root.exists():
+            raise FileNotFoundError(f"{root} does not exist.")
+        if root.is_file():
+            root = root.parent
+        folders.extend(sorted({f.parent for name in RESULT_KINDS for f in root.rglob(name)}))
+    folders = list(dict.fromkeys(Path(os.path.abspath(f)) for f in folders))
+    if not folders:
+        raise FileNotFoundError(f"No saved result ({', '.join(RESULT_KINDS)}) under "
+                                f"{', '.join(map(str, roots))}.")
+    results = []
+    for folder in folders:
+        try:
+            results.append(load_result(folder))
+        except ResultFileError as exc:
+            if strict:
+                raise
+            warnings.warn(f"Skipped the damaged result {folder}: {exc}", DamagedResultWarning,
+                          stacklevel=2)
+    return results
+
+
+def _save(result: Any, folder: Path, save: dict[str, Any]) -> None:
+    """Save ``result`` into ``folder``, removing another kind's file left there."""
+    if isinstance(result, AttackResult):
+        result.save(folder, **save)  # type: ignore[arg-type]
+    else:
+        result.save(folder)
+    mine = next(n for n, cls in RESULT_KINDS.items() if isinstance(result, cls))
+    for name in RESULT_KINDS:
+        if name != mine and (folder / name).is_file():
+            (folder / name).unlink()  # a stale result of another kind would be read first

@@ -63,9 +63,10 @@ class EncodedTable:
     """A table encoded for :func:`gower_distances` (rows in the order given).
 
     ``left`` and ``right`` (n, W): the row's vectors on the query and the candidate
-    side of the product, ``[-2 l, c, 1]`` and ``[r, 1, c]``; ``constant`` (n,): its ``c``; ``continuous`` (n, p): numeric
-    columns scaled by their range, shifted to start at 0, missing values at 0;
-    ``codes`` (n, q): integer codes of wide categorical columns (-1: missing).
+    side of the product, ``[-2 l, c, 1]`` and ``[r, 1, c]``; ``constant`` (n,): its
+    ``c``; ``continuous`` (n, p): numeric columns scaled by their range, shifted to
+    start at 0, missing values at 0; ``codes`` (n, q): integer codes of wide
+    categorical columns (-1: missing).
     """
 
     left: np.ndarray
