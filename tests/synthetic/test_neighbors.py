@@ -5,43 +5,10 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_gower import mixed_table, reference_gower
 
 import privaudit.synthetic._neighbors as engine
 from privaudit.synthetic._neighbors import MixedTypeEncoder, gower_distances, nearest_neighbors
-
-
-def mixed_table(n, seed):
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "age": rng.integers(18, 30, n),                                   # thermometer
-        "income": rng.lognormal(10, 1, n).round(2),                       # continuous
-        "state": rng.choice(["CA", "NY", "TX", None], n),                 # one-hot, missing
-        "zip": rng.integers(0, 200, n).astype(str),                       # wide: codes
-        "score": np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 5, n)),
-        "spend": np.where(rng.random(n) < 0.3, np.nan, rng.normal(0, 1, n).round(3)),
-        "member": rng.random(n) < 0.5,                                    # bool: categorical
-    })
-
-
-def reference_gower(a, b, categorical, range_frames):
-    """Gower's distance written out: one pair of rows, one column at a time."""
-    both = pd.concat(range_frames)
-    out = np.zeros((len(a), len(b)))
-    for i in range(len(a)):
-        for j in range(len(b)):
-            total = 0.0
-            for col in a.columns:
-                x, y = a[col].iloc[i], b[col].iloc[j]
-                if pd.isna(x) or pd.isna(y):
-                    total += 0.0 if (pd.isna(x) and pd.isna(y)) else 1.0
-                elif col in categorical:
-                    total += float(str(x) != str(y))
-                else:
-                    span = both[col].max() - both[col].min()
-                    total += abs(float(x) - float(y)) / (span if span > 0 else 1.0)
-            out[i, j] = total / a.shape[1]
-    return out
-
 
 CATEGORICAL = {"state", "zip", "member"}
 
