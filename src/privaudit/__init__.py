@@ -4,7 +4,7 @@
 transformers, spaCy, Ray, matplotlib) are imported where they are used.
 """
 
-from privaudit.audits import audit_llm, audit_model
+from privaudit.audits import audit_llm, audit_model, audit_synthetic
 from privaudit.exceptions import (
     BaselineWarning,
     DegenerateInputWarning,
@@ -26,4 +26,5 @@ __all__ = [
     "__version__",
     "audit_llm",
     "audit_model",
+    "audit_synthetic",
 ]

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["normalised_tables", "row_hashes", "rows_found_in"]
+__all__ = ["normalised_tables", "row_hashes", "rows_found_in", "table_digest"]
 
 _MISSING = "\x00<missing>"
 
@@ -109,3 +109,11 @@ def _equal_rows(a: pd.DataFrame, b: pd.DataFrame) -> np.ndarray:
         else:
             same &= x == y
     return same
+
+
+def table_digest(table: pd.DataFrame) -> str:
+    """A content digest of a table: its column names and dtypes, and its rows in order."""
+    from privaudit._digest import run_digest
+
+    hashes = row_hashes(table)[0]
+    return run_digest([str(c) for c in table.columns], [str(t) for t in table.dtypes], hashes)

@@ -62,3 +62,18 @@ def test_bad_settings_name_the_parameter(kwargs, param):
 def test_too_few_rows_names_the_table():
     with pytest.raises(ValueError, match="'synthetic_data'"):
         Distinguisher().fit_score(table(3, 0), table(20, 1), metadata=META)
+
+
+def test_missing_numbers_are_imputed_and_flagged():
+    from privaudit.synthetic._distinguish import _imputed
+
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, 5.0], [3.0, np.nan, 7.0]])
+    np.testing.assert_array_equal(_imputed(x), [[1, 0, 3, 0, 1], [2, 0, 5, 1, 1],
+                                                [3, 0, 7, 0, 1]])
+    # A generator that never leaves a gap is told apart by the flag alone.
+    rng = np.random.default_rng(0)
+    original = pd.DataFrame({"v": np.where(rng.random(200) < 0.5, np.nan, 1.0)})
+    synthetic = pd.DataFrame({"v": np.ones(200)})
+    result = Distinguisher(n_estimators=20, random_state=0).fit_score(
+        synthetic, original, metadata=TableMetadata({"v": "numerical"}))
+    assert result.metrics(n_bootstrap=0)["auc"]["value"] > 0.7

@@ -38,14 +38,22 @@ from privaudit.audits._plan import (
 )
 from privaudit.audits._run import AuditRun, Enricher, digest
 from privaudit.audits._slices import SLICE_SETTINGS, SliceEnricher, slice_result
+from privaudit.audits._synthetic import (
+    DEFAULT_SYNTHETIC_CHECKS,
+    SYNTHETIC_CHECKS,
+    SyntheticBaseline,
+    audit_synthetic,
+)
 
 __all__ = [
     "DEFAULT_ATTACKS",
     "DEFAULT_LLM_STATISTICS",
     "DEFAULT_REGRESSION_ATTACKS",
+    "DEFAULT_SYNTHETIC_CHECKS",
     "LLM_STATISTICS",
     "RED_FLAG_THRESHOLDS",
     "SLICE_SETTINGS",
+    "SYNTHETIC_CHECKS",
     "AuditRun",
     "Baseline",
     "BlindBaselineCheck",
@@ -54,8 +62,10 @@ __all__ = [
     "ModelAuditPlan",
     "RandomGuessBaseline",
     "SliceEnricher",
+    "SyntheticBaseline",
     "audit_llm",
     "audit_model",
+    "audit_synthetic",
     "default_attacks",
     "digest",
     "guide_output",

@@ -171,7 +171,7 @@ class AuditRun:
         """
         result.audit.key = self.key(attack, *parts)
         result.audit.kind = self.kind
-        if not result.dataset:
+        if not result.dataset and self.dataset:
             result.dataset = self.dataset
         if self.baseline is not None:
             result.audit.baseline = _checked(self.baseline,

