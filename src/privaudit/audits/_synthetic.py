@@ -14,15 +14,17 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from privaudit._validation import check_fraction, param_error
 from privaudit.audits._baselines import RandomGuessBaseline
 from privaudit.audits._run import AuditRun
 from privaudit.results import AttackResult, BaselineCheck, ProximityResult, RiskResult
+
+if TYPE_CHECKING:  # pandas (and pyarrow behind it) load when an audit runs
+    import pandas as pd
 
 __all__ = [
     "DEFAULT_SYNTHETIC_CHECKS",
@@ -105,6 +107,8 @@ class _Tables:
 
 
 def _check_table(table: Any, param: str) -> pd.DataFrame | None:
+    import pandas as pd
+
     if table is None and param in ("holdout", "control"):
         return None
     if not isinstance(table, pd.DataFrame):

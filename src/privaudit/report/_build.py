@@ -37,7 +37,8 @@ def _results_document(
     results: Sequence[AttackResult], metric_dicts: Sequence[dict[str, Any]],
     headlines: Sequence[dict[str, Any]],
     *, n_bootstrap: int, confidence: float, fprs: Sequence[float],
-    risks: Sequence[RiskResult] = (),
+    risks: Sequence[RiskResult] = (), proximity: Sequence[Any] = (),
+    fidelity: Sequence[tuple[AttackResult, dict[str, Any]]] = (),
 ) -> dict[str, Any]:
     from privaudit import __version__
 
@@ -62,6 +63,12 @@ def _results_document(
     }
     if risks:
         out["risks"] = [risk.to_dict() for risk in risks]
+    if proximity:
+        out["proximity"] = [near.to_dict() for near in proximity]
+    if fidelity:
+        out["fidelity"] = [{**{k: v for k, v in r.to_dict(metrics=m).items() if k in (
+            "target", "attack", "dataset", "generator", "parameters", "extra", "audit",
+            "out_of_fold")}, "metrics": m} for r, m in fidelity]
     return out
 
 
@@ -193,17 +200,21 @@ random_state, description
         validation_split=validation_split, confidence_levels=confidence_levels,
         random_state=random_state, description=description, progress=progress,
     )
-    results, risks = html.results, html.risk_results
+    results, risks, near = html.results, html.risk_results, html.proximity_results
+    fidelity = html.fidelity_results
     # The results store owns the folder layout; the report only links to it.
     store = ResultsStore(directory / "results")
-    folders = ([p.name for p in store.save_all([*results, *risks], format=scores_format)]
+    folders = ([p.name for p in store.save_all([*results, *risks, *near, *fidelity],
+                                               format=scores_format)]
                if save_results else [])
     doc = _results_document(
         results, html.metric_dicts if results else [], html.headline_epsilons,
-        n_bootstrap=html.n_bootstrap, confidence=html.confidence, fprs=html.fprs, risks=risks)
+        n_bootstrap=html.n_bootstrap, confidence=html.confidence, fprs=html.fprs, risks=risks,
+        proximity=near, fidelity=list(zip(fidelity, html.fidelity_metrics, strict=True)))
     if save_results:
-        for entry, name in zip([*doc["results"], *doc.get("risks", [])], folders,
-                               strict=True):
+        for entry, name in zip([*doc["results"], *doc.get("risks", []),
+                                *doc.get("proximity", []), *doc.get("fidelity", [])],
+                               folders, strict=True):
             entry["folder"] = f"results/{name}"
     dump_json(doc, directory / "results.json", where="results", keep_non_finite=True)
     if results:

@@ -20,6 +20,7 @@ __all__ = [
     "check_results",
     "figure_png",
     "format_fpr",
+    "is_inference_result",
     "metric_label",
     "new_figure",
     "safe_name",
@@ -62,6 +63,11 @@ def metric_label(column: str) -> str:
     if column.startswith("tpr_at_fpr_"):
         return f"TPR @ {format_fpr(float(column[len('tpr_at_fpr_'):]))} FPR"
     return _LABELS.get(column, column)
+
+
+def is_inference_result(result: Any) -> bool:
+    """An attack result read as inference on records (not a fidelity classifier)."""
+    return isinstance(result, AttackResult) and result.audit.role != "fidelity"
 
 
 def check_results(results: Any, func: str) -> list[AttackResult]:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -24,10 +24,12 @@ from privaudit.report._sections_llm import LLMSection  # noqa: F401 (registers)
 from privaudit.report._sections_membership import MetricsSection  # noqa: F401 (registers)
 from privaudit.report._sections_risk import RiskSection  # noqa: F401 (registers)
 from privaudit.report._sections_slices import SlicesSection  # noqa: F401 (registers)
+from privaudit.report._sections_synthetic import SyntheticSection  # noqa: F401 (registers)
 from privaudit.report._verdict import Verdict, attack_verdict, disqualified, target_verdict
 from privaudit.results import (
     DEFAULT_FPRS,
     AttackResult,
+    ProximityResult,
     RiskResult,
     atomic_write_text,
     check_fprs,
@@ -37,7 +39,7 @@ from privaudit.results import (
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["HtmlReport", "split_results", "write_html_report"]
+__all__ = ["HtmlReport", "ResultGroups", "split_results", "write_html_report"]
 
 TEMPLATE = "report.html"
 
@@ -46,18 +48,47 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def split_results(results: Any, func: str) -> tuple[list[AttackResult], list[RiskResult]]:
-    """Attack results and risk results of ``results`` (a non-empty sequence of either)."""
-    if isinstance(results, (AttackResult, RiskResult)):
+class ResultGroups(NamedTuple):
+    """A report's results by how they are read."""
+
+    attacks: list[AttackResult]       # membership / attribute inference: the metrics sections
+    risks: list[RiskResult]           # count-based risks (anonymeter)
+    proximity: list[ProximityResult]  # closeness of synthetic rows to training rows
+    fidelity: list[AttackResult]      # classifiers telling synthetic from real (not a leak)
+
+
+def split_results(results: Any, func: str) -> ResultGroups:
+    """``results`` (a non-empty sequence of any result kinds) grouped by kind.
+
+    An attack result whose ``audit.role`` is ``"fidelity"`` (the synthetic-data
+    distinguisher) measures how alike two tables are, not what an attacker learns about a
+    record: it is reported in its own section, never in the membership verdicts.
+    """
+    if isinstance(results, (AttackResult, RiskResult, ProximityResult)):
         results = [results]
-    risks: list[RiskResult] = []
-    if isinstance(results, Iterable) and not isinstance(results, (str, bytes)):
-        results = list(results)
-        risks = [r for r in results if isinstance(r, RiskResult)]
-        if risks and len(risks) == len(results):
-            return [], risks
-        results = [r for r in results if not isinstance(r, RiskResult)]
-    return check_results(results, func), risks
+    if not isinstance(results, Iterable) or isinstance(results, (str, bytes)):
+        return ResultGroups(check_results(results, func), [], [], [])
+    results = list(results)
+    risks = [r for r in results if isinstance(r, RiskResult)]
+    near = [r for r in results if isinstance(r, ProximityResult)]
+    fidelity = [r for r in results if isinstance(r, AttackResult)
+                and r.audit.role == "fidelity"]
+    others = [r for r in results if not isinstance(r, (RiskResult, ProximityResult))
+              and not (isinstance(r, AttackResult) and r.audit.role == "fidelity")]
+    if (risks or near or fidelity) and not others:
+        return ResultGroups([], risks, near, fidelity)
+    return ResultGroups(check_results(others, func), risks, near, fidelity)
+
+
+def _subject(result: Any) -> str:
+    """What a result measures, for the page header."""
+    if isinstance(result, RiskResult):
+        return "re-identification risk"
+    if isinstance(result, ProximityResult):
+        return "closeness to training records"
+    if result.audit.role == "fidelity":
+        return "fidelity"
+    return f"{result.kind} inference"
 
 
 class HtmlReport:
@@ -77,7 +108,9 @@ class HtmlReport:
     slice of the records, with the subgroups more exposed than the whole highlighted, and
     the most exposed records, each result in a collapsible block; and the methods. Count-based
     risks (:class:`~privaudit.results.RiskResult`) get a table of attack, baseline and
-    control success rates with the residual risk. Figures
+    control success rates with the residual risk, and the closeness checks of synthetic
+    data (:class:`~privaudit.results.ProximityResult`) a table of each check beside its
+    holdout baseline with the DCR and NNDR histograms. Figures
     are PNG images embedded as base64 ``data:`` URIs and the style sheet is inline: the file
     needs no network and no other file, and can be mailed or archived as is.
 
@@ -138,7 +171,9 @@ class HtmlReport:
     ) -> None:
         func = "HtmlReport"
         self.progress = as_progress(progress, func=func)
-        self.results, self.risk_results = split_results(results, func)
+        groups = split_results(results, func)
+        self.results, self.risk_results = groups.attacks, groups.risks
+        self.proximity_results, self.fidelity_results = groups.proximity, groups.fidelity
         self.title = str(title)
         self.description = description
         self.confidence = check_fraction(confidence, param="confidence", func=func)
@@ -165,6 +200,13 @@ class HtmlReport:
             confidence=self.confidence, random_state=self.random_state,
             progress=self.progress,
         )
+
+    @cached_property
+    def fidelity_metrics(self) -> list[dict[str, Any]]:
+        """The metrics (AUC with its interval...) of each fidelity classifier."""
+        return [r.metrics(n_bootstrap=self.n_bootstrap, fprs=self.fprs,
+                          confidence=self.confidence, random_state=self.random_state)
+                for r in self.fidelity_results]
 
     @property
     def metric_dicts(self) -> list[dict[str, Any]]:
@@ -270,9 +312,10 @@ class HtmlReport:
 
     # ------------------------------------------------------------------ rendering
     @property
-    def all_results(self) -> list[AttackResult | RiskResult]:
-        """The attack results, then the risk results."""
-        return [*self.results, *self.risk_results]
+    def all_results(self) -> list[Any]:
+        """Every result: attacks, risks, closeness checks, fidelity classifiers."""
+        return [*self.results, *self.risk_results, *self.proximity_results,
+                *self.fidelity_results]
 
     def shared_context(self) -> dict[str, Any]:
         """What the shell and every section's template see: names, settings, layout."""
@@ -301,7 +344,7 @@ class HtmlReport:
                 "sensitive_attribute": any(r.kind == "attribute" for r in self.results),
             },
             "common": common,
-            "kinds": sorted({r.kind for r in results}),
+            "kinds": sorted({_subject(r) for r in results}),
         }
 
     def context(self) -> dict[str, Any]:

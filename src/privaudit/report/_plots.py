@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["comparison_figure", "histogram_figure", "roc_figure"]
+__all__ = ["closeness_figure", "comparison_figure", "histogram_figure", "roc_figure"]
 
 MEMBER_COLOR = "#d1495b"
 NON_MEMBER_COLOR = "#00798c"
@@ -191,6 +191,45 @@ def histogram_figure(result: AttackResult, *, auc: float | None = None) -> Figur
     subtitle = f"AUC {auc_value:.3f}" if auc_value is not None and math.isfinite(
         auc_value) else "AUC undefined"
     ax.set_title(f"{result.name}  ·  {subtitle}", fontsize=10)
+    ax.legend(fontsize=8, frameon=False, loc="upper left", ncols=2)
+    return fig
+
+
+def closeness_figure(result: Any) -> Figure:
+    """Histogram of a closeness check's values: synthetic rows beside holdout rows.
+
+    For a :class:`~privaudit.results.ProximityResult` with ``statistic="quantile"`` (DCR,
+    NNDR): each group as shares of its rows on shared bins, its quantile marked by a
+    dashed line. Synthetic rows piled up near 0, left of the holdout's, sit on training
+    records.
+    """
+    groups = [("synthetic rows", result.synthetic, MEMBER_COLOR)]
+    if result.baseline is not None:
+        groups.insert(0, ("holdout rows (baseline)", result.baseline, NON_MEMBER_COLOR))
+    finite = np.concatenate([v[~np.isnan(v)] for _, v, _ in groups])
+    high = float(np.quantile(finite, 0.995)) if finite.size else 1.0
+    bins = np.linspace(0.0, high if high > 0 else 1.0, 31)
+    fig = new_figure(6.0, 3.2)
+    ax = fig.subplots()
+    _style(ax)
+    for name, values, color in groups:
+        values = values[~np.isnan(values)]
+        if values.size == 0:
+            continue
+        weights = np.full(values.size, 1.0 / values.size)
+        shown = np.clip(values, bins[0], bins[-1])
+        ax.hist(shown, bins=bins, weights=weights, color=color, alpha=0.35,
+                label=f"{name} (n={values.size:,})")
+        ax.hist(shown, bins=bins, weights=weights, color=color, histtype="step", linewidth=1.4)
+        ax.axvline(float(np.quantile(values, result.quantile)), color=color, linestyle="--",
+                   linewidth=1.2)
+    label = {"dcr": "distance to the closest training record (Gower)",
+             "nndr": "nearest / second-nearest training distance"}.get(result.metric,
+                                                                        result.metric)
+    ax.set_xlabel(f"{label}; dashed: {result.quantile:.0%} quantile")
+    ax.set_ylabel("share of rows")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.25)
+    ax.set_title(result.name, fontsize=10)
     ax.legend(fontsize=8, frameon=False, loc="upper left", ncols=2)
     return fig
 

@@ -9,11 +9,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privaudit.report._binary import sensitive_attribute
-from privaudit.report._common import PREDICTION_METRICS, format_fpr, metric_label, png_data_uri
+from privaudit.report._common import (
+    PREDICTION_METRICS,
+    format_fpr,
+    is_inference_result,
+    metric_label,
+    png_data_uri,
+)
 from privaudit.report._format import cell, fmt, fmt_int
 from privaudit.report._interpret import AUC_SCALE
 from privaudit.report._section import ReportSection, register_section
-from privaudit.results import AttackResult, fpr_key
+from privaudit.results import fpr_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from privaudit.report._html import HtmlReport
@@ -34,7 +40,7 @@ class _AttackSection(ReportSection):
     """A section shown whenever there is at least one attack result (scores and labels)."""
 
     def applies_to(self, results: Sequence[Any]) -> bool:
-        return any(isinstance(r, AttackResult) for r in results)
+        return any(is_inference_result(r) for r in results)
 
 
 def epsilon_cell(headline: dict[str, Any], confidence: float) -> dict[str, str]:
@@ -116,7 +122,7 @@ class PredictionsSection(ReportSection):
     name, title, order = "predictions", "Predictions", 40
 
     def applies_to(self, results: Sequence[Any]) -> bool:
-        return any(isinstance(r, AttackResult) and r.predictions is not None for r in results)
+        return any(is_inference_result(r) and r.predictions is not None for r in results)
 
     def context(self, report: HtmlReport) -> dict[str, Any]:
         rows = [

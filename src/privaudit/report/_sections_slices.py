@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from privaudit.report._common import format_fpr
+from privaudit.report._common import format_fpr, is_inference_result
 from privaudit.report._format import cell, fmt, fmt_int, number
 from privaudit.report._section import ReportSection, register_section
 from privaudit.results import AttackResult, fpr_key
@@ -156,7 +156,7 @@ def exposed_sections(results: Sequence[AttackResult]) -> list[dict[str, Any]]:
 
 
 def _attack_results(results: Sequence[Any]) -> list[AttackResult]:
-    return [r for r in results if isinstance(r, AttackResult)]
+    return [r for r in results if is_inference_result(r)]
 
 
 def slice_bootstrap(results: Sequence[AttackResult]) -> str:

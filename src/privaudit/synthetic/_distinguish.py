@@ -110,7 +110,8 @@ class Distinguisher(BaseEstimator):
             ones, ``scores`` the out-of-fold probability of being synthetic,
             ``out_of_fold=True``; ``extra`` holds the source's ``synthetic_confidence``
             and ``original_confidence`` (mean probability of each group) and
-            ``fidelity_score`` (``1 - AUC``, as the source's example).
+            ``fidelity_score`` (``1 - AUC``, as the source's example). ``audit.role`` is
+            ``"fidelity"``: reports show it apart from the leakage verdicts.
         """
         from privaudit.metrics import roc_auc
 
@@ -122,7 +123,7 @@ class Distinguisher(BaseEstimator):
         seed = int(check_random_state(self.random_state, func=_FUNC).integers(2**31 - 1))
         scores = self._cross_fit(self.design_matrix(table, meta), labels, seed)
         auc = float(roc_auc(labels, scores))
-        return AttackResult(
+        result = AttackResult(
             labels=labels, scores=scores, attack="distinguishability",
             raw_statistic=scores.copy(), raw_statistic_name="synthetic_probability",
             parameters={**self.get_params(), "random_state": seed}, out_of_fold=True,
@@ -130,6 +131,8 @@ class Distinguisher(BaseEstimator):
                    "synthetic_confidence": float(scores[labels == 1].mean()),
                    "original_confidence": float(scores[labels == 0].mean()),
                    "fidelity_score": 1.0 - auc})
+        result.audit.role = "fidelity"  # reported as fidelity, never as a leak
+        return result
 
     def _cross_fit(self, design: Any, labels: np.ndarray, seed: int) -> np.ndarray:
         from sklearn.ensemble import RandomForestClassifier

@@ -1,0 +1,112 @@
+"""The section of the HTML report for the closeness checks of synthetic data.
+
+One table: each check (exact matches, IMS, DCR, NNDR) on the synthetic rows beside the same
+on the holdout rows (real records the generator never saw), both with intervals, and what
+the comparison says; the training data's own duplication rate and the closer-to-train share
+under it. Then the DCR and NNDR histograms, synthetic rows over holdout rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from privaudit.report._common import figure_png, png_data_uri
+from privaudit.report._format import cell, fmt
+from privaudit.report._section import ReportSection, register_section
+from privaudit.results import AttackResult, ProximityResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privaudit.report._html import HtmlReport
+
+__all__ = ["SyntheticSection", "fidelity_row", "proximity_row"]
+
+CHECK_LABELS = {"exact_matches": "Exact matches", "ims": "Identical match share (IMS)",
+                "dcr": "Distance to closest record (DCR)",
+                "nndr": "Nearest-neighbour distance ratio (NNDR)"}
+
+
+def _verdict(result: ProximityResult) -> tuple[str, str]:
+    """Words and a CSS class for the comparison with the holdout."""
+    if result.passed is None:
+        return "undecided: no holdout baseline", "undefined"
+    if result.passed:
+        return "no closer than unseen real records", "low"
+    return "closer to the training records than unseen real records are", "high"
+
+
+def proximity_row(result: ProximityResult) -> dict[str, Any]:
+    """The cells of one check: synthetic value, holdout value, verdict, notes."""
+    share = result.statistic == "share"
+    scale = 100.0 if share else 1.0
+    unit = "%" if share else ""
+
+    def scaled(estimate: Any) -> dict[str, str]:
+        if estimate is None:
+            return cell(None)
+        return cell({k: v * scale for k, v in estimate._asdict().items()},
+                    digits=1 if share else 3)
+
+    words, css = _verdict(result)
+    notes = []
+    dup = result.extra.get("original_duplication_rate")
+    if dup is not None:
+        notes.append(f"training rows duplicated within the training data: {fmt(100 * dup, 1)}%")
+    closer = result.extra.get("closer_to_train_share")
+    if closer:
+        notes.append(f"synthetic rows closer to training than to holdout rows: "
+                     f"{fmt(100 * closer['value'], 1)}% [{fmt(100 * closer['low'], 1)}, "
+                     f"{fmt(100 * closer['high'], 1)}] (50% without copying)")
+    return {
+        "target": result.target or "—",
+        "check": CHECK_LABELS.get(result.metric, result.metric),
+        "statistic": (f"share of rows ({unit})" if share
+                      else f"{result.quantile:.0%} quantile (higher is safer)"),
+        "synthetic": scaled(result.value()), "holdout": scaled(result.baseline_value()),
+        "verdict": words, "css": css, "notes": notes,
+        "n": f"{result.synthetic.size:,}" + (
+            "" if result.baseline is None else f" / {result.baseline.size:,}"),
+    }
+
+
+def fidelity_row(result: AttackResult, metrics: dict[str, Any],
+                 threshold: float = 0.70) -> dict[str, Any]:
+    """The cells of a distinguisher: its AUC, the groups' mean confidences, the reading."""
+    auc = metrics["auc"]
+    high = auc["value"] >= threshold
+    return {
+        "target": result.target or "—", "auc": cell(auc),
+        "synthetic_confidence": fmt(result.extra.get("synthetic_confidence")),
+        "original_confidence": fmt(result.extra.get("original_confidence")),
+        "reading": (f"easy to tell apart (AUC >= {threshold:.2f}): poor fidelity" if high
+                    else "hard to tell apart: close to the original distribution"),
+        "css": "high" if high else "low",
+        "n": f"{result.n_members:,} / {result.n_non_members:,}",
+    }
+
+
+class SyntheticSection(ReportSection):
+    """Closeness of synthetic rows to the training rows, beside unseen real rows."""
+
+    name, title, order = "synthetic", "Synthetic data", 44
+
+    def applies_to(self, results: Sequence[Any]) -> bool:
+        return any(isinstance(r, ProximityResult) or (
+            isinstance(r, AttackResult) and r.audit.role == "fidelity") for r in results)
+
+    def context(self, report: HtmlReport) -> dict[str, Any]:
+        from privaudit.report._plots import closeness_figure
+
+        near = report.proximity_results
+        figures = [{"title": r.name, "src": png_data_uri(figure_png(closeness_figure(r),
+                                                                     dpi=100))}
+                   for r in near if r.statistic == "quantile"]
+        return {"proximity_rows": [proximity_row(r) for r in near],
+                "fidelity_rows": [fidelity_row(r, m) for r, m in zip(
+                    report.fidelity_results, report.fidelity_metrics, strict=True)],
+                "proximity_figures": figures,
+                "proximity_findings": sorted({f.message for r in near
+                                              for f in r.audit.findings})}
+
+
+register_section(SyntheticSection())
