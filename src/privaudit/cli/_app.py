@@ -309,27 +309,92 @@ def audit_llm_command(
     console.print(f"Report: [bold]{index}[/bold]")
 
 
-def _print_summary(console, out: Path) -> None:
-    """Print the metrics table that the report wrote (one row per target and attack)."""
-    import json
-    import math
+@audit_app.command("synthetic")
+def audit_synthetic_command(
+    synthetic: Annotated[Path | None, typer.Option(
+        help="The synthetic table (CSV or Parquet).")] = None,
+    original: Annotated[Path | None, typer.Option(
+        help="The real records the generator was trained on.")] = None,
+    holdout: Annotated[Path | None, typer.Option(
+        help="Real records the generator never saw: the baseline of the closeness checks."
+    )] = None,
+    control: Annotated[Path | None, typer.Option(
+        help="anonymeter's control set (default: the holdout).")] = None,
+    metadata: Annotated[Path | None, typer.Option(
+        help="Column kinds, SDV single-table JSON (default: inferred).")] = None,
+    checks: Annotated[str | None, typer.Option(
+        help="Comma-separated checks (default: all).")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", help="A YAML file instead of the options.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
+) -> None:
+    """Does this synthetic table give away its training records? Closeness and risks.
 
-    from rich.table import Table
+    Exact matches, IMS, DCR and NNDR beside unseen real records, distinguishability, and
+    anonymeter's singling-out, linkability and inference risks; writes the standard report
+    with a synthetic-data section.
+    """
+    from privaudit.cli._synthetic import run_synthetic_audit, synthetic_run
+
+    run = synthetic_run(config, tables={"synthetic": synthetic, "original": original,
+                                        "holdout": holdout, "control": control},
+                        metadata=metadata, checks=checks)
+    if out is not None:
+        _check_options("audit synthetic", out=out)
+        run.out = out
+    console = _console()
+    with _progress(console, status="Checking the synthetic table...") as progress:
+        index = run_synthetic_audit(run, progress=progress)
+    _print_summary(console, run.out)
+    console.print(f"Report: [bold]{index}[/bold]")
+
+
+def _print_summary(console, out: Path) -> None:
+    """Print the summary tables of what the report wrote: attacks, closeness, risks."""
+    import json
 
     from privaudit.results import restore_non_finite
 
     # results.json writes inf and NaN as null with a "<key>_status": read the floats back.
     data = restore_non_finite(json.loads((out / "results.json").read_text()))
+    if data["results"]:
+        console.print(_attack_table(data["results"]))
+    if data.get("proximity"):
+        console.print(_proximity_table(data["proximity"]))
+    if data.get("fidelity"):
+        console.print(_fidelity_table(data["fidelity"]))
+    if data.get("risks"):
+        console.print(_risk_table(data["risks"]))
+
+
+def _number(x: float | None, digits: int = 3) -> str:
+    import math
+
+    # NaN: e.g. a bound not computed with --n-bootstrap 0; inf: TAPAS's point estimate.
+    if x is None or math.isnan(x):
+        return "n/a"
+    return ("∞" if x > 0 else "-∞") if math.isinf(x) else f"{x:.{digits}f}"
+
+
+def _with_ci(m: dict | None, digits: int = 3, scale: float = 1.0) -> str:
+    if not m:
+        return "—"
+    value = None if m.get("value") is None else m["value"] * scale
+    if m.get("low") is None or m.get("high") is None:
+        return _number(value, digits)
+    return (f"{_number(value, digits)} [{_number(m['low'] * scale, digits)}, "
+            f"{_number(m['high'] * scale, digits)}]")
+
+
+def _attack_table(entries: list[dict]) -> Any:
+    import math
+
+    from rich.table import Table
+
     table = Table(title="Membership inference: summary")
     for column in ("target", "attack", "AUC [95% CI]", "TPR@1%FPR", "TPR@0.1%FPR", "advantage",
                    "ε lower bound", "ε (point)"):
         table.add_column(column)
-
-    def number(x: float | None) -> str:
-        # NaN: e.g. a bound not computed with --n-bootstrap 0; inf: TAPAS's point estimate.
-        if x is None or math.isnan(x):
-            return "n/a"
-        return ("∞" if x > 0 else "-∞") if math.isinf(x) else f"{x:.3f}"
 
     def bound(m: dict | None) -> str:
         # Cross-fitted attacks have no valid bound: "—", the reason is in results.json.
@@ -337,25 +402,65 @@ def _print_summary(console, out: Path) -> None:
             return "—"
         return f"{m['value']:.2f}"
 
-    def ci(m: dict) -> str:
-        if m.get("low") is None or m.get("high") is None:
-            return number(m["value"])
-        return f"{number(m['value'])} [{number(m['low'])}, {number(m['high'])}]"
-
-    for entry in data["results"]:
+    for entry in entries:
         metrics = entry["metrics"]
         tprs = metrics.get("tpr_at_fpr", {})
         table.add_row(
-            entry["target"],
-            entry["attack"],
-            ci(metrics["auc"]),
-            number(tprs["0.01"]["value"]) if "0.01" in tprs else "-",
-            number(tprs["0.001"]["value"]) if "0.001" in tprs else "-",
-            number(metrics["advantage"]["value"]),
+            entry["target"], entry["attack"], _with_ci(metrics["auc"]),
+            _number(tprs["0.01"]["value"]) if "0.01" in tprs else "-",
+            _number(tprs["0.001"]["value"]) if "0.001" in tprs else "-",
+            _number(metrics["advantage"]["value"]),
             bound(metrics.get("effective_epsilon_lower_bound")),
-            number(metrics.get("effective_epsilon", {}).get("value")),
+            _number(metrics.get("effective_epsilon", {}).get("value")),
         )
-    console.print(table)
+    return table
+
+
+def _proximity_table(entries: list[dict]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Synthetic data: closeness to the training records")
+    for column in ("synthetic data", "check", "synthetic rows", "holdout rows", "reading"):
+        table.add_column(column)
+    for e in entries:
+        share = e["statistic"] == "share"
+        scale, digits = (100.0, 1) if share else (1.0, 3)
+        reading = {None: "undecided (no holdout)", True: "no closer than unseen rows",
+                   False: "CLOSER than unseen rows"}[e["passed"]]
+        table.add_row(e["target"], e["metric"] + (" (%)" if share else
+                                                   f" (q{e['quantile']:g})"),
+                      _with_ci(e["value"], digits, scale),
+                      _with_ci(e["baseline_value"], digits, scale), reading)
+    return table
+
+
+def _fidelity_table(entries: list[dict]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Synthetic data: distinguishability (fidelity, not a leak)")
+    for column in ("synthetic data", "AUC [95% CI]", "reading"):
+        table.add_column(column)
+    for e in entries:
+        auc = e["metrics"]["auc"]
+        reading = ("easy to tell apart" if (auc.get("value") or 0) >= 0.7
+                   else "hard to tell apart")
+        table.add_row(e["target"], _with_ci(auc), reading)
+    return table
+
+
+def _risk_table(entries: list[dict]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Re-identification risks (anonymeter)")
+    for column in ("target", "attack", "attack rate", "baseline rate", "control rate",
+                   "risk [95% CI]"):
+        table.add_column(column)
+    for e in entries:
+        rates = e["rates"]
+        table.add_row(e["target"], e["attack"], _with_ci(rates["attack"]),
+                      _with_ci(rates["baseline"]), _with_ci(rates["control"]),
+                      _with_ci(e["risk"]))
+    return table
 
 
 def main() -> None:

@@ -1,0 +1,137 @@
+"""``privaudit audit synthetic``: the tables, the configuration file form, the run.
+
+Tables are CSV or Parquet files with the same columns; the metadata (optional) is a JSON
+file in SDV's single-table form. Every problem names the file (and the key).
+
+The configuration file form (``--config``) has these sections::
+
+    tables: {synthetic: S.csv, original: O.csv, holdout: H.csv, control: C.csv}
+    metadata: M.json                           # optional: inferred from the original
+    name: my-generator                         # the synthetic table's name in the report
+    checks: [exact_matches, ims, dcr, nndr, distinguishability, singling_out_univariate,
+             singling_out_multivariate, linkability, inference]
+    check_params: {dcr: {quantile: 0.05}, inference: {secrets: [income]}}
+    random_state: 0
+    report: {out: DIR, n_bootstrap: 1000}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from privaudit.cli._errors import ConfigError
+from privaudit.cli._sections import InputFile, Name, ReportSection, Section, Seed
+
+__all__ = ["SyntheticAuditFile", "SyntheticRun", "load_synthetic_config", "run_synthetic_audit",
+           "synthetic_run"]
+
+
+class TablesSection(Section):
+    """``tables``: the synthetic table, its training data, and the unseen real records."""
+
+    synthetic: InputFile
+    original: InputFile
+    holdout: InputFile | None = None
+    control: InputFile | None = None
+
+
+class SyntheticAuditFile(Section):
+    """The configuration of ``privaudit audit synthetic``."""
+
+    tables: TablesSection
+    metadata: InputFile | None = None
+    name: Name | None = None
+    checks: list[Name] | None = None
+    check_params: dict[Name, dict[Name, Any]] = Field(default_factory=dict)
+    random_state: Seed = 0
+    report: ReportSection = Field(default_factory=ReportSection)
+
+
+@dataclass
+class SyntheticRun:
+    """What ``privaudit audit synthetic`` runs, from its options or its configuration."""
+
+    tables: dict[str, Path]
+    metadata: Path | None = None
+    name: str | None = None
+    checks: list[str] | None = None
+    check_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    random_state: int = 0
+    out: Path = Path("synthetic-audit-report")
+    n_bootstrap: int = 1000
+
+
+def load_synthetic_config(path: str | Path) -> SyntheticRun:
+    """Read and check the configuration file of ``privaudit audit synthetic``."""
+    from privaudit.cli._reading import read_config
+
+    path = Path(path)
+    cfg = read_config(path, SyntheticAuditFile)
+    base = path.parent
+
+    def at(value: str) -> Path:
+        return Path(value) if Path(value).is_absolute() else base / value
+
+    return SyntheticRun(
+        tables={k: at(v) for k, v in cfg.tables.model_dump().items() if v is not None},
+        metadata=None if cfg.metadata is None else at(cfg.metadata), name=cfg.name,
+        checks=cfg.checks, check_params=cfg.check_params, random_state=cfg.random_state,
+        out=at(cfg.report.out or "synthetic-audit-report"), n_bootstrap=cfg.report.n_bootstrap)
+
+
+def synthetic_run(config: Path | None, *, tables: dict[str, Path | None],
+                  metadata: Path | None, checks: str | None) -> SyntheticRun:
+    """The run the command-line options (or ``--config``) describe; one-line errors."""
+    given = {k: v for k, v in tables.items() if v is not None}
+    if config is not None:
+        if given or metadata is not None:
+            raise ConfigError("Give either --config or the tables, not both.")
+        return load_synthetic_config(config)
+    for key in ("synthetic", "original"):
+        if key not in given:
+            raise ConfigError(f"Missing option --{key} (a CSV or Parquet file), or --config.")
+    names = None if checks is None else [c.strip() for c in checks.split(",") if c.strip()]
+    return SyntheticRun(tables=given, metadata=metadata, checks=names)
+
+
+def _read(run: SyntheticRun) -> dict[str, Any]:
+    from privaudit.cli._datafiles import _read_table
+
+    frames = {}
+    for key, path in run.tables.items():
+        if not path.is_file():
+            raise ConfigError(f"The {key} table {str(path)!r} does not exist.")
+        frames[key] = _read_table(path, role=key, key=f"tables.{key}").frame
+    columns = list(frames["original"].columns)
+    for key, frame in frames.items():
+        if sorted(map(str, frame.columns)) != sorted(map(str, columns)):
+            missing = sorted(set(map(str, columns)) - set(map(str, frame.columns)))
+            extra = sorted(set(map(str, frame.columns)) - set(map(str, columns)))
+            raise ConfigError(f"The {key} table {str(run.tables[key])!r} must have the "
+                              f"original table's columns (missing {missing[:5]}, extra "
+                              f"{extra[:5]}).")
+    return frames
+
+
+def run_synthetic_audit(run: SyntheticRun, *, progress: Any = None) -> Path:
+    """Read the tables, run :func:`privaudit.audit_synthetic`, write the report."""
+    from privaudit.audits import audit_synthetic
+    from privaudit.report import build_report
+    from privaudit.synthetic import TableMetadata
+
+    frames = _read(run)
+    metadata = None if run.metadata is None else TableMetadata.read(run.metadata)
+    name = run.name or run.tables["synthetic"].stem
+    results = audit_synthetic(
+        frames["synthetic"], frames["original"], holdout=frames.get("holdout"),
+        control=frames.get("control"), metadata=metadata, checks=run.checks,
+        check_params=run.check_params or None, name=name,
+        dataset=run.tables["original"].name, random_state=run.random_state,
+        results_dir=run.out / "results", progress=progress)
+    return build_report(results, run.out, n_bootstrap=run.n_bootstrap, progress=progress,
+                        random_state=run.random_state,
+                        title=f"Privacy audit of the synthetic table {name}")

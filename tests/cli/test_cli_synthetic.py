@@ -1,0 +1,82 @@
+"""``privaudit audit synthetic``: options, configuration file, one-line errors, report."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from privaudit.cli import app
+from privaudit.studies._generators import copying_generator
+
+runner = CliRunner()
+CHECKS = "exact_matches,ims,dcr,nndr"
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    folder = tmp_path_factory.mktemp("tables")
+    frame = pd.DataFrame({"age": rng.integers(18, 80, 600), "income": rng.lognormal(10, 1, 600),
+                          "city": rng.choice(["a", "b", "c", "d"], 600)})
+    original, holdout = frame.iloc[:300].reset_index(drop=True), frame.iloc[300:]
+    original.to_csv(folder / "o.csv", index=False)
+    holdout.to_parquet(folder / "h.parquet", index=False)
+    copying_generator(original, 300, copy_fraction=0.5, random_state=0).to_csv(
+        folder / "s.csv", index=False)
+    (folder / "m.json").write_text(json.dumps({"columns": {
+        "age": {"sdtype": "numerical"}, "income": {"sdtype": "numerical"},
+        "city": {"sdtype": "categorical"}}}))
+    return folder
+
+
+def test_options_run_the_checks_and_write_the_report(tables, tmp_path):
+    result = runner.invoke(app, [
+        "audit", "synthetic", "--synthetic", str(tables / "s.csv"), "--original",
+        str(tables / "o.csv"), "--holdout", str(tables / "h.parquet"), "--metadata",
+        str(tables / "m.json"), "--checks", CHECKS, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    assert "closeness to the training records" in result.output
+    assert "CLOSER than unseen rows" in result.output
+    doc = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert [e["metric"] for e in doc["proximity"]] == CHECKS.split(",")
+    assert (tmp_path / "rep" / "index.html").is_file()
+
+
+def test_configuration_file_form(tables, tmp_path):
+    (tmp_path / "audit.yaml").write_text(
+        f"tables: {{synthetic: {tables / 's.csv'}, original: {tables / 'o.csv'}, "
+        f"holdout: {tables / 'h.parquet'}}}\n"
+        "checks: [exact_matches, dcr]\ncheck_params: {dcr: {quantile: 0.1}}\n"
+        "name: copier\nreport: {out: rep, n_bootstrap: 50}\n")
+    result = runner.invoke(app, ["audit", "synthetic", "--config", str(tmp_path / "audit.yaml")])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert [(e["target"], e["metric"]) for e in doc["proximity"]] == [
+        ("copier", "exact_matches"), ("copier", "dcr")]
+    assert doc["proximity"][1]["quantile"] == 0.1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--synthetic", "S"], "Missing option --original"),
+    (["--synthetic", "{t}/s.csv", "--original", "{t}/nope.csv"], "does not exist"),
+    (["--synthetic", "{t}/s.csv", "--original", "{t}/o.csv", "--checks", "dcr,bogus"],
+     "'checks'"),
+    (["--synthetic", "{t}/m.json", "--original", "{t}/o.csv"], "CSV"),
+    (["--config", "{t}/o.csv", "--synthetic", "{t}/s.csv"], "not both"),
+])
+def test_errors_are_one_readable_line(tables, args, message):
+    result = runner.invoke(app, ["audit", "synthetic",
+                                 *[a.format(t=tables) for a in args]])
+    assert result.exit_code != 0
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_table_with_other_columns_is_refused_naming_it(tables, tmp_path):
+    pd.read_csv(tables / "s.csv").drop(columns=["city"]).to_csv(tmp_path / "s.csv",
+                                                                 index=False)
+    result = runner.invoke(app, ["audit", "synthetic", "--synthetic", str(tmp_path / "s.csv"),
+                                 "--original", str(tables / "o.csv")])
+    assert result.exit_code != 0 and "missing ['city']" in result.output
