@@ -25,15 +25,11 @@ def default_aux_cols(columns: list[str]) -> tuple[list[str], list[str]]:
 
 def _as_risk(audit: Any, evaluator: Any, attack: str, kind: str,
              parameters: dict[str, Any], **extra: Any) -> RiskResult:
-    counts = evaluator.results()
     control = audit.tables.control
-    return RiskResult(
-        n_attacks=int(counts.n_attacks), n_success=int(counts.n_success),
-        n_baseline=int(counts.n_baseline),
-        n_control=None if control is None else int(counts.n_control),
+    source = audit.tables.control_source if control is not None else None
+    return evaluator.results().to_result(
         attack=attack, kind=kind, parameters=parameters,
-        extra={"control_source": audit.tables.control_source if control is not None
-               else None, **extra}, **audit.provenance)
+        extra={"control_source": source, **extra}, **audit.provenance)
 
 
 def _tabular(audit: Any) -> tuple[Any, Any, Any]:

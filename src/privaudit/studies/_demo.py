@@ -55,10 +55,19 @@ def _llm_part(random_state: int, n_reference_models: int, n_jobs: int,
     return run_llm_study(random_state=random_state, progress=progress)
 
 
+def _synthetic_part(random_state: int, n_reference_models: int, n_jobs: int,
+                    progress: Any) -> list[Any]:
+    """A copying generator and a Gaussian copula on the TV16 survey, every check."""
+    from privaudit.studies._synthetic_study import run_synthetic_study
+
+    return run_synthetic_study(random_state=random_state, progress=progress)
+
+
 #: Audit kind -> the demo part that shows it, in the order the demo runs them.
 DEMO_PARTS: dict[str, Callable[..., list[Any]]] = {
     "model": _model_part,
     "llm": _llm_part,
+    "synthetic": _synthetic_part,
 }
 
 

@@ -6,7 +6,11 @@ columns scaled by their range, categorical mismatch, an explicit NaN policy, chu
 top-k in bounded memory, one BLAS product where the algebra allows. The closeness checks
 (:func:`exact_matches`, :func:`identical_match_share`, :func:`closeness_checks`) compare
 the synthetic rows with the training rows beside unseen holdout rows, and
-:class:`Distinguisher` tells synthetic rows from original ones.
+:class:`Distinguisher` tells synthetic rows from original ones. The anonymeter
+risks (:class:`SinglingOutEvaluator`, :class:`LinkabilityEvaluator`,
+:class:`InferenceEvaluator`, anonymeter's arguments plus ``random_state``) count how often
+an attacker reading the synthetic table singles out, links or infers training records,
+beside a random-guess baseline and control records.
 :func:`privaudit.audit_synthetic` runs them all on the audit spine.
 
 Nothing here imports spaCy, torch or sentence-transformers at module level.
@@ -20,17 +24,29 @@ from privaudit.synthetic._neighbors import (
     gower_distances,
     nearest_neighbors,
 )
+from privaudit.synthetic._risk_counts import Counts
+from privaudit.synthetic._risk_linkage import (
+    InferenceEvaluator,
+    LinkabilityEvaluator,
+    inference_guesses_correct,
+)
+from privaudit.synthetic._risk_singling_out import SinglingOutEvaluator
 from privaudit.synthetic._tabular import closeness_checks, exact_matches, identical_match_share
 
 __all__ = [
     "SDTYPES",
+    "Counts",
     "Distinguisher",
     "EncodedTable",
+    "InferenceEvaluator",
+    "LinkabilityEvaluator",
     "MixedTypeEncoder",
+    "SinglingOutEvaluator",
     "TableMetadata",
     "closeness_checks",
     "exact_matches",
     "gower_distances",
     "identical_match_share",
+    "inference_guesses_correct",
     "nearest_neighbors",
 ]

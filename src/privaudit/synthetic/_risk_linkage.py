@@ -1,0 +1,265 @@
+"""Linkability and inference, as anonymeter defines them, on the exact neighbour engine.
+
+**Linkability**: the attacker holds two pieces of a target record, the columns
+``aux_cols[0]`` from one source and ``aux_cols[1]`` from another, and wants to know whether
+they belong to the same person. For each piece it finds the ``n_neighbors`` nearest
+synthetic records (on that piece's columns); the link succeeds when the two neighbour sets
+share a synthetic record. Baseline: two random sets of ``n_neighbors`` synthetic records.
+
+**Inference**: the attacker knows ``aux_cols`` of a target and guesses its ``secret`` from
+the nearest synthetic record (on ``aux_cols``). A guess is right when equal (a
+categorical secret) or within a relative ``tolerance`` of the truth (a numeric one).
+Baseline: the secret of a random synthetic record.
+
+Both attack ``n_attacks`` original records and as many control records, drawn without
+replacement with ``random_state`` (anonymeter draws them unseeded). Neighbours come from
+:func:`~privaudit.synthetic.nearest_neighbors`: Gower's distance with the numeric ranges
+of the two tables compared, as anonymeter's, exact ties broken by the lowest synthetic
+position; anonymeter lets a missing number turn the distance into NaN, here a missing
+value against a value counts as a full mismatch (see the engine).
+
+Differences from anonymeter, on purpose: seeded draws; for a numeric secret, the guess is
+right when ``|guess - secret| <= tolerance * |guess|`` (anonymeter divides by the signed
+guess, so every negative guess passes its test).
+
+References
+----------
+.. [1] Giomi, M. et al. "A Unified Framework for Quantifying Privacy Risk in Synthetic
+   Data." PoPETs 2023.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privaudit._validation import check_fraction, check_random_state, param_error
+from privaudit.synthetic._neighbors import nearest_neighbors
+from privaudit.synthetic._risk_counts import Counts, check_attack_count, check_frame
+
+__all__ = ["InferenceEvaluator", "LinkabilityEvaluator", "inference_guesses_correct"]
+
+
+def _columns(value: Any, frame: pd.DataFrame, param: str, func: str) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
+        raise param_error(param, func, "a non-empty list of column names", value,
+                          error=TypeError)
+    missing = [c for c in value if c not in frame.columns]
+    if missing:
+        raise param_error(param, func, f"columns of the tables (among {list(frame.columns)[:8]})",
+                          missing)
+    return list(value)
+
+
+class _Evaluator:
+    """Shared state: the tables, the seed, the counts once evaluated."""
+
+    _FUNC = ""
+
+    def __init__(self, ori: pd.DataFrame, syn: pd.DataFrame, control: Any,
+                 n_attacks: Any, random_state: Any, executor: Any, n_jobs: Any) -> None:
+        self.ori = check_frame(ori, "ori", self._FUNC).reset_index(drop=True)
+        self.syn = check_frame(syn, "syn", self._FUNC).reset_index(drop=True)
+        self.control = check_frame(control, "control", self._FUNC, allow_none=True)
+        if self.control is not None:
+            self.control = self.control.reset_index(drop=True)
+        limits = [("ori", len(self.ori))] + (
+            [("control", len(self.control))] if self.control is not None else [])
+        self.n_attacks = check_attack_count(len(self.ori) if n_attacks is None else n_attacks,
+                                            self._FUNC, *limits)
+        self.random_state, self.executor, self.n_jobs = random_state, executor, n_jobs
+        self._counts: Counts | None = None
+
+    def _targets(self, table: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+        rows = np.sort(rng.choice(len(table), self.n_attacks, replace=False))
+        return table.iloc[rows].reset_index(drop=True)
+
+    def _neighbours(self, targets: pd.DataFrame, columns: list[str], k: int) -> np.ndarray:
+        return nearest_neighbors(targets[columns], self.syn[columns], n_neighbors=k,
+                                 executor=self.executor, n_jobs=self.n_jobs)[1]
+
+    def _evaluated(self) -> Counts:
+        if self._counts is None:
+            raise RuntimeError(f"{self._FUNC}: call evaluate() first.")
+        return self._counts
+
+    def results(self, confidence_level: float = 0.95) -> Counts:
+        """The counts (attacks, successes, baseline and control successes)."""
+        return self._evaluated()
+
+    def risk(self, confidence_level: float = 0.95, baseline: bool = False) -> Any:
+        """The risk (anonymeter's definition) with its interval."""
+        return self.results(confidence_level).risk(confidence_level, baseline)
+
+
+class LinkabilityEvaluator(_Evaluator):
+    """anonymeter's linkability evaluator on privaudit's exact, seeded neighbour search.
+
+    Parameters
+    ----------
+    ori, syn : DataFrame
+        The original (training) records and the synthetic ones.
+    aux_cols : (list of str, list of str)
+        The two column sets the attacker holds from two sources.
+    n_attacks : int or None, default=500
+        Target records (None: every original record).
+    n_neighbors : int, default=1
+        Synthetic neighbours of each piece searched for a common one.
+    control : DataFrame, optional
+        Records the generator never saw, attacked the same way.
+    random_state : None, int or numpy Generator
+        Seeds the targets and the baseline.
+    executor, n_jobs
+        Where the neighbour scans run (see :func:`~privaudit.synthetic.nearest_neighbors`).
+    """
+
+    _FUNC = "LinkabilityEvaluator"
+
+    def __init__(self, ori: pd.DataFrame, syn: pd.DataFrame,
+                 aux_cols: tuple[Sequence[str], Sequence[str]], n_attacks: int | None = 500,
+                 n_neighbors: int = 1, control: pd.DataFrame | None = None,
+                 random_state: Any = None, executor: Any = None,
+                 n_jobs: int | None = None) -> None:
+        super().__init__(ori, syn, control, n_attacks, random_state, executor, n_jobs)
+        if not isinstance(aux_cols, (tuple, list)) or len(aux_cols) != 2:
+            raise param_error("aux_cols", self._FUNC, "two lists of column names",
+                              aux_cols, error=TypeError)
+        self.aux_cols = tuple(_columns(a, self.ori, "aux_cols", self._FUNC) for a in aux_cols)
+        if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, int) or not (
+                1 <= n_neighbors <= len(self.syn)):
+            raise param_error("n_neighbors", self._FUNC, f"an integer in [1, {len(self.syn)}]",
+                              n_neighbors)
+        self.n_neighbors = n_neighbors
+
+    def evaluate(self, n_neighbors: int | None = None) -> LinkabilityEvaluator:
+        """Search both pieces' neighbours for the original and control targets."""
+        rng = check_random_state(self.random_state, func=self._FUNC)
+        k = self.n_neighbors
+        self._links = {"ori": self._attack(self._targets(self.ori, rng), k)}
+        if self.control is not None:
+            self._links["control"] = self._attack(self._targets(self.control, rng), k)
+        self._links["baseline"] = tuple(
+            np.array([rng.choice(len(self.syn), k, replace=False)
+                      for _ in range(self.n_attacks)]) for _ in range(2))
+        self._counts = self._count(n_neighbors or k)
+        return self
+
+    def _attack(self, targets: pd.DataFrame, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(self._neighbours(targets, list(cols), k) for cols in self.aux_cols)
+
+    def _count(self, k: int) -> Counts:
+        def linked(pair: tuple[np.ndarray, np.ndarray]) -> int:
+            a, b = pair[0][:, :k], pair[1][:, :k]
+            return int((a[:, :, None] == b[:, None, :]).any(axis=(1, 2)).sum())
+
+        control = self._links.get("control")
+        return Counts(self.n_attacks, linked(self._links["ori"]),
+                      linked(self._links["baseline"]),
+                      None if control is None else linked(control),
+                      extra={"n_neighbors": k, "aux_cols": [list(a) for a in self.aux_cols]})
+
+    def results(self, confidence_level: float = 0.95,
+                n_neighbors: int | None = None) -> Counts:
+        """The counts, for the first ``n_neighbors`` neighbours (at most the evaluated)."""
+        self._evaluated()
+        if n_neighbors is None:
+            return self._counts  # type: ignore[return-value]
+        if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, int) or not (
+                1 <= n_neighbors <= self.n_neighbors):
+            raise param_error("n_neighbors", f"{self._FUNC}.results",
+                              f"an integer in [1, {self.n_neighbors}] (the evaluated ones)",
+                              n_neighbors)
+        return self._count(n_neighbors)
+
+
+def inference_guesses_correct(guesses: np.ndarray, secrets: np.ndarray, regression: bool,
+                              tolerance: float = 0.05) -> np.ndarray:
+    """Which guesses are right: equal, or within ``tolerance`` relative (numeric secrets).
+
+    Two missing values agree. For numbers: ``|guess - secret| <= tolerance * |guess|``.
+    """
+    guesses, secrets = np.asarray(guesses, dtype=object), np.asarray(secrets, dtype=object)
+    both_missing = pd.isna(guesses) & pd.isna(secrets)
+    if regression:
+        g = pd.to_numeric(pd.Series(guesses), errors="coerce").to_numpy(dtype=np.float64)
+        s = pd.to_numeric(pd.Series(secrets), errors="coerce").to_numpy(dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            right = np.abs(g - s) <= tolerance * np.abs(g)
+    else:
+        right = np.array([a == b for a, b in zip(guesses, secrets, strict=True)], dtype=bool)
+    return both_missing | right
+
+
+class InferenceEvaluator(_Evaluator):
+    """anonymeter's inference evaluator on privaudit's exact, seeded neighbour search.
+
+    Parameters
+    ----------
+    ori, syn : DataFrame
+        The original (training) records and the synthetic ones.
+    aux_cols : list of str
+        Columns the attacker knows of each target.
+    secret : str
+        The column it guesses.
+    regression : bool, optional
+        Numeric secret (guesses right within ``tolerance``); default: whether the secret's
+        dtype is numeric, as anonymeter decides.
+    n_attacks : int, default=500
+        Target records.
+    control : DataFrame, optional
+        Records the generator never saw, attacked the same way.
+    tolerance : float, default=0.05
+        Relative tolerance of a numeric guess.
+    random_state : None, int or numpy Generator
+        Seeds the targets and the baseline's guesses.
+    executor, n_jobs
+        Where the neighbour scans run.
+    """
+
+    _FUNC = "InferenceEvaluator"
+
+    def __init__(self, ori: pd.DataFrame, syn: pd.DataFrame, aux_cols: Sequence[str],
+                 secret: str, regression: bool | None = None, n_attacks: int = 500,
+                 control: pd.DataFrame | None = None, tolerance: float = 0.05,
+                 random_state: Any = None, executor: Any = None,
+                 n_jobs: int | None = None) -> None:
+        super().__init__(ori, syn, control, n_attacks, random_state, executor, n_jobs)
+        if not isinstance(secret, str) or secret not in self.ori.columns:
+            raise param_error("secret", self._FUNC, "one column name of the tables", secret)
+        self.secret = secret
+        self.aux_cols = _columns(aux_cols, self.ori, "aux_cols", self._FUNC)
+        if secret in self.aux_cols:
+            raise param_error("aux_cols", self._FUNC, f"columns other than the secret "
+                              f"{secret!r}", self.aux_cols)
+        self.regression = (pd.api.types.is_numeric_dtype(self.ori[secret])
+                           and not pd.api.types.is_bool_dtype(self.ori[secret])
+                           if regression is None else bool(regression))
+        self.tolerance = check_fraction(tolerance, param="tolerance", func=self._FUNC)
+
+    def evaluate(self, n_jobs: int | None = None) -> InferenceEvaluator:
+        """Guess the secret of the original and control targets, and the baseline's."""
+        rng = check_random_state(self.random_state, func=self._FUNC)
+        n_baseline = self._baseline(rng)
+        n_success = self._attack(self._targets(self.ori, rng))
+        n_control = None if self.control is None else self._attack(
+            self._targets(self.control, rng))
+        self._counts = Counts(self.n_attacks, n_success, n_baseline, n_control,
+                              extra={"secret": self.secret, "regression": self.regression,
+                                     "aux_cols": self.aux_cols})
+        return self
+
+    def _right(self, guesses: np.ndarray, targets: pd.DataFrame) -> int:
+        return int(inference_guesses_correct(guesses, targets[self.secret].to_numpy(),
+                                             self.regression, self.tolerance).sum())
+
+    def _attack(self, targets: pd.DataFrame) -> int:
+        nearest = self._neighbours(targets, self.aux_cols, 1)[:, 0]
+        return self._right(self.syn[self.secret].to_numpy()[nearest], targets)
+
+    def _baseline(self, rng: np.random.Generator) -> int:
+        targets = self._targets(self.ori, rng)
+        picks = rng.choice(len(self.syn), self.n_attacks, replace=len(self.syn) < self.n_attacks)
+        return self._right(self.syn[self.secret].to_numpy()[picks], targets)

@@ -1,0 +1,355 @@
+"""Singling out, as anonymeter defines it, with every predicate evaluated in bulk.
+
+The attacker reads the synthetic table and writes *queries*: conjunctions of predicates
+on a few columns ("age >= 87 & state == 'VT'") that single out exactly one synthetic
+record. A query succeeds when it singles out exactly one ORIGINAL record too. The baseline
+attacker writes random queries (random columns, values and operators); the control
+attacker's queries are the same as the attack's, checked on control records.
+
+- univariate: the rare values of each column (seen once), its minimum and maximum, and
+  "is missing" when one value is missing;
+- multivariate: a random synthetic record's values on ``n_cols`` random columns, numbers
+  with ``>=`` above the column's median and ``<=`` below.
+
+Differences from anonymeter, all on purpose: every random draw goes through
+``random_state`` (anonymeter draws from an unseeded module generator); queries are
+predicate lists evaluated as numpy masks, not ``DataFrame.query`` strings parsed one at a
+time (strings are kept for display only), which makes a value such as ``O'Brien`` or a
+column name with a space work; candidate queries are generated and checked in batches.
+
+References
+----------
+.. [1] Giomi, M. et al. "A Unified Framework for Quantifying Privacy Risk in Synthetic
+   Data." PoPETs 2023.
+.. [2] Cohen, A. and Nissim, K. "Towards Formalizing the GDPR's Notion of Singling Out."
+   PNAS 117(15), 2020.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privaudit._validation import check_random_state, param_error
+from privaudit.synthetic._risk_counts import Counts, check_attack_count, check_frame
+
+__all__ = ["Predicate", "SinglingOutEvaluator", "count_matches"]
+
+_FUNC = "SinglingOutEvaluator"
+_NUMERIC_OPS = ("==", "!=", ">", "<", ">=", "<=")
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """One predicate of a query: ``column op value``.
+
+    ``op`` is a comparison, ``isna``, ``notna``, ``true`` or ``false``.
+    """
+
+    column: str
+    op: str
+    value: Any = None
+
+    def __str__(self) -> str:
+        if self.op in ("isna", "notna"):
+            return f"{self.column}.{self.op}()"
+        if self.op in ("true", "false"):
+            return f"{'' if self.op == 'true' else 'not '}{self.column}"
+        return f"{self.column} {self.op} {self.value!r}"
+
+
+class _Columns:
+    """A table's columns as numpy arrays, each with its kind, for bulk predicates."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.n = len(frame)
+        self.kinds: dict[str, str] = {}
+        self.values: dict[str, np.ndarray] = {}
+        self.missing: dict[str, np.ndarray] = {}
+        self.lookup: dict[str, dict[Any, int]] = {}
+        for column in frame.columns:
+            series = frame[column]
+            self.missing[column] = series.isna().to_numpy()
+            if pd.api.types.is_bool_dtype(series):
+                self.kinds[column] = "bool"
+                self.values[column] = series.to_numpy(dtype=bool)
+            elif pd.api.types.is_numeric_dtype(series):
+                self.kinds[column] = "numeric"
+                self.values[column] = series.to_numpy(dtype=np.float64, na_value=np.nan)
+            else:
+                self.kinds[column] = "other"
+                codes, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)
+                self.values[column] = codes  # equality on integer codes, not objects
+                self.lookup[column] = {v: i for i, v in enumerate(uniques)}
+
+    def masks(self, column: str, op: str, values: list[Any]) -> np.ndarray:
+        """Rows satisfying ``column op v`` for each ``v`` of ``values``: ``(len(values), n)``.
+
+        pandas' semantics: a missing value compares unequal to everything.
+        """
+        missing = self.missing[column][None, :]
+        k = len(values)
+        if op in ("isna", "notna"):
+            return np.repeat(missing if op == "isna" else ~missing, k, axis=0)
+        data = self.values[column]
+        if op in ("true", "false"):
+            truth = data.astype(bool)[None, :] & ~missing
+            return np.repeat(truth if op == "true" else ~truth, k, axis=0)
+        if self.kinds[column] == "other":
+            # -2: a value this table lacks, equal to no row.
+            codes = np.array([self.lookup[column].get(v, -2) for v in values])
+            equal = data[None, :] == codes[:, None]
+            return equal if op == "==" else ~equal
+        threshold = np.asarray(values, dtype=np.float64)[:, None]
+        with np.errstate(invalid="ignore"):
+            return _COMPARE[op](data[None, :], threshold)
+
+
+_COMPARE = {"==": np.equal, "!=": np.not_equal, ">": np.greater, "<": np.less,
+            ">=": np.greater_equal, "<=": np.less_equal}
+#: Query x row cells evaluated at once (bounds memory on large tables).
+_CELLS = 1 << 24
+
+
+def count_matches(columns: _Columns, queries: Sequence[Sequence[Predicate]]) -> np.ndarray:
+    """Rows matching each query (a conjunction of predicates), in bulk.
+
+    Predicates are grouped by (column, operator) so that each group is one broadcast
+    comparison over the table; queries go through in chunks of bounded memory.
+    """
+    out = np.zeros(len(queries), dtype=np.int64)
+    step = max(1, _CELLS // max(columns.n, 1))
+    for start in range(0, len(queries), step):
+        chunk = queries[start:start + step]
+        mask = np.ones((len(chunk), columns.n), dtype=bool)
+        groups: dict[tuple[str, str], list[tuple[int, Any]]] = {}
+        for i, query in enumerate(chunk):
+            for p in query:
+                groups.setdefault((p.column, p.op), []).append((i, p.value))
+        for (column, op), items in groups.items():
+            rows = np.array([i for i, _ in items])
+            found = columns.masks(column, op, [v for _, v in items])
+            if len(np.unique(rows)) == len(rows):
+                mask[rows] &= found
+            else:  # a query with two predicates of one kind on one column
+                np.logical_and.at(mask, rows, found)
+        out[start:start + len(chunk)] = mask.sum(axis=1)
+    return out
+
+
+def _univariate_candidates(frame: pd.DataFrame, cols: _Columns) -> list[tuple[Predicate, ...]]:
+    out: list[tuple[Predicate, ...]] = []
+    for column in sorted(frame.columns, key=str):
+        if cols.missing[column].sum() == 1:
+            out.append((Predicate(column, "isna"),))
+        if cols.kinds[column] == "numeric" and (~cols.missing[column]).any():
+            present = cols.values[column][~cols.missing[column]]
+            out += [(Predicate(column, "<=", float(present.min())),),
+                    (Predicate(column, ">=", float(present.max())),)]
+        counts = frame[column].value_counts()
+        for value in counts.index[counts.to_numpy() == 1]:
+            op = "true" if cols.kinds[column] == "bool" and bool(value) else (
+                "false" if cols.kinds[column] == "bool" else "==")
+            out.append((Predicate(column, op, None if op in ("true", "false") else value),))
+    return out
+
+
+def _record_query(cols: _Columns, row: int, columns: Sequence[str],
+                  medians: dict[str, float]) -> tuple[Predicate, ...]:
+    """The query anonymeter writes from a record: its values on ``columns``."""
+    query = []
+    for column in sorted(columns, key=str):
+        value = cols.values[column][row]
+        if cols.missing[column][row]:
+            query.append(Predicate(column, "isna"))
+        elif cols.kinds[column] == "bool":
+            query.append(Predicate(column, "true" if value else "false"))
+        elif cols.kinds[column] == "numeric":
+            op = ">=" if value > medians[column] else "<="
+            query.append(Predicate(column, op, float(value)))
+        else:
+            query.append(Predicate(column, "==", value))
+    return tuple(query)
+
+
+def _random_query(cols: _Columns, uniques: dict[str, np.ndarray], columns: Sequence[str],
+                  rng: np.random.Generator) -> tuple[Predicate, ...]:
+    """The baseline attacker's query: random values and operators on ``columns``."""
+    query = []
+    for column in sorted(columns, key=str):
+        values = uniques[column]
+        value = values[rng.integers(len(values))]
+        if pd.isna(value):
+            query.append(Predicate(column, ("notna", "isna")[rng.integers(2)]))
+        elif cols.kinds[column] == "bool":
+            query.append(Predicate(column, ("true", "false")[rng.integers(2)]))
+        elif cols.kinds[column] == "numeric":
+            query.append(Predicate(column, _NUMERIC_OPS[rng.integers(6)], float(value)))
+        else:
+            query.append(Predicate(column, ("==", "!=")[rng.integers(2)], value))
+    return tuple(query)
+
+
+class SinglingOutEvaluator:
+    """anonymeter's singling-out evaluator, seeded and vectorised.
+
+    Parameters
+    ----------
+    ori : DataFrame
+        The original (training) records: a query succeeds when it singles out one of them.
+    syn : DataFrame
+        The synthetic records the attacker reads to write queries.
+    n_attacks : int, default=500
+        Queries to write (the denominator of every rate, as in anonymeter, even when fewer
+        could be written: then a ``n_queries`` below it says so).
+    n_cols : int, default=3
+        Columns per multivariate query.
+    control : DataFrame, optional
+        Records not used to train the generator: the same queries are checked on them.
+    max_attempts : int or None, default=10_000_000
+        Candidate multivariate queries tried at most.
+    random_state : None, int or numpy Generator
+        Seeds every draw.
+
+    Notes
+    -----
+    Duplicated rows are dropped from every table first, as anonymeter does. When the
+    control set and the original set differ in size, the control successes are rescaled
+    with anonymeter's model of how singling out depends on the table size (Cohen and
+    Nissim's ``P(w, n) = n w (1 - w)^(n - 1)`` integrated over query weights, fitted on
+    subsamples of the control set drawn with ``random_state``).
+    """
+
+    def __init__(self, ori: pd.DataFrame, syn: pd.DataFrame, n_attacks: int = 500,
+                 n_cols: int = 3, control: pd.DataFrame | None = None,
+                 max_attempts: int | None = 10_000_000, random_state: Any = None) -> None:
+        self.ori = check_frame(ori, "ori", _FUNC).drop_duplicates()
+        self.syn = check_frame(syn, "syn", _FUNC).drop_duplicates()
+        self.control = check_frame(control, "control", _FUNC, allow_none=True)
+        if self.control is not None:
+            self.control = self.control.drop_duplicates()
+        self.n_attacks = check_attack_count(n_attacks, _FUNC)
+        if isinstance(n_cols, bool) or not isinstance(n_cols, int) or not (
+                1 <= n_cols <= self.syn.shape[1]):
+            raise param_error("n_cols", _FUNC, f"an integer in [1, {self.syn.shape[1]}]",
+                              n_cols)
+        self.n_cols = n_cols
+        self.max_attempts = max_attempts
+        self.random_state = random_state
+        self._counts: Counts | None = None
+
+    def evaluate(self, mode: str = "multivariate") -> SinglingOutEvaluator:
+        """Write the queries, the baseline's and check them on the original and control."""
+        if mode not in ("univariate", "multivariate"):
+            raise param_error("mode", f"{_FUNC}.evaluate", "'univariate' or 'multivariate'",
+                              mode)
+        rng = check_random_state(self.random_state, func=_FUNC)
+        syn = _Columns(self.syn)
+        n_cols = 1 if mode == "univariate" else self.n_cols
+        uniques = {c: self.syn[c].unique() for c in self.syn.columns}
+        baseline = [_random_query(syn, uniques, columns, rng)
+                    for columns in _column_draws(list(self.syn.columns), self.n_attacks,
+                                                 n_cols, rng)]
+        self._baseline_queries = baseline
+        queries = (self._univariate(syn, rng) if mode == "univariate"
+                   else self._multivariate(syn, rng))
+        self._queries = queries
+        ori = _Columns(self.ori)
+        success = count_matches(ori, queries) == 1
+        self._successful = [q for q, ok in zip(queries, success, strict=True) if ok]
+        n_control = None if self.control is None else self._control_successes(queries, rng)
+        self._counts = Counts(self.n_attacks, int(success.sum()),
+                              int((count_matches(ori, baseline) == 1).sum()), n_control,
+                              extra={"mode": mode, "n_queries": len(queries)})
+        return self
+
+    def _univariate(self, syn: _Columns, rng: np.random.Generator) -> list[tuple]:
+        candidates = list(dict.fromkeys(_univariate_candidates(self.syn, syn)))
+        candidates = [candidates[i] for i in rng.permutation(len(candidates))]
+        singles = count_matches(syn, candidates) == 1
+        return [q for q, ok in zip(candidates, singles, strict=True) if ok][:self.n_attacks]
+
+    def _multivariate(self, syn: _Columns, rng: np.random.Generator) -> list[tuple]:
+        medians = self.syn.median(numeric_only=True).to_dict()
+        columns = list(self.syn.columns)
+        found: dict[tuple, None] = {}
+        attempts = 0
+        limit = self.max_attempts if self.max_attempts is not None else np.inf
+        while len(found) < self.n_attacks and attempts < limit:
+            batch = int(min(max(64, 2 * (self.n_attacks - len(found))), limit - attempts))
+            rows = rng.integers(0, syn.n, batch)
+            candidates = [_record_query(syn, r, cols, medians) for r, cols in zip(
+                rows, _column_draws(columns, batch, self.n_cols, rng), strict=True)]
+            attempts += batch
+            for query, n in zip(candidates, count_matches(syn, candidates), strict=True):
+                if n == 1 and len(found) < self.n_attacks:
+                    found.setdefault(query, None)
+        return list(found)
+
+    def _control_successes(self, queries: list[tuple], rng: np.random.Generator) -> float:
+        control = _Columns(self.control)
+        n = float((count_matches(control, queries) == 1).sum())
+        if len(self.control) == len(self.ori) or not queries:
+            return n
+        model = _size_model(self.control, queries, rng)
+        return n * model(len(self.ori)) / model(len(self.control))
+
+    def _evaluated(self) -> Counts:
+        if self._counts is None:
+            raise RuntimeError(f"{_FUNC}: call evaluate() first.")
+        return self._counts
+
+    def queries(self, baseline: bool = False) -> list[str]:
+        """The successful queries (of the baseline attacker with ``baseline``), as text."""
+        self._evaluated()
+        chosen = self._baseline_queries if baseline else self._successful
+        if baseline:
+            ori = _Columns(self.ori)
+            chosen = [q for q, n in zip(chosen, count_matches(ori, chosen), strict=True)
+                      if n == 1]
+        return [" & ".join(map(str, q)) for q in chosen]
+
+    def results(self, confidence_level: float = 0.95) -> Counts:
+        """The counts (attacks, successes, baseline and control successes)."""
+        return self._evaluated()
+
+    def risk(self, confidence_level: float = 0.95, baseline: bool = False) -> Any:
+        """The singling-out risk (anonymeter's definition) with its interval."""
+        return self._evaluated().risk(confidence_level, baseline)
+
+
+def _column_draws(columns: list[str], n: int, k: int,
+                  rng: np.random.Generator) -> list[list[str]]:
+    """``n`` draws of ``k`` distinct columns (a random permutation's first ``k`` each)."""
+    order = np.argsort(rng.random((n, len(columns))), axis=1)[:, :k]
+    return [[columns[j] for j in row] for row in order]
+
+
+def _probability_integral(n: Any, w_min: float, w_max: Any) -> Any:
+    """Cohen and Nissim's singling-out probability integrated over weights [w_min, w_max]."""
+    return ((n * w_min + 1) * (1 - w_min) ** n - (n * w_max + 1) * (1 - w_max) ** n) / (n + 1)
+
+
+def _size_model(control: pd.DataFrame, queries: list[tuple], rng: np.random.Generator) -> Any:
+    """How many queries single out in a table of n rows: fitted on control subsamples."""
+    from scipy.optimize import curve_fit
+
+    sizes, successes = [], []
+    for n_rows in np.linspace(min(1000, len(control)), len(control), 10).astype(int):
+        for _ in range(5):
+            part = control.iloc[np.sort(rng.choice(len(control), n_rows, replace=False))]
+            successes.append(int((count_matches(_Columns(part), queries) == 1).sum()))
+            sizes.append(n_rows)
+    x, y = np.array(sizes, dtype=float), np.array(successes, dtype=float)
+
+    def model(n: Any, w_eff: float, norm: float) -> Any:
+        return norm * _probability_integral(n, 0.0, w_eff)
+
+    guess = 1 / x.max()
+    norm0 = 1 / _probability_integral(x.max(), 0.0, guess)
+    (w_eff, norm), _ = curve_fit(model, x, y, p0=(guess, norm0), bounds=(0, (1, np.inf)))
+    return lambda n: model(float(n), w_eff, norm)

