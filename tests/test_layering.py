@@ -29,15 +29,17 @@ ALLOWED: dict[str, set[str]] = {
     "training": {"targets", "data", "signals"},
     "attacks": {"training", "targets", "data", "signals", "metrics", "results"},
     "llm": {"training", "targets", "data", "signals", "metrics", "results"},
-    "audits": {"attacks", "llm", "training", "targets", "data", "signals", "metrics",
-               "results"},
+    "synthetic": {"training", "targets", "data", "signals", "metrics", "results"},
+    "audits": {"attacks", "llm", "synthetic", "training", "targets", "data", "signals",
+               "metrics", "results"},
     "report": {"results", "metrics"},
-    "studies": {"audits", "report", "attacks", "llm", "training", "targets", "data", "signals",
-                "metrics", "results"},
-    "cli": {"studies", "audits", "report", "attacks", "llm", "training", "targets", "data",
-            "signals", "metrics", "results"},
+    "studies": {"audits", "report", "attacks", "llm", "synthetic", "training", "targets",
+                "data", "signals", "metrics", "results"},
+    "cli": {"studies", "audits", "report", "attacks", "llm", "synthetic", "training",
+            "targets", "data", "signals", "metrics", "results"},
 }
-ROOT_HELPERS = {"", "_validation", "exceptions", "_progress", "_files", "_digest", "_optional"}
+ROOT_HELPERS = {"", "_validation", "exceptions", "_progress", "_files", "_digest", "_optional",
+                "_rows"}
 
 
 def _modules() -> list[tuple[str, Path]]:

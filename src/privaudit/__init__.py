@@ -4,7 +4,7 @@
 transformers, spaCy, Ray, matplotlib) are imported where they are used.
 """
 
-from privaudit.audits import audit_llm, audit_model, audit_synthetic
+from privaudit.audits import PrivacyEvaluator, audit_llm, audit_model, audit_synthetic
 from privaudit.exceptions import (
     BaselineWarning,
     DegenerateInputWarning,
@@ -22,6 +22,7 @@ __all__ = [
     "DegenerateInputWarning",
     "FidelityWarning",
     "NotFittedError",
+    "PrivacyEvaluator",
     "PrivauditWarning",
     "__version__",
     "audit_llm",

@@ -9,8 +9,11 @@ tags) -> loop. The baseline is chosen per kind behind :class:`Baseline`
 (:class:`RandomGuessBaseline` for membership inference on a model,
 :class:`BlindBaselineCheck` for a language model: a classifier reading the texts alone).
 
-Kinds: :func:`audit_model` (classifiers and regressors) and :func:`audit_llm` (causal
-language models: members vs non-members, or an unlearned model's forget vs holdout).
+Kinds: :func:`audit_model` (classifiers and regressors), :func:`audit_llm` (causal
+language models: members vs non-members, or an unlearned model's forget vs holdout) and
+:func:`audit_synthetic` (a synthetic table against its training records, beside unseen
+holdout records; :class:`PrivacyEvaluator` gives its results in the source document's
+dict shapes).
 """
 
 from privaudit.audits._baselines import Baseline, RandomGuessBaseline
@@ -36,6 +39,11 @@ from privaudit.audits._plan import (
     default_attacks,
     plan_model_audit,
 )
+from privaudit.audits._privacy_evaluator import (
+    DEFAULT_THRESHOLDS,
+    PRIVACY_METRICS,
+    PrivacyEvaluator,
+)
 from privaudit.audits._run import AuditRun, Enricher, digest
 from privaudit.audits._slices import SLICE_SETTINGS, SliceEnricher, slice_result
 from privaudit.audits._synthetic import (
@@ -50,7 +58,9 @@ __all__ = [
     "DEFAULT_LLM_STATISTICS",
     "DEFAULT_REGRESSION_ATTACKS",
     "DEFAULT_SYNTHETIC_CHECKS",
+    "DEFAULT_THRESHOLDS",
     "LLM_STATISTICS",
+    "PRIVACY_METRICS",
     "RED_FLAG_THRESHOLDS",
     "SLICE_SETTINGS",
     "SYNTHETIC_CHECKS",
@@ -60,6 +70,7 @@ __all__ = [
     "BlindBaselineWarning",
     "Enricher",
     "ModelAuditPlan",
+    "PrivacyEvaluator",
     "RandomGuessBaseline",
     "SliceEnricher",
     "SyntheticBaseline",
