@@ -12,6 +12,8 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?=
 PYTEST_ARGS ?=
 OUT ?= demo-report
+# anonymeter pins numpy < 1.27: its parity test runs it in an environment of its own.
+ANONYMETER_VENV ?= .venv-anonymeter
 
 .PHONY: demo test lint bench clean venv
 
@@ -28,12 +30,17 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+$(ANONYMETER_VENV)/.installed:
+	$(PYTHON) -m venv $(ANONYMETER_VENV)
+	$(ANONYMETER_VENV)/bin/python -m pip install --quiet anonymeter
+	touch $@
+
 venv: $(VENV)/.installed
 
 demo: $(VENV)/.installed
 	$(BIN)/privaudit demo --out $(OUT)
 
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev $(ANONYMETER_VENV)/.installed
 	$(BIN)/python -m pytest -n 2 --timeout 600 $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev

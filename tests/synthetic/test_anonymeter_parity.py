@@ -1,0 +1,98 @@
+"""Parity with anonymeter itself, run in its own environment (it pins numpy < 1.27).
+
+``make test`` creates ``.venv-anonymeter`` (anonymeter from PyPI). Both libraries attack the
+same tables, written as CSV; anonymeter's risks come back as JSON. anonymeter draws its
+targets and baselines unseeded, so the two estimates are compared as intervals: they must
+overlap, on a leaky table and on a safe one.
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from privaudit.studies._generators import copying_generator, independent_marginals
+from privaudit.studies._synthetic_study import load_tv16
+from privaudit.synthetic import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = Path(os.environ.get("PRIVAUDIT_ANONYMETER_PYTHON",
+                             ROOT / ".venv-anonymeter" / "bin" / "python"))
+N = 300
+AUX = (["state", "votetrump", "age", "female", "collegeed", "racef", "famincr", "ideo",
+        "pid7na", "bornagain"],
+       ["religimp", "churchatd", "prayerfreq", "angryracism", "whiteadv", "fearraces",
+        "racerare", "lrelig", "lcograc", "lemprac"])
+
+SCRIPT = """
+import json, sys
+import pandas as pd
+from anonymeter.evaluators import (InferenceEvaluator, LinkabilityEvaluator,
+                                   SinglingOutEvaluator)
+folders, n, aux = json.loads(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
+out = {}
+for folder in folders:  # one process: anonymeter's numba kernels compile once
+    ori, syn, ctl = (pd.read_csv(f"{folder}/{x}.csv") for x in ("original", "synthetic",
+                                                                  "control"))
+    rest = [c for c in ori.columns if c != "state"]
+    ev = {
+        "univariate": SinglingOutEvaluator(ori=ori, syn=syn, control=ctl, n_attacks=n
+                                           ).evaluate(mode="univariate"),
+        "linkability": LinkabilityEvaluator(ori=ori, syn=syn, aux_cols=aux, n_attacks=n,
+                                            n_neighbors=10, control=ctl).evaluate(n_jobs=1),
+        "inference": InferenceEvaluator(ori=ori, syn=syn, aux_cols=rest, secret="state",
+                                        n_attacks=n, control=ctl).evaluate(n_jobs=1),
+    }
+    out[folder] = {k: [e.risk().value, *e.risk().ci] for k, e in ev.items()}
+print(json.dumps(out))
+"""
+
+
+def _ours(original, synthetic, control):
+    rest = [c for c in original.columns if c != "state"]
+    evaluators = {
+        "univariate": SinglingOutEvaluator(original, synthetic, control=control, n_attacks=N,
+                                           random_state=0).evaluate(mode="univariate"),
+        "linkability": LinkabilityEvaluator(original, synthetic, aux_cols=AUX, n_attacks=N,
+                                            n_neighbors=10, control=control,
+                                            random_state=0).evaluate(),
+        "inference": InferenceEvaluator(original, synthetic, aux_cols=rest, secret="state",
+                                        n_attacks=N, control=control,
+                                        random_state=0).evaluate(),
+    }
+    return {k: list(e.risk()) for k, e in evaluators.items()}
+
+
+def test_risks_agree_with_anonymeter_within_their_intervals(tmp_path):
+    import pandas as pd
+
+    if not PYTHON.exists():
+        pytest.fail(f"anonymeter's environment is missing ({PYTHON}): run `make test`, which "
+                    "creates it (python3 -m venv .venv-anonymeter && "
+                    ".venv-anonymeter/bin/pip install anonymeter).")
+    original, control = load_tv16(N, random_state=6)
+    synthetic = {"copying": copying_generator(original, N, copy_fraction=0.5, random_state=0),
+                 "marginals": independent_marginals(original, N, random_state=0)}
+    ours = {}
+    for generator, table in synthetic.items():
+        folder = tmp_path / generator
+        folder.mkdir()
+        for name, frame in (("original", original), ("synthetic", table),
+                            ("control", control)):
+            frame.to_csv(folder / f"{name}.csv", index=False)
+        # Read back as anonymeter reads them.
+        ours[str(folder)] = _ours(*[pd.read_csv(folder / f"{n}.csv")
+                                    for n in ("original", "synthetic", "control")])
+    done = subprocess.run([str(PYTHON), "-c", SCRIPT, json.dumps(list(ours)), str(N),
+                           json.dumps(AUX)], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    for folder, risks in ours.items():
+        for name, a in risks.items():
+            b = theirs[folder][name]
+            assert a[1] <= b[2] + 1e-9 and b[1] <= a[2] + 1e-9, (folder, name, a, b)
+    leaky = str(tmp_path / "copying")
+    assert ours[leaky]["linkability"][0] > 0.1 and theirs[leaky]["linkability"][0] > 0.1
