@@ -109,3 +109,18 @@ def test_on_real_data_a_copying_generator_fails_and_a_copula_passes(tv16):
     assert share["low"] > 0.55
     safe_share = checks["safe"][1].extra["closer_to_train_share"]
     assert safe_share["low"] < 0.5 < safe_share["high"] + 0.03
+
+
+def test_train_train_quantile_on_a_seeded_subsample_of_queries(monkeypatch):
+    import privaudit.synthetic._tabular as tabular
+
+    original = mixed_table(60, 7)
+    full = reference_gower(original, original, {"state", "zip", "member"}, [original])
+    np.fill_diagonal(full, np.inf)
+    closest = full.min(axis=1)
+    monkeypatch.setattr(tabular, "TRAIN_TRAIN_QUERIES", 12)
+    values = {closeness_checks(mixed_table(5, 8), original, random_state=s)[0].extra[
+        "train_train_quantile"] for s in (0, 0, 1)}
+    assert len(values) <= 2  # same seed, same rows
+    for value in values:
+        assert closest.min() - 1e-9 <= value <= closest.max() + 1e-9

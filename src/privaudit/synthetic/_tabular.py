@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from privaudit._rows import normalised_tables, rows_found_in
+from privaudit._validation import check_random_state
 from privaudit.results import Finding, ProximityResult
 from privaudit.synthetic._metadata import TableMetadata
 from privaudit.synthetic._neighbors import nearest_neighbors
@@ -131,12 +132,11 @@ def closeness_checks(
     syn_d, _ = nearest_neighbors(tables[0], tables[1], n_neighbors=2, **search)
     hold_d = None if held is None else nearest_neighbors(held, tables[1], n_neighbors=2,
                                                          **search)[0]
-    train_d, _ = nearest_neighbors(tables[1], tables[1], n_neighbors=1, exclude_self=True,
-                                   **search)
-    extra = {"train_train_quantile": float(np.quantile(train_d[:, 0], quantile)),
+    rng = check_random_state(random_state, func="closeness_checks")
+    extra = {"train_train_quantile": _train_train_quantile(tables[1], quantile, search, rng),
              "columns": columns}
     if held is not None:
-        extra.update(_closer_to_train(tables[0], tables[1], held, search, random_state))
+        extra.update(_closer_to_train(tables[0], tables[1], held, syn_d[:, 0], search, rng))
     params = {"quantile": quantile, "distance": "gower", "columns": columns,
               "categorical": categorical}
     dcr = ProximityResult("dcr", "quantile", synthetic=syn_d[:, 0],
@@ -154,22 +154,51 @@ def _ratio(distances: np.ndarray) -> np.ndarray:
     return np.divide(d1, d2, out=np.zeros_like(d1), where=d2 > 0)
 
 
+#: Training rows queried for the source's train-vs-train DCR (informational only).
+TRAIN_TRAIN_QUERIES = 10_000
+
+
+def _train_train_quantile(train: pd.DataFrame, quantile: float, search: dict[str, Any],
+                          rng: np.random.Generator) -> float:
+    """The source's train-vs-train DCR quantile: each training row to its closest OTHER one.
+
+    On at most :data:`TRAIN_TRAIN_QUERIES` training rows (seeded) against all of them: a
+    full self-scan of a large table would cost as much as the checks themselves for a
+    number reported for reference only.
+    """
+    n = len(train)
+    rows = np.arange(n) if n <= TRAIN_TRAIN_QUERIES else np.sort(
+        rng.choice(n, TRAIN_TRAIN_QUERIES, replace=False))
+    if n < 2:
+        return float("nan")
+    distances, indices = nearest_neighbors(train.iloc[rows], train, n_neighbors=2, **search)
+    # The first neighbour is the row itself unless a twin at distance 0 comes first.
+    own = indices[:, 0] == rows
+    closest_other = np.where(own, distances[:, 1], distances[:, 0])
+    return float(np.quantile(closest_other, quantile))
+
+
 def _closer_to_train(synthetic: pd.DataFrame, train: pd.DataFrame, holdout: pd.DataFrame,
-                     search: dict[str, Any], random_state: Any) -> dict[str, Any]:
+                     to_train_all: np.ndarray, search: dict[str, Any],
+                     rng: np.random.Generator) -> dict[str, Any]:
     """Share of synthetic rows closer to training than to holdout rows (ties count half).
 
     The larger of the two sets is subsampled (seeded) to the size of the smaller, so
     that a generator that does not copy scores 0.5 in expectation (the two sets are then
-    exchangeable); the Wilson interval says whether 0.5 is excluded.
+    exchangeable); the Wilson interval says whether 0.5 is excluded. When the training
+    set is the smaller, the DCR search already gave each row's distance to it.
     """
-    from privaudit._validation import check_random_state
     from privaudit.metrics import wilson_interval
 
-    rng = check_random_state(random_state, func="closeness_checks")
     size = min(len(train), len(holdout))
-    parts = [t.iloc[np.sort(rng.choice(len(t), size, replace=False))] for t in (train, holdout)]
-    to_train, to_holdout = (nearest_neighbors(synthetic, p, n_neighbors=1, **search)[0][:, 0]
-                            for p in parts)
+
+    def distances(table: pd.DataFrame) -> np.ndarray:
+        part = table if len(table) == size else table.iloc[
+            np.sort(rng.choice(len(table), size, replace=False))]
+        return nearest_neighbors(synthetic, part, n_neighbors=1, **search)[0][:, 0]
+
+    to_train = to_train_all if len(train) == size else distances(train)
+    to_holdout = distances(holdout)
     closer = (to_train < to_holdout) + 0.5 * (to_train == to_holdout)
     k = float(closer.sum())
     interval = wilson_interval(round(k), len(closer), 0.95)
