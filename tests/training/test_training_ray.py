@@ -100,3 +100,16 @@ def test_ray_executor(ray_executor, tmp_path: Path) -> None:
     }
     for local, remote in zip(audits["local"], audits["ray"], strict=True):
         np.testing.assert_array_equal(local.scores, remote.scores)
+
+    # 5. The synthetic-data neighbour scan spread over Ray gives the inline numbers.
+    import pandas as pd
+
+    from privaudit.synthetic import nearest_neighbors
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"x": rng.normal(size=120), "c": rng.choice(list("abc"), 120)})
+    inline = nearest_neighbors(table.iloc[:70], table.iloc[70:], n_neighbors=2)
+    spread = nearest_neighbors(table.iloc[:70], table.iloc[70:], n_neighbors=2, chunk_size=9,
+                               executor=ray_executor)
+    np.testing.assert_array_equal(inline[0], spread[0])
+    np.testing.assert_array_equal(inline[1], spread[1])
