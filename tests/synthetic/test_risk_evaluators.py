@@ -195,3 +195,19 @@ def test_bad_arguments_name_the_parameter(make, param):
 def test_results_before_evaluate_say_so():
     with pytest.raises(RuntimeError, match="evaluate"):
         SinglingOutEvaluator(TABLE, TABLE).results()
+
+
+def test_bulk_record_queries_count_as_their_query_objects(tables):
+    from privaudit.synthetic._risk_singling_out import _record_counts, _record_query
+
+    _, _, leaky, _ = tables
+    cols = _Columns(leaky)
+    columns = list(leaky.columns)
+    medians = leaky.median(numeric_only=True).to_dict()
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, len(leaky), 300)
+    draws = np.argsort(rng.random((300, len(columns))), axis=1)[:, :3]
+    queries = [_record_query(cols, r, [columns[j] for j in d], medians)
+               for r, d in zip(rows, draws, strict=True)]
+    assert _record_counts(cols, rows, draws, columns, medians).tolist() == count_matches(
+        cols, queries).tolist()

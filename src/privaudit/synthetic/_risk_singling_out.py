@@ -71,6 +71,7 @@ class _Columns:
         self.values: dict[str, np.ndarray] = {}
         self.missing: dict[str, np.ndarray] = {}
         self.lookup: dict[str, dict[Any, int]] = {}
+        self.uniques: dict[str, np.ndarray] = {}
         for column in frame.columns:
             series = frame[column]
             self.missing[column] = series.isna().to_numpy()
@@ -84,6 +85,7 @@ class _Columns:
                 self.kinds[column] = "other"
                 codes, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)
                 self.values[column] = codes  # equality on integer codes, not objects
+                self.uniques[column] = np.asarray(uniques, dtype=object)
                 self.lookup[column] = {v: i for i, v in enumerate(uniques)}
 
     def masks(self, column: str, op: str, values: list[Any]) -> np.ndarray:
@@ -171,9 +173,44 @@ def _record_query(cols: _Columns, row: int, columns: Sequence[str],
         elif cols.kinds[column] == "numeric":
             op = ">=" if value > medians[column] else "<="
             query.append(Predicate(column, op, float(value)))
-        else:
-            query.append(Predicate(column, "==", value))
+        else:  # the value itself, not its code in this table
+            query.append(Predicate(column, "==", cols.uniques[column][value]))
     return tuple(query)
+
+
+def _record_counts(cols: _Columns, rows: np.ndarray, draws: np.ndarray, columns: list[str],
+                   medians: dict[str, float]) -> np.ndarray:
+    """Synthetic rows matching each record query (rows[i] on columns draws[i]), in bulk.
+
+    The same predicates as :func:`_record_query`, built as masks one column at a time for
+    all the candidates that use it: no query object per candidate.
+    """
+    mask = np.ones((len(rows), cols.n), dtype=bool)
+    for slot in range(draws.shape[1]):
+        for j in np.unique(draws[:, slot]):
+            picked = np.flatnonzero(draws[:, slot] == j)
+            mask[picked] &= _record_masks(cols, rows[picked], columns[j], medians)
+    return mask.sum(axis=1)
+
+
+def _record_masks(cols: _Columns, rows: np.ndarray, column: str,
+                  medians: dict[str, float]) -> np.ndarray:
+    """``(len(rows), n)``: the rows matching the predicate each record writes on ``column``."""
+    missing = cols.missing[column]
+    data = cols.values[column]
+    here = data[rows]
+    if cols.kinds[column] == "numeric":
+        with np.errstate(invalid="ignore"):
+            above = here > medians[column]
+            out = np.where(above[:, None], data[None, :] >= here[:, None],
+                           data[None, :] <= here[:, None])
+    elif cols.kinds[column] == "bool":
+        truth = data.astype(bool) & ~missing
+        out = np.where(here.astype(bool)[:, None], truth[None, :], ~truth[None, :])
+    else:
+        out = data[None, :] == here[:, None]
+    out[missing[rows]] = missing[None, :]  # a missing value writes "is missing"
+    return out
 
 
 def _random_query(cols: _Columns, uniques: dict[str, np.ndarray], columns: Sequence[str],
@@ -279,14 +316,19 @@ class SinglingOutEvaluator:
         found: dict[tuple, None] = {}
         attempts = 0
         limit = self.max_attempts if self.max_attempts is not None else np.inf
+        step = max(1, _CELLS // max(syn.n, 1))
         while len(found) < self.n_attacks and attempts < limit:
-            batch = int(min(max(64, 2 * (self.n_attacks - len(found))), limit - attempts))
+            batch = int(min(max(64, 2 * (self.n_attacks - len(found))), limit - attempts,
+                            step))
             rows = rng.integers(0, syn.n, batch)
-            candidates = [_record_query(syn, r, cols, medians) for r, cols in zip(
-                rows, _column_draws(columns, batch, self.n_cols, rng), strict=True)]
+            draws = np.argsort(rng.random((batch, len(columns))), axis=1)[:, :self.n_cols]
             attempts += batch
-            for query, n in zip(candidates, count_matches(syn, candidates), strict=True):
-                if n == 1 and len(found) < self.n_attacks:
+            counts = _record_counts(syn, rows, draws, columns, medians)
+            # Only the queries that single out a synthetic record are built as objects.
+            for i in np.flatnonzero(counts == 1):
+                if len(found) < self.n_attacks:
+                    query = _record_query(syn, rows[i], [columns[j] for j in draws[i]],
+                                          medians)
                     found.setdefault(query, None)
         return list(found)
 
