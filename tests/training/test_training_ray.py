@@ -113,3 +113,19 @@ def test_ray_executor(ray_executor, tmp_path: Path) -> None:
                                executor=ray_executor)
     np.testing.assert_array_equal(inline[0], spread[0])
     np.testing.assert_array_equal(inline[1], spread[1])
+
+    # 6. An LLM corpus sharded over Ray: the numbers of one local process (LocalExecutor
+    # with one worker runs the same shards under the same thread limits).
+    from privaudit.llm import score_texts
+    from privaudit.studies._tiny_lm import load_tweets, tiny_gpt2, train_tokenizer
+    from privaudit.training import LocalExecutor
+
+    texts = load_tweets(40, random_state=0)["text"].tolist()
+    tokenizer = train_tokenizer(texts, vocab_size=300)
+    model = tiny_gpt2(tokenizer, n_layer=1, n_embd=32, random_state=0)
+    names = ["loss", "min_k_plus_plus", "zlib"]
+    local = score_texts(model, tokenizer, texts, attacks=names, batch_size=8,
+                        executor=LocalExecutor(n_jobs=1))
+    remote = score_texts(model, tokenizer, texts, attacks=names, batch_size=8,
+                         executor=ray_executor)
+    np.testing.assert_array_equal(remote.to_numpy(), local.to_numpy())
