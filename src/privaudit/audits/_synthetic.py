@@ -38,7 +38,8 @@ _FUNC = "audit_synthetic"
 #: Every check audit_synthetic runs, in report order.
 SYNTHETIC_CHECKS = ("exact_matches", "ims", "dcr", "nndr", "distinguishability",
                     "singling_out_univariate", "singling_out_multivariate", "linkability",
-                    "inference")
+                    "inference", "text_memorization")
+#: Run when ``checks`` is None (text_memorization only when the table has text columns).
 DEFAULT_SYNTHETIC_CHECKS = SYNTHETIC_CHECKS
 
 #: Each check's parameters and their defaults (``check_params`` overrides them).
@@ -50,6 +51,7 @@ _DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
     "singling_out_multivariate": {"n_attacks": 500, "n_cols": 3},
     "linkability": {"n_attacks": 500, "aux_cols": None, "n_neighbors": 10},
     "inference": {"n_attacks": 500, "secrets": None, "aux_cols": None},
+    "text_memorization": {"quantile": 0.05, "similarity": 0.95},
 }
 
 
@@ -162,10 +164,12 @@ def check_tables(synthetic: Any, original: Any, holdout: Any, control: Any,
                    meta, control_source)
 
 
-def plan_checks(checks: Any, check_params: Any) -> tuple[list[str], dict[str, dict]]:
+def plan_checks(checks: Any, check_params: Any, *, has_text: bool = True
+                ) -> tuple[list[str], dict[str, dict]]:
     """The checks to run and each one's parameters (defaults overridden)."""
     if checks is None:
-        names = list(DEFAULT_SYNTHETIC_CHECKS)
+        names = [c for c in DEFAULT_SYNTHETIC_CHECKS
+                 if c != "text_memorization" or has_text]
     else:
         names = [checks] if isinstance(checks, str) else list(checks)
         for name in names:
@@ -190,7 +194,7 @@ def plan_checks(checks: Any, check_params: Any) -> tuple[list[str], dict[str, di
     if stray:
         raise param_error("check_params", _FUNC, "parameters of the checks run only",
                           sorted(stray))
-    for name in ("dcr", "nndr"):
+    for name in ("dcr", "nndr", "text_memorization"):
         if name in params:
             check_fraction(params[name]["quantile"], param=f"check_params[{name!r}]"
                            "['quantile']", func=_FUNC)
@@ -286,6 +290,25 @@ def _run_distinguish(audit: _SyntheticAudit, params: dict[str, Any]) -> list[Any
     return [result]
 
 
+def _run_text_memorization(audit: _SyntheticAudit, params: dict[str, Any]) -> list[Any]:
+    """Each synthetic text's distance (1 - cosine) to its closest training text.
+
+    Per text column, beside the holdout's; one result pools the text columns.
+    """
+    from privaudit.synthetic import text_distances
+
+    t = audit.tables
+    if not t.metadata.text:
+        raise param_error("checks", _FUNC, "text_memorization only with text columns in the "
+                          "metadata", "text_memorization")
+    syn, held = text_distances(t.synthetic, t.original, t.holdout, t.metadata.text)
+    return [ProximityResult(
+        "text_memorization", "quantile", synthetic=syn, baseline=held,
+        quantile=params["quantile"], parameters={**params, "columns": t.metadata.text},
+        extra={"memorized_share": float((syn <= 1 - params["similarity"]).mean())
+               if len(syn) else float("nan")}, **audit.provenance)]
+
+
 def _runners() -> dict[str, Callable[[_SyntheticAudit, dict[str, Any]], list[Any]]]:
     from privaudit.synthetic import exact_matches, identical_match_share
 
@@ -295,6 +318,7 @@ def _runners() -> dict[str, Callable[[_SyntheticAudit, dict[str, Any]], list[Any
         "dcr": lambda a, p: _run_closeness(a, p, 0),
         "nndr": lambda a, p: _run_closeness(a, p, 1),
         "distinguishability": _run_distinguish,
+        "text_memorization": _run_text_memorization,
         **_anonymeter_runners(),
     }
 
@@ -381,7 +405,7 @@ def audit_synthetic(
     from privaudit.results import ResultsStore
 
     tables = check_tables(synthetic, original, holdout, control, metadata)
-    names, params = plan_checks(checks, check_params)
+    names, params = plan_checks(checks, check_params, has_text=bool(tables.metadata.text))
     for label, value in (("name", name), ("dataset", dataset)):
         if not isinstance(value, str):
             raise param_error(label, _FUNC, "a str", value, error=TypeError)

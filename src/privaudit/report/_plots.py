@@ -224,7 +224,9 @@ def closeness_figure(result: Any) -> Figure:
         ax.axvline(float(np.quantile(values, result.quantile)), color=color, linestyle="--",
                    linewidth=1.2)
     label = {"dcr": "distance to the closest training record (Gower)",
-             "nndr": "nearest / second-nearest training distance"}.get(result.metric,
+             "nndr": "nearest / second-nearest training distance",
+             "text_memorization": "1 - cosine similarity to the closest training text"
+             }.get(result.metric,
                                                                         result.metric)
     ax.set_xlabel(f"{label}; dashed: {result.quantile:.0%} quantile")
     ax.set_ylabel("share of rows")

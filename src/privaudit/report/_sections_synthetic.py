@@ -23,7 +23,8 @@ __all__ = ["SyntheticSection", "fidelity_row", "proximity_row"]
 
 CHECK_LABELS = {"exact_matches": "Exact matches", "ims": "Identical match share (IMS)",
                 "dcr": "Distance to closest record (DCR)",
-                "nndr": "Nearest-neighbour distance ratio (NNDR)"}
+                "nndr": "Nearest-neighbour distance ratio (NNDR)",
+                "text_memorization": "Closest training text (1 - cosine similarity)"}
 
 
 def _verdict(result: ProximityResult) -> tuple[str, str]:

@@ -39,6 +39,7 @@ from privaudit.synthetic._text_privacy import (
     annotate_texts,
     mean_cosine_distances,
     nearest_similarities,
+    text_distances,
     text_privacy,
 )
 
@@ -62,5 +63,6 @@ __all__ = [
     "mean_cosine_distances",
     "nearest_neighbors",
     "nearest_similarities",
+    "text_distances",
     "text_privacy",
 ]

@@ -44,7 +44,8 @@ from privaudit._validation import param_error
 from privaudit.exceptions import DegenerateInputWarning
 from privaudit.synthetic._text_models import SPACY_PIPELINE, cached, load_embedder, load_spacy
 
-__all__ = ["TEXT_THRESHOLDS", "mean_cosine_distances", "nearest_similarities", "text_privacy"]
+__all__ = ["TEXT_THRESHOLDS", "mean_cosine_distances", "nearest_similarities", "text_distances",
+           "text_privacy"]
 
 _FUNC = "text_privacy"
 
@@ -322,3 +323,27 @@ def _warn_empty(ann: dict[str, list[dict[str, Any]]]) -> None:
         if not sum(a["tokens"] for a in parsed):
             warnings.warn(f"{_FUNC}: the {corpus} corpus has no token; its densities and "
                           "overlaps are NaN.", DegenerateInputWarning, stacklevel=3)
+
+
+def text_distances(synthetic: Any, original: Any, holdout: Any, columns: Sequence[str], *,
+                   embed: Any = None, cache_dir: Any = None) -> tuple[np.ndarray, Any]:
+    """``1 - cosine`` from each synthetic (and holdout) text to its closest training text.
+
+    Over the text ``columns`` of the three tables, pooled (one value per row and column);
+    the holdout's array is None without a holdout. Empty texts are left out.
+    """
+    encoder = embed if embed is not None else load_embedder()
+    syn_all, held_all = [], []
+    for column in columns:
+        corpora = {"synthetic": _corpus(synthetic[column], "synthetic"),
+                   "original": _corpus(original[column], "original")}
+        if holdout is not None:
+            corpora["holdout"] = _corpus(holdout[column], "holdout")
+        corpora = {k: [t for t in v if t.strip()] for k, v in corpora.items()}
+        emb = _embeddings(corpora, encoder, 64, cache_dir)
+        syn_all.append(1.0 - nearest_similarities(emb["synthetic"], emb["original"])[0])
+        if holdout is not None:
+            held_all.append(1.0 - nearest_similarities(emb["holdout"], emb["original"])[0])
+    syn = np.clip(np.concatenate(syn_all), 0.0, 2.0) if syn_all else np.zeros(0)
+    held = None if holdout is None else np.clip(np.concatenate(held_all), 0.0, 2.0)
+    return syn, held
