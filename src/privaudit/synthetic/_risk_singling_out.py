@@ -200,10 +200,11 @@ def _record_masks(cols: _Columns, rows: np.ndarray, column: str,
     data = cols.values[column]
     here = data[rows]
     if cols.kinds[column] == "numeric":
+        out = np.empty((len(rows), cols.n), dtype=bool)
         with np.errstate(invalid="ignore"):
-            above = here > medians[column]
-            out = np.where(above[:, None], data[None, :] >= here[:, None],
-                           data[None, :] <= here[:, None])
+            above = here > medians[column]  # one comparison per group, not both for all
+            out[above] = data[None, :] >= here[above, None]
+            out[~above] = data[None, :] <= here[~above, None]
     elif cols.kinds[column] == "bool":
         truth = data.astype(bool) & ~missing
         out = np.where(here.astype(bool)[:, None], truth[None, :], ~truth[None, :])
@@ -317,13 +318,17 @@ class SinglingOutEvaluator:
         attempts = 0
         limit = self.max_attempts if self.max_attempts is not None else np.inf
         step = max(1, _CELLS // max(syn.n, 1))
+        hits = 0
         while len(found) < self.n_attacks and attempts < limit:
-            batch = int(min(max(64, 2 * (self.n_attacks - len(found))), limit - attempts,
-                            step))
+            # Enough candidates for the queries still missing at the hit rate seen so far.
+            rate = (hits + 1) / (attempts + 64)
+            batch = int(min(max(64, 1.2 * (self.n_attacks - len(found)) / rate),
+                            limit - attempts, step))
             rows = rng.integers(0, syn.n, batch)
             draws = np.argsort(rng.random((batch, len(columns))), axis=1)[:, :self.n_cols]
             attempts += batch
             counts = _record_counts(syn, rows, draws, columns, medians)
+            hits += int((counts == 1).sum())
             # Only the queries that single out a synthetic record are built as objects.
             for i in np.flatnonzero(counts == 1):
                 if len(found) < self.n_attacks:
