@@ -24,7 +24,7 @@ def tv16():
 @pytest.fixture(scope="module")
 def leaky_and_safe(tv16):
     original, _ = tv16
-    return (copying_generator(original, 900, copy_fraction=0.4, random_state=0),
+    return (copying_generator(original, 900, copy_fraction=0.4, random_state=11),
             gaussian_copula(original, 900, random_state=0))
 
 

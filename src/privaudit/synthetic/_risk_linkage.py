@@ -12,7 +12,9 @@ categorical secret) or within a relative ``tolerance`` of the truth (a numeric o
 Baseline: the secret of a random synthetic record.
 
 Both attack ``n_attacks`` original records and as many control records, drawn without
-replacement with ``random_state`` (anonymeter draws them unseeded). Neighbours come from
+replacement with ``random_state`` (anonymeter draws them unseeded). Exact ties between
+synthetic neighbours are broken at random (a seeded shuffle per search), never by position:
+two searches favouring the same positions would link by accident. Neighbours come from
 :func:`~privaudit.synthetic.nearest_neighbors`: Gower's distance with the numeric ranges
 of the two tables compared, as anonymeter's, exact ties broken by the lowest synthetic
 position; anonymeter lets a missing number turn the distance into NaN, here a missing
@@ -77,9 +79,19 @@ class _Evaluator:
         rows = np.sort(rng.choice(len(table), self.n_attacks, replace=False))
         return table.iloc[rows].reset_index(drop=True)
 
-    def _neighbours(self, targets: pd.DataFrame, columns: list[str], k: int) -> np.ndarray:
-        return nearest_neighbors(targets[columns], self.syn[columns], n_neighbors=k,
-                                 executor=self.executor, n_jobs=self.n_jobs)[1]
+    def _neighbours(self, targets: pd.DataFrame, columns: list[str], k: int,
+                    rng: np.random.Generator) -> np.ndarray:
+        """The ``k`` nearest synthetic rows of each target, ties broken at random.
+
+        The engine breaks exact ties by the lowest position; survey-like tables tie
+        often, and two searches that both favour the lowest positions could share
+        neighbours by that alone. So each search runs on its own seeded shuffle of the
+        synthetic rows, as anonymeter's unstable sort leaves ties in an arbitrary order.
+        """
+        order = rng.permutation(len(self.syn))
+        found = nearest_neighbors(targets[columns], self.syn.iloc[order][columns],
+                                  n_neighbors=k, executor=self.executor, n_jobs=self.n_jobs)[1]
+        return order[found]
 
     def _evaluated(self) -> Counts:
         if self._counts is None:
@@ -138,17 +150,18 @@ class LinkabilityEvaluator(_Evaluator):
         """Search both pieces' neighbours for the original and control targets."""
         rng = check_random_state(self.random_state, func=self._FUNC)
         k = self.n_neighbors
-        self._links = {"ori": self._attack(self._targets(self.ori, rng), k)}
+        self._links = {"ori": self._attack(self._targets(self.ori, rng), k, rng)}
         if self.control is not None:
-            self._links["control"] = self._attack(self._targets(self.control, rng), k)
+            self._links["control"] = self._attack(self._targets(self.control, rng), k, rng)
         self._links["baseline"] = tuple(
             np.array([rng.choice(len(self.syn), k, replace=False)
                       for _ in range(self.n_attacks)]) for _ in range(2))
         self._counts = self._count(n_neighbors or k)
         return self
 
-    def _attack(self, targets: pd.DataFrame, k: int) -> tuple[np.ndarray, np.ndarray]:
-        return tuple(self._neighbours(targets, list(cols), k) for cols in self.aux_cols)
+    def _attack(self, targets: pd.DataFrame, k: int,
+                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(self._neighbours(targets, list(cols), k, rng) for cols in self.aux_cols)
 
     def _count(self, k: int) -> Counts:
         def linked(pair: tuple[np.ndarray, np.ndarray]) -> int:
@@ -243,9 +256,9 @@ class InferenceEvaluator(_Evaluator):
         """Guess the secret of the original and control targets, and the baseline's."""
         rng = check_random_state(self.random_state, func=self._FUNC)
         n_baseline = self._baseline(rng)
-        n_success = self._attack(self._targets(self.ori, rng))
+        n_success = self._attack(self._targets(self.ori, rng), rng)
         n_control = None if self.control is None else self._attack(
-            self._targets(self.control, rng))
+            self._targets(self.control, rng), rng)
         self._counts = Counts(self.n_attacks, n_success, n_baseline, n_control,
                               extra={"secret": self.secret, "regression": self.regression,
                                      "aux_cols": self.aux_cols})
@@ -255,8 +268,8 @@ class InferenceEvaluator(_Evaluator):
         return int(inference_guesses_correct(guesses, targets[self.secret].to_numpy(),
                                              self.regression, self.tolerance).sum())
 
-    def _attack(self, targets: pd.DataFrame) -> int:
-        nearest = self._neighbours(targets, self.aux_cols, 1)[:, 0]
+    def _attack(self, targets: pd.DataFrame, rng: np.random.Generator) -> int:
+        nearest = self._neighbours(targets, self.aux_cols, 1, rng)[:, 0]
         return self._right(self.syn[self.secret].to_numpy()[nearest], targets)
 
     def _baseline(self, rng: np.random.Generator) -> int:
