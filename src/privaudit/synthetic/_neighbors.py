@@ -333,9 +333,18 @@ def _top_k(distances: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
             dist[:, j] = distances[rows, idx[:, j]]
             distances[rows, idx[:, j]] = np.inf
         return dist, idx
-    # Rarely needed (k > 8): a stable sort keeps the lowest columns first among ties.
-    order = np.argsort(distances, axis=1, kind="stable")[:, :k]
-    return np.take_along_axis(distances, order, axis=1), order.astype(np.int64)
+    # Larger k: the k-th smallest value by partition (linear), then every column below it
+    # and, among the columns equal to it, the lowest ones until k are taken.
+    kth = np.partition(distances, k - 1, axis=1)[:, k - 1:k]
+    below = distances < kth
+    tied = distances == kth
+    room = k - below.sum(axis=1, keepdims=True)
+    chosen = below | (tied & (np.cumsum(tied, axis=1) <= room))
+    columns = np.nonzero(chosen)[1].reshape(len(rows), k)  # ascending per row
+    values = np.take_along_axis(distances, columns, axis=1)
+    order = np.lexsort((columns, values), axis=1)  # nearest first, then lowest column
+    return (np.take_along_axis(values, order, axis=1),
+            np.take_along_axis(columns, order, axis=1).astype(np.int64))
 
 
 def _chunk_neighbors(start: int, stop: int, queries: EncodedTable, candidates: EncodedTable,
