@@ -198,7 +198,8 @@ def test_results_before_evaluate_say_so():
 
 
 def test_bulk_record_queries_count_as_their_query_objects(tables):
-    from privaudit.synthetic._risk_singling_out import _record_counts, _record_query
+    import privaudit.synthetic._risk_singling_out as so
+    from privaudit.synthetic._risk_singling_out import _record_counts, _record_query, _RecordBits
 
     _, _, leaky, _ = tables
     cols = _Columns(leaky)
@@ -209,5 +210,13 @@ def test_bulk_record_queries_count_as_their_query_objects(tables):
     draws = np.argsort(rng.random((300, len(columns))), axis=1)[:, :3]
     queries = [_record_query(cols, r, [columns[j] for j in d], medians)
                for r, d in zip(rows, draws, strict=True)]
-    assert _record_counts(cols, rows, draws, columns, medians).tolist() == count_matches(
-        cols, queries).tolist()
+    expected = count_matches(cols, queries).tolist()
+    assert _record_counts(_RecordBits(cols, medians), rows, draws, columns).tolist() == expected
+    # Every column compared instead of looked up (tables over budget): the same counts.
+    so._BITS_BUDGET, budget = 0, so._BITS_BUDGET
+    try:
+        fallback = _RecordBits(cols, medians)
+        assert not fallback.table
+        assert _record_counts(fallback, rows, draws, columns).tolist() == expected
+    finally:
+        so._BITS_BUDGET = budget

@@ -178,19 +178,86 @@ def _record_query(cols: _Columns, row: int, columns: Sequence[str],
     return tuple(query)
 
 
-def _record_counts(cols: _Columns, rows: np.ndarray, draws: np.ndarray, columns: list[str],
-                   medians: dict[str, float]) -> np.ndarray:
+class _RecordBits:
+    """Packed bitsets of every predicate a record can write on each column.
+
+    A record writes ``>= v`` or ``<= v`` (numbers, by the median), ``== v`` (categories,
+    booleans) or "is missing": for a column with ``L`` distinct values that is at most
+    ``2 L + 1`` row sets, each kept as ``n / 8`` bytes. A candidate query's matches are then
+    the popcount of the AND of three table rows: no comparison per candidate and row.
+    Columns whose table would exceed :data:`_BITS_BUDGET` bytes are compared as before.
+    """
+
+    def __init__(self, cols: _Columns, medians: dict[str, float]) -> None:
+        self.cols, self.medians = cols, medians
+        self.table: dict[str, np.ndarray] = {}
+        self.key: dict[str, np.ndarray] = {}
+        for column in cols.kinds:
+            self._build(column)
+
+    def _build(self, column: str) -> None:
+        cols = self.cols
+        missing = cols.missing[column]
+        if cols.kinds[column] == "numeric":
+            values = cols.values[column]
+            levels = np.unique(values[~missing])
+            if 2 * len(levels) * cols.n > 8 * _BITS_BUDGET:
+                return
+            rank = np.searchsorted(levels, np.where(missing, levels[0] if len(levels) else 0,
+                                                    values))
+            grid = np.arange(len(levels))[:, None]
+            ge = (rank[None, :] >= grid) & ~missing[None, :]
+            le = (rank[None, :] <= grid) & ~missing[None, :]
+            rows = np.vstack([ge, le, missing[None, :]])
+            with np.errstate(invalid="ignore"):
+                above = values > self.medians[column]
+            key = np.where(above, rank, len(levels) + rank)
+            key[missing] = 2 * len(levels)
+        else:
+            codes = cols.values[column].astype(np.int64)
+            if cols.kinds[column] == "bool":
+                truth = codes.astype(bool) & ~missing
+                rows = np.vstack([~truth, truth, missing[None, :]])
+                key = np.where(truth, 1, 0)
+            else:
+                n_codes = int(codes.max()) + 1 if codes.size else 0
+                if (n_codes + 1) * cols.n > 8 * _BITS_BUDGET:
+                    return
+                rows = np.vstack([codes[None, :] == np.arange(n_codes)[:, None],
+                                  missing[None, :]])
+                key = np.where(missing, n_codes, codes)
+            key = np.where(missing, len(rows) - 1, key)
+        self.table[column] = np.packbits(rows, axis=1)
+        self.key[column] = key.astype(np.int64)
+
+    def bits(self, rows: np.ndarray, column: str) -> np.ndarray:
+        """Packed ``(len(rows), ceil(n / 8))`` matches of each record's predicate."""
+        if column in self.table:
+            return self.table[column][self.key[column][rows]]
+        return np.packbits(_record_masks(self.cols, rows, column, self.medians), axis=1)
+
+
+#: Bytes a column's predicate table may take (else its predicates are compared).
+_BITS_BUDGET = 1 << 26
+
+
+def _record_counts(bits: _RecordBits, rows: np.ndarray, draws: np.ndarray,
+                   columns: list[str]) -> np.ndarray:
     """Synthetic rows matching each record query (rows[i] on columns draws[i]), in bulk.
 
-    The same predicates as :func:`_record_query`, built as masks one column at a time for
-    all the candidates that use it: no query object per candidate.
+    The same predicates as :func:`_record_query`, as packed bitsets ANDed slot by slot
+    and counted by popcount: no query object per candidate.
     """
-    mask = np.ones((len(rows), cols.n), dtype=bool)
+    mask = None
     for slot in range(draws.shape[1]):
+        slot_bits = np.empty((len(rows), (bits.cols.n + 7) // 8), dtype=np.uint8)
         for j in np.unique(draws[:, slot]):
             picked = np.flatnonzero(draws[:, slot] == j)
-            mask[picked] &= _record_masks(cols, rows[picked], columns[j], medians)
-    return mask.sum(axis=1)
+            slot_bits[picked] = bits.bits(rows[picked], columns[j])
+        mask = slot_bits if mask is None else np.bitwise_and(mask, slot_bits, out=mask)
+    if mask is None:
+        return np.full(len(rows), bits.cols.n)
+    return np.bitwise_count(mask).sum(axis=1, dtype=np.int64)
 
 
 def _record_masks(cols: _Columns, rows: np.ndarray, column: str,
@@ -317,7 +384,8 @@ class SinglingOutEvaluator:
         found: dict[tuple, None] = {}
         attempts = 0
         limit = self.max_attempts if self.max_attempts is not None else np.inf
-        step = max(1, _CELLS // max(syn.n, 1))
+        step = max(1, 8 * _CELLS // max(syn.n, 1))  # packed: n / 8 bytes per candidate
+        bits = _RecordBits(syn, medians)
         hits = 0
         while len(found) < self.n_attacks and attempts < limit:
             # Enough candidates for the queries still missing at the hit rate seen so far.
@@ -327,7 +395,7 @@ class SinglingOutEvaluator:
             rows = rng.integers(0, syn.n, batch)
             draws = np.argsort(rng.random((batch, len(columns))), axis=1)[:, :self.n_cols]
             attempts += batch
-            counts = _record_counts(syn, rows, draws, columns, medians)
+            counts = _record_counts(bits, rows, draws, columns)
             hits += int((counts == 1).sum())
             # Only the queries that single out a synthetic record are built as objects.
             for i in np.flatnonzero(counts == 1):
