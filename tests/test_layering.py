@@ -27,7 +27,9 @@ ALLOWED: dict[str, set[str]] = {
     "signals": set(),
     "targets": {"data", "signals"},
     "training": {"targets", "data", "signals"},
-    "attacks": {"training", "targets", "data", "signals", "metrics", "results"},
+    # DESIGN: attacks read the engines (the generator attacks: synthetic's distances).
+    "attacks": {"llm", "synthetic", "training", "targets", "data", "signals", "metrics",
+                "results"},
     "llm": {"training", "targets", "data", "signals", "metrics", "results"},
     "synthetic": {"training", "targets", "data", "signals", "metrics", "results"},
     "audits": {"attacks", "llm", "synthetic", "training", "targets", "data", "signals",

@@ -4,7 +4,13 @@
 transformers, spaCy, Ray, matplotlib) are imported where they are used.
 """
 
-from privaudit.audits import PrivacyEvaluator, audit_llm, audit_model, audit_synthetic
+from privaudit.audits import (
+    PrivacyEvaluator,
+    audit_generator,
+    audit_llm,
+    audit_model,
+    audit_synthetic,
+)
 from privaudit.exceptions import (
     BaselineWarning,
     DegenerateInputWarning,
@@ -25,6 +31,7 @@ __all__ = [
     "PrivacyEvaluator",
     "PrivauditWarning",
     "__version__",
+    "audit_generator",
     "audit_llm",
     "audit_model",
     "audit_synthetic",

@@ -13,9 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from privaudit.studies._generators import copying_generator, independent_marginals
 from privaudit.studies._synthetic_study import load_tv16
-from privaudit.synthetic import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
+from privaudit.synthetic import (
+    InferenceEvaluator,
+    LinkabilityEvaluator,
+    SinglingOutEvaluator,
+    copying_generator,
+    independent_marginals,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = Path(os.environ.get("PRIVAUDIT_ANONYMETER_PYTHON",

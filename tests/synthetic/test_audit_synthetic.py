@@ -6,7 +6,7 @@ import pytest
 
 import privaudit
 from privaudit.results import AttackResult, ProximityResult, RiskResult
-from privaudit.studies._generators import copying_generator, gaussian_copula
+from privaudit.synthetic import copying_generator, gaussian_copula
 
 CLOSENESS = ["exact_matches", "ims", "dcr", "nndr", "distinguishability"]
 FAST = {"distinguishability": {"n_estimators": 30}}

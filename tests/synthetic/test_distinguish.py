@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from privaudit.metrics import roc_auc
-from privaudit.studies._generators import independent_marginals
+from privaudit.synthetic import independent_marginals
 from privaudit.synthetic._distinguish import Distinguisher
 from privaudit.synthetic._metadata import TableMetadata
 

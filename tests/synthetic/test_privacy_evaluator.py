@@ -6,8 +6,8 @@ import math
 import pytest
 
 from privaudit import PrivacyEvaluator
-from privaudit.studies._generators import copying_generator
 from privaudit.studies._synthetic_study import load_tv16
+from privaudit.synthetic import copying_generator
 
 FAST = {"check_params": {"distinguishability": {"n_estimators": 20},
                          "inference": {"secrets": ["state", "age"], "n_attacks": 200},

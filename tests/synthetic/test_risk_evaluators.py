@@ -10,12 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
-from privaudit.studies._generators import copying_generator, independent_marginals
 from privaudit.synthetic import (
     Counts,
     InferenceEvaluator,
     LinkabilityEvaluator,
     SinglingOutEvaluator,
+    copying_generator,
+    independent_marginals,
     inference_guesses_correct,
 )
 from privaudit.synthetic._risk_singling_out import Predicate, _Columns, count_matches

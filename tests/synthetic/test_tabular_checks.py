@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from reference_gower import mixed_table, reference_gower
 
-from privaudit.studies._generators import (
+from privaudit.synthetic import (
     copying_generator,
     gaussian_copula,
     independent_marginals,

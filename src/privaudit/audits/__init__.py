@@ -13,10 +13,16 @@ Kinds: :func:`audit_model` (classifiers and regressors), :func:`audit_llm` (caus
 language models: members vs non-members, or an unlearned model's forget vs holdout) and
 :func:`audit_synthetic` (a synthetic table against its training records, beside unseen
 holdout records; :class:`PrivacyEvaluator` gives its results in the source document's
-dict shapes).
+dict shapes) and :func:`audit_generator` (the generator behind synthetic data, attacked
+through shadow runs as in TAPAS, one result per target record and attack).
 """
 
 from privaudit.audits._baselines import Baseline, RandomGuessBaseline
+from privaudit.audits._generator import (
+    DEFAULT_GENERATOR_ATTACKS,
+    audit_generator,
+    vulnerable_records,
+)
 from privaudit.audits._inputs import population_overlap
 from privaudit.audits._llm import (
     DEFAULT_LLM_STATISTICS,
@@ -55,6 +61,7 @@ from privaudit.audits._synthetic import (
 
 __all__ = [
     "DEFAULT_ATTACKS",
+    "DEFAULT_GENERATOR_ATTACKS",
     "DEFAULT_LLM_STATISTICS",
     "DEFAULT_REGRESSION_ATTACKS",
     "DEFAULT_SYNTHETIC_CHECKS",
@@ -74,6 +81,7 @@ __all__ = [
     "RandomGuessBaseline",
     "SliceEnricher",
     "SyntheticBaseline",
+    "audit_generator",
     "audit_llm",
     "audit_model",
     "audit_synthetic",
@@ -85,4 +93,5 @@ __all__ = [
     "privleak",
     "red_flags",
     "slice_result",
+    "vulnerable_records",
 ]

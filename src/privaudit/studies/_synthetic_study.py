@@ -33,7 +33,7 @@ def run_synthetic_study(*, random_state: int = 0, n_rows: int = SYNTHETIC_STUDY_
                         checks: Any = None, progress: Any = None) -> list[Any]:
     """Audit a copying generator and a Gaussian copula trained on TV16."""
     from privaudit import audit_synthetic
-    from privaudit.studies._generators import copying_generator, gaussian_copula
+    from privaudit.synthetic import copying_generator, gaussian_copula
 
     original, holdout = load_tv16(n_rows, random_state=random_state)
     # The generators draw from their own stream: with the audit's seed, the copier would

@@ -15,10 +15,24 @@ columns: named entities and nominal mentions (spaCy), stylistic outliers and
 memorisation in one sentence-embedding space.
 :func:`privaudit.audit_synthetic` runs them all on the audit spine.
 
+Generators with known privacy, for demos, tests and the generator audit
+(:data:`BUILTIN_GENERATORS`): :func:`independent_marginals`, :func:`gaussian_copula`,
+:func:`copying_generator` (leaky) and :class:`DPBayesianNetwork` (epsilon-DP over a public
+:class:`TableDomain`).
+
 Nothing here imports spaCy, torch or sentence-transformers at module level.
 """
 
 from privaudit.synthetic._distinguish import Distinguisher
+from privaudit.synthetic._generators import (
+    BUILTIN_GENERATORS,
+    DPBayesianNetwork,
+    TableDomain,
+    builtin_generator,
+    copying_generator,
+    gaussian_copula,
+    independent_marginals,
+)
 from privaudit.synthetic._metadata import SDTYPES, TableMetadata
 from privaudit.synthetic._neighbors import (
     EncodedTable,
@@ -44,21 +58,28 @@ from privaudit.synthetic._text_privacy import (
 )
 
 __all__ = [
+    "BUILTIN_GENERATORS",
     "SDTYPES",
     "TEXT_THRESHOLDS",
     "Counts",
+    "DPBayesianNetwork",
     "Distinguisher",
     "EncodedTable",
     "InferenceEvaluator",
     "LinkabilityEvaluator",
     "MixedTypeEncoder",
     "SinglingOutEvaluator",
+    "TableDomain",
     "TableMetadata",
     "annotate_texts",
+    "builtin_generator",
     "closeness_checks",
+    "copying_generator",
     "exact_matches",
+    "gaussian_copula",
     "gower_distances",
     "identical_match_share",
+    "independent_marginals",
     "inference_guesses_correct",
     "mean_cosine_distances",
     "nearest_neighbors",

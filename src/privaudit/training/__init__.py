@@ -11,11 +11,16 @@ Built-in recipes: :class:`SklearnRecipe` (``clone().fit``), :class:`CallableReci
 user's training function, e.g. a torch loop), :class:`TorchMLPRecipe` and
 :class:`TorchCNNRecipe` (PyTorch classifiers saved as safetensors).
 
+:class:`GeneratorRuns` does the same for a synthetic-data generator: shadow training sets
+drawn from auxiliary data, each target in half of them, every synthetic table cached as it
+finishes (TAPAS's threat model).
+
 Nothing here imports Ray, torch or skops at module level.
 """
 
 from privaudit.training._executors import Executor, LocalExecutor, RayExecutor, get_executor
 from privaudit.training._fidelity import FidelityReport, FidelityWarning, check_fidelity
+from privaudit.training._generator_runs import KNOWLEDGE, GeneratorRecipe, GeneratorRuns
 from privaudit.training._hashing import data_fingerprint
 from privaudit.training._pool import ReferencePool, balanced_in_mask
 from privaudit.training._recipes import CallableRecipe, SklearnRecipe, TrainingRecipe, as_recipe
@@ -23,10 +28,13 @@ from privaudit.training._spec import ReferenceSpec
 from privaudit.training._torch_recipes import TorchCNNRecipe, TorchMLPRecipe
 
 __all__ = [
+    "KNOWLEDGE",
     "CallableRecipe",
     "Executor",
     "FidelityReport",
     "FidelityWarning",
+    "GeneratorRecipe",
+    "GeneratorRuns",
     "LocalExecutor",
     "RayExecutor",
     "ReferencePool",

@@ -162,14 +162,20 @@ class ModelCache:
         What the key was computed from, written to ``pool.json``.
     recipe : TrainingRecipe
         Saves and loads the models.
+    prefix : str, default="refpool"
+        The directory's name is ``<prefix>-<key[:24]>``.
+    noun : str, default="reference model"
+        What one entry is, in warnings (``"synthetic table"`` for generator runs).
     """
 
     def __init__(self, cache_dir: str | os.PathLike[str], key: str, key_info: dict[str, Any],
-                 recipe: Any) -> None:
+                 recipe: Any, *, prefix: str = "refpool",
+                 noun: str = "reference model") -> None:
         self.key = key
         self.key_info = key_info
         self.recipe = recipe
-        self.path = Path(os.fspath(cache_dir)) / f"refpool-{key[:24]}"
+        self.noun = noun
+        self.path = Path(os.fspath(cache_dir)) / f"{prefix}-{key[:24]}"
 
     def model_path(self, i: int) -> Path:
         """Path of model ``i``'s file."""
@@ -246,7 +252,7 @@ class ModelCache:
                 continue
             if problem is not None:
                 warnings.warn(
-                    f"Cached reference model {i} in {self.path} {problem}; retraining it.",
+                    f"Cached {self.noun} {i} in {self.path} {problem}; making it again.",
                     PrivauditWarning, stacklevel=3,
                 )
                 continue

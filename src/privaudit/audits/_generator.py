@@ -1,0 +1,409 @@
+"""``audit_generator``: membership inference against a synthetic-data generator.
+
+TAPAS's game, on the audit spine: the generator is trained many times on training sets
+drawn from auxiliary data (:class:`~privaudit.training.GeneratorRuns`), each target in
+half of them; attacks learn from one set of runs (the training runs) and are scored on
+fresh runs made with another seed (the test runs), so no attack is scored on a table it
+learned from. One :class:`~privaudit.results.AttackResult` per target record and attack:
+its records are the test runs (label 1 = the target was in that run's training set), its
+``generator`` the generator's name, its ``target`` the target record, as TAPAS's reports
+disaggregate them. A generator's differential-privacy claim (``claimed_epsilon``) is
+kept with every result, for the report to put the effective-epsilon lower bound of the
+most vulnerable target beside it.
+
+Targets are the records most exposed, by default: those farthest from their nearest
+neighbours in the auxiliary data (Meeus et al.'s "Achilles' heels"), or the user's.
+
+References
+----------
+.. [1] Houssiau, F., Jordon, J., Cohen, S. N., et al. "TAPAS: a Toolbox for Adversarial
+   Privacy Auditing of Synthetic Data." NeurIPS 2022 Workshop on Synthetic Data.
+.. [2] Meeus, M., Guepin, F., Cretu, A.-M. and de Montjoye, Y.-A. "Achilles' Heels:
+   Vulnerable Record Identification in Synthetic Data Publishing." ESORICS 2023.
+.. [3] Stadler, T., Oprisanu, B. and Troncoso, C. "Synthetic Data -- Anonymisation
+   Groundhog Day." USENIX Security 2022.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privaudit._validation import check_fraction, check_int, param_error
+from privaudit.audits._baselines import RandomGuessBaseline
+from privaudit.audits._run import AuditRun
+
+__all__ = ["DEFAULT_GENERATOR_ATTACKS", "audit_generator", "vulnerable_records"]
+
+_FUNC = "audit_generator"
+#: Attacks run when ``attacks`` is None.
+DEFAULT_GENERATOR_ATTACKS = ("groundhog", "closest-distance", "local-neighbourhood", "domias")
+
+
+def vulnerable_records(data: pd.DataFrame, n_records: int, *, n_neighbors: int = 5,
+                       executor: Any = None, n_jobs: int | None = None) -> np.ndarray:
+    """Positions of the ``n_records`` rows farthest from their nearest neighbours.
+
+    A row's vulnerability is its mean Gower distance to its ``n_neighbors`` nearest other
+    rows (Meeus et al. 2023): an outlier's presence changes what a generator learns, so
+    it is the record to attack first. Most vulnerable first; ties to the lower position.
+
+    References
+    ----------
+    .. [1] Meeus, M., Guepin, F., Cretu, A.-M. and de Montjoye, Y.-A. "Achilles' Heels:
+       Vulnerable Record Identification in Synthetic Data Publishing." ESORICS 2023.
+    """
+    from privaudit.synthetic import TableMetadata, nearest_neighbors
+
+    k = min(int(n_neighbors), len(data) - 1)
+    distances, _ = nearest_neighbors(data, data, n_neighbors=k, exclude_self=True,
+                                     categorical=TableMetadata.infer(data).categorical,
+                                     executor=executor, n_jobs=n_jobs)
+    score = distances.mean(axis=1)
+    return np.argsort(-score, kind="stable")[:n_records]
+
+
+@dataclass
+class _Setup:
+    """The audit's inputs, checked: the tables and the sizes of the game."""
+
+    pool: pd.DataFrame            # auxiliary rows training sets are drawn from
+    reference: pd.DataFrame       # auxiliary rows never in a training set (DOMIAS)
+    targets: pd.DataFrame
+    target_names: list[str]
+    n_train_rows: int
+    n_synthetic_rows: int
+
+
+def _split(auxiliary_data: pd.DataFrame, targets: Any, n_targets: int,
+           reference_fraction: float, rng: np.random.Generator,
+           exec_args: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
+                                                list[str]]:
+    """Targets out of the auxiliary data, then a reference part out of the rest."""
+    aux = auxiliary_data.reset_index(drop=True)
+    if isinstance(targets, pd.DataFrame):
+        chosen, frame = np.empty(0, dtype=np.int64), targets.reset_index(drop=True)
+        names = [f"target {i}" for i in range(len(frame))]
+    else:
+        if targets is None:
+            chosen = vulnerable_records(aux, n_targets, **exec_args)
+        else:
+            chosen = np.asarray(targets)
+            if chosen.ndim != 1 or chosen.dtype.kind not in "iu" or chosen.size == 0 or (
+                    chosen.min() < 0 or chosen.max() >= len(aux)):
+                raise param_error("targets", _FUNC, "a DataFrame of target records or row "
+                                  f"positions in auxiliary_data (0..{len(aux) - 1})", targets)
+        frame = aux.iloc[chosen].reset_index(drop=True)
+        names = [f"record {int(i)}" for i in chosen]
+    rest = aux.drop(index=chosen).reset_index(drop=True)
+    n_reference = round(reference_fraction * len(rest))
+    order = rng.permutation(len(rest))
+    reference = rest.iloc[np.sort(order[:n_reference])].reset_index(drop=True)
+    pool = rest.iloc[np.sort(order[n_reference:])].reset_index(drop=True)
+    return pool, reference, frame, names
+
+
+def _check_setup(auxiliary_data: Any, targets: Any, n_targets: Any, n_train_rows: Any,
+                 n_synthetic_rows: Any, reference_fraction: Any, rng: np.random.Generator,
+                 exec_args: dict[str, Any]) -> _Setup:
+    if not isinstance(auxiliary_data, pd.DataFrame) or len(auxiliary_data) < 4:
+        raise param_error("auxiliary_data", _FUNC, "a pandas DataFrame of several records",
+                          f"<{type(auxiliary_data).__name__}>", error=TypeError)
+    n_targets = check_int(n_targets, param="n_targets", func=_FUNC, low=1)
+    fraction = check_fraction(reference_fraction, param="reference_fraction", func=_FUNC,
+                              low_inclusive=True)
+    pool, reference, frame, names = _split(auxiliary_data, targets, n_targets, fraction, rng,
+                                           exec_args)
+    default_rows = max(len(frame), len(pool) // 4)
+    n_train = check_int(default_rows if n_train_rows is None else n_train_rows,
+                        param="n_train_rows", func=_FUNC, low=1)
+    n_synthetic = check_int(n_train if n_synthetic_rows is None else n_synthetic_rows,
+                            param="n_synthetic_rows", func=_FUNC, low=1)
+    return _Setup(pool, reference, frame, names, n_train, n_synthetic)
+
+
+def _generator_name(generator: Any, name: str | None) -> str:
+    if name is not None:
+        if not isinstance(name, str) or not name:
+            raise param_error("name", _FUNC, "a non-empty string", name, error=TypeError)
+        return name
+    if isinstance(generator, str):
+        return generator
+    return getattr(generator, "__name__", None) or getattr(
+        getattr(generator, "func", None), "__name__", None) or type(generator).__name__
+
+
+def _resolve_generator(generator: Any, generator_params: dict[str, Any],
+                       public: pd.DataFrame) -> Any:
+    """A built-in name becomes its generator; "dp-bayes" gets the public domain."""
+    from privaudit.synthetic import BUILTIN_GENERATORS, TableDomain, builtin_generator
+
+    if not isinstance(generator, str):
+        if generator_params:
+            raise param_error("generator_params", _FUNC, "empty unless 'generator' is a "
+                              "built-in name", generator_params)
+        return generator
+    if generator not in BUILTIN_GENERATORS:
+        raise param_error("generator", _FUNC, f"a callable or one of "
+                          f"{list(BUILTIN_GENERATORS)}", generator)
+    params = dict(generator_params)
+    if generator == "dp-bayes" and "domain" not in params:
+        params["domain"] = TableDomain.from_frame(public, bins=params.pop("bins", 10))
+    return builtin_generator(generator, **params)
+
+
+def _check_attacks(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
+    from privaudit.attacks.generator import GENERATOR_ATTACKS, GeneratorAttack
+
+    names = DEFAULT_GENERATOR_ATTACKS if attacks is None else attacks
+    if isinstance(names, str):
+        names = [names]
+    params = dict(attack_params or {})
+    unknown = [k for k in params if k not in GENERATOR_ATTACKS]
+    if unknown:
+        raise param_error("attack_params", _FUNC, f"keys among {list(GENERATOR_ATTACKS)}",
+                          unknown)
+    out = []
+    for item in names:
+        if isinstance(item, GeneratorAttack):
+            out.append((item.name or type(item).__name__, item))
+        elif isinstance(item, str) and item in GENERATOR_ATTACKS:
+            out.append((item, GENERATOR_ATTACKS[item](**params.get(item, {}))))
+        else:
+            raise param_error("attacks", _FUNC, f"names among {list(GENERATOR_ATTACKS)} or "
+                              "GeneratorAttack objects", item)
+    return out
+
+
+def _check_epsilon(claimed_epsilon: Any) -> float | None:
+    if claimed_epsilon is None:
+        return None
+    if isinstance(claimed_epsilon, bool) or not isinstance(claimed_epsilon, numbers.Real) or (
+            not math.isfinite(claimed_epsilon) or claimed_epsilon <= 0):
+        raise param_error("claimed_epsilon", _FUNC, "None or a finite number > 0",
+                          claimed_epsilon)
+    return float(claimed_epsilon)
+
+
+def audit_generator(
+    generator: Any,
+    auxiliary_data: pd.DataFrame,
+    *,
+    targets: Any = None,
+    n_targets: int = 5,
+    n_train_rows: int | None = None,
+    n_synthetic_rows: int | None = None,
+    n_shadow_runs: int = 100,
+    n_test_runs: int = 100,
+    knowledge: str = "auxiliary",
+    attacks: Sequence[Any] | None = None,
+    attack_params: dict[str, dict[str, Any]] | None = None,
+    generator_params: dict[str, Any] | None = None,
+    reference_fraction: float = 0.2,
+    claimed_epsilon: float | None = None,
+    name: str | None = None,
+    dataset: str = "",
+    random_state: int = 0,
+    executor: Any = "local",
+    n_jobs: int | None = None,
+    cache_dir: str | Path | None = None,
+    results_dir: str | Path | None = None,
+    progress: Any = None,
+) -> list[Any]:
+    """Audit a synthetic-data generator: does its output tell which records trained it.
+
+    Parameters
+    ----------
+    generator : callable, object with ``fit``/``sample``, or str
+        ``generator(train, n_rows, random_state=seed) -> DataFrame``, an SDV-style object
+        (copied afresh per run), or a built-in name of
+        :data:`~privaudit.synthetic.BUILTIN_GENERATORS` (with ``generator_params``;
+        ``"dp-bayes"`` gets the auxiliary data's domain as its public domain).
+    auxiliary_data : pandas.DataFrame
+        Records from the population the generator's training data comes from: the
+        attacker's knowledge. Split into targets (when ``targets`` is not a table), a
+        reference part (``reference_fraction``, never trained on: the density attack's
+        population) and the pool training sets are drawn from.
+    targets : DataFrame, array of int or None
+        The target records, as a table or as row positions in ``auxiliary_data``;
+        default: the ``n_targets`` most vulnerable rows (:func:`vulnerable_records`).
+    n_targets : int, default=5
+        Targets chosen when ``targets`` is None.
+    n_train_rows : int, optional
+        Rows of every training set, the real generator's (default: a quarter of the pool).
+    n_synthetic_rows : int, optional
+        Rows of every synthetic table (default ``n_train_rows``).
+    n_shadow_runs, n_test_runs : int, default=100
+        Runs the attacks learn from, and fresh runs they are scored on (even numbers).
+        The effective-epsilon bound needs many test runs to be non-trivial.
+    knowledge : {"auxiliary", "exact"}
+        What the attacker knows of the rest of the training set (see
+        :class:`~privaudit.training.GeneratorRuns`).
+    attacks : sequence of str or GeneratorAttack, optional
+        Default :data:`DEFAULT_GENERATOR_ATTACKS`.
+    attack_params : dict, optional
+        Per attack name, constructor parameters.
+    generator_params : dict, optional
+        Parameters of a built-in generator (``{"epsilon": 1.0}``).
+    reference_fraction : float, default=0.2
+        Share of the auxiliary data kept out of every training set.
+    claimed_epsilon : float, optional
+        The generator's differential-privacy claim, stored with every result for the
+        report to test against the effective-epsilon lower bound.
+    name : str, optional
+        The generator's name in results (default: the built-in name or the function's).
+    dataset : str
+        The data's name, for provenance.
+    random_state : int, default=0
+        Seeds everything: the split, the runs, the attacks.
+    executor, n_jobs
+        Where generator runs execute (local processes or Ray).
+    cache_dir : path, optional
+        Every synthetic table is written there as it finishes; a rerun resumes.
+    results_dir : path, optional
+        Every finished result is saved there and reused by a rerun.
+    progress : None, callable(str) or Progress
+        Progress messages and bars.
+
+    Returns
+    -------
+    list of AttackResult
+        One per target and attack, attack by attack.
+    """
+    from privaudit.training import GeneratorRuns
+
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
+        raise param_error("random_state", _FUNC, "an integer", random_state, error=TypeError)
+    seeds = np.random.SeedSequence(int(random_state)).spawn(3)
+    exec_args = {"executor": executor, "n_jobs": n_jobs}
+    setup = _check_setup(auxiliary_data, targets, n_targets, n_train_rows, n_synthetic_rows,
+                         reference_fraction, np.random.default_rng(seeds[0]), exec_args)
+    plan = _check_attacks(attacks, attack_params)
+    epsilon = _check_epsilon(claimed_epsilon)
+    if not isinstance(dataset, str):
+        raise param_error("dataset", _FUNC, "a str", dataset, error=TypeError)
+    label = _generator_name(generator, name)
+    public = pd.concat([auxiliary_data, setup.targets], ignore_index=True)
+    resolved = _resolve_generator(generator, dict(generator_params or {}), public)
+    runs = {part: GeneratorRuns(resolved, setup.pool, setup.targets, n_runs=n,
+                                n_train_rows=setup.n_train_rows,
+                                n_synthetic_rows=setup.n_synthetic_rows, knowledge=knowledge,
+                                random_state=int(seeds[i + 1].generate_state(1)[0]),
+                                executor=executor, n_jobs=n_jobs, cache_dir=cache_dir)
+            for i, (part, n) in enumerate((("train", n_shadow_runs), ("test", n_test_runs)))}
+    game = _Game(setup, runs, label, dataset, epsilon, int(random_state), results_dir,
+                 progress)
+    return game.play(plan)
+
+
+class _Game:
+    """Runs the attacks of one audit, reusing finished results, target by target."""
+
+    def __init__(self, setup: _Setup, runs: dict[str, Any], generator: str, dataset: str,
+                 epsilon: float | None, random_state: int, results_dir: Any,
+                 progress: Any) -> None:
+        from privaudit.results import ResultsStore
+        from privaudit.training import data_fingerprint
+
+        self.setup, self.runs, self.generator = setup, runs, generator
+        self.epsilon, self.progress, self.random_state = epsilon, progress, random_state
+        identity = (_FUNC, generator, _recipe_print(runs["train"]),
+                    data_fingerprint(setup.pool),
+                    data_fingerprint(setup.reference), setup.n_train_rows,
+                    setup.n_synthetic_rows, runs["train"].knowledge,
+                    runs["train"].n_runs, runs["test"].n_runs, random_state)
+        store = None if results_dir is None else ResultsStore(results_dir)
+        self.audits = [AuditRun(func=_FUNC, target_name=target, random_state=random_state,
+                                identity=(*identity, data_fingerprint(setup.targets.iloc[[i]])),
+                                store=store, baseline=RandomGuessBaseline(),
+                                progress=progress, dataset=dataset, kind="generator")
+                       for i, target in enumerate(setup.target_names)]
+
+    def _key(self, attack: str) -> str:
+        return f"{self.generator}--{attack}"
+
+    def play(self, plan: list[tuple[str, Any]]) -> list[Any]:
+        out: list[Any] = []
+        played = False
+        for attack_name, attack in plan:
+            parts = (attack.get_params(deep=False).__repr__(),)
+            saved = [run.reuse(self._key(attack_name), parts, _labels_of(self, t))
+                     for t, run in enumerate(self.audits)]
+            if all(r is not None for r in saved):
+                out += saved
+                continue
+            if not played:
+                for part in ("train", "test"):
+                    self.runs[part].run(progress=self.progress)
+                played = True
+            out += self._attack(attack_name, attack, parts, saved)
+        return out
+
+    def _attack(self, attack_name: str, attack: Any, parts: tuple,
+                saved: list[Any]) -> list[Any]:
+        from privaudit.results import AttackResult
+
+        train, test = self.runs["train"], self.runs["test"]
+        self.audits[0].say(f"{attack_name}: learning from {train.n_runs} shadow runs")
+        self.audits[0].seed(attack)
+        attack.fit(list(train.synthetic_), train.in_mask_, self.setup.targets,
+                   auxiliary_data=self.setup.pool, reference_data=self.setup.reference)
+        scores = attack.score(list(test.synthetic_))
+        guesses = scores >= attack.thresholds_[None, :]
+        out = []
+        for t, run in enumerate(self.audits):
+            if saved[t] is not None:
+                out.append(saved[t])
+                continue
+            result = AttackResult(
+                labels=test.in_mask_[:, t], scores=scores[:, t],
+                predictions=guesses[:, t], record_ids=np.arange(test.n_runs),
+                attack=attack_name, target=self.setup.target_names[t],
+                generator=self.generator,
+                parameters={**_jsonable(attack.get_params(deep=False)),
+                            "claimed_epsilon": self.epsilon,
+                            "n_train_rows": self.setup.n_train_rows,
+                            "n_synthetic_rows": self.setup.n_synthetic_rows,
+                            "knowledge": train.knowledge,
+                            "n_shadow_runs": train.n_runs, "n_test_runs": test.n_runs},
+                extra={"threshold": float(attack.thresholds_[t]),
+                       "target_record": _jsonable(self.setup.targets.iloc[t].to_dict())})
+            out.append(run.finish(self._key(attack_name), parts, result))
+        return out
+
+
+def _labels_of(game: _Game, t: int) -> Any:
+    """A saved result is consistent when it has one record per test run."""
+    return lambda saved: len(saved.labels) == game.runs["test"].n_runs
+
+
+def _recipe_print(runs: Any) -> str:
+    from privaudit.training import GeneratorRecipe
+
+    generator = runs.generator
+    recipe = generator if isinstance(generator, GeneratorRecipe) else GeneratorRecipe(
+        generator, 1)
+    return recipe.fingerprint()
+
+
+def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
+    """Values as JSON can hold them: numbers and strings as they are, the rest as repr."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, (np.generic,)):
+            value = value.item()
+        if value is None or isinstance(value, (bool, int, float, str)):
+            out[str(key)] = None if isinstance(value, float) and not math.isfinite(
+                value) else value
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            out[str(key)] = list(value)
+        else:
+            out[str(key)] = repr(value)
+    return out

@@ -1,0 +1,338 @@
+"""Shadow runs of a synthetic-data generator: the training sets an attack on it learns from.
+
+The threat model of TAPAS (Houssiau et al. 2022): the attacker knows the generator, the
+size of its training set and of its output, the target records, and either the rest of
+the training set exactly or an auxiliary sample from the same distribution. It trains the
+generator many times on training sets drawn from that knowledge, some with a target and
+some without, and learns from the synthetic tables what a target's presence looks like.
+
+:class:`GeneratorRuns` makes those runs: every target is in exactly half of them (a
+balanced mask, as LiRA's reference models), so one run informs every target at once
+(TAPAS draws a separate set of runs per target); every training set has the same size,
+the targets left out replaced by other records. Runs go through the executor (local
+processes or Ray, one code path) and, with a ``cache_dir``, each synthetic table is
+written to disk (Parquet, atomically, under a per-run lock) as it finishes, so a run
+killed half-way resumes where it stopped. The same seed gives the same training sets
+and tables whatever the executor.
+
+References
+----------
+.. [1] Houssiau, F., Jordon, J., Cohen, S. N., et al. "TAPAS: a Toolbox for Adversarial
+   Privacy Auditing of Synthetic Data." NeurIPS 2022 Workshop on Synthetic Data.
+.. [2] Stadler, T., Oprisanu, B. and Troncoso, C. "Synthetic Data -- Anonymisation
+   Groundhog Day." USENIX Security 2022 (the shadow-modelling game).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from privaudit._optional import import_optional
+from privaudit._progress import as_progress
+from privaudit._rows import rows_found_in
+from privaudit._validation import check_int, param_error
+from privaudit.exceptions import PrivauditWarning
+from privaudit.training._cache import CachedModels, ModelCache
+from privaudit.training._executors import get_executor
+from privaudit.training._hashing import callable_fingerprint, canonical, data_fingerprint
+from privaudit.training._pool import _seed_sequence, _Trainer, balanced_in_mask
+
+__all__ = ["KNOWLEDGE", "GeneratorRecipe", "GeneratorRuns"]
+
+_NAME = "GeneratorRuns"
+#: Bump when the way training sets or seeds are drawn changes (part of the cache key).
+RUNS_FORMAT = 1
+#: What the attacker knows of the rest of the training set.
+KNOWLEDGE = ("auxiliary", "exact")
+
+
+class GeneratorRecipe:
+    """A generator seen as a training recipe: "training" it returns its synthetic table.
+
+    Parameters
+    ----------
+    generator : callable or object with ``fit`` and ``sample``
+        ``generator(train, n_rows, random_state=seed) -> DataFrame``, or an object
+        (SDV / synthcity style) copied afresh for every run, fitted with ``fit(train)``
+        and sampled with ``sample(n_rows)``; it gets the run's seed through a
+        ``random_state`` attribute or a ``set_random_state(seed)`` method when it has one.
+    n_rows : int
+        Rows of every synthetic table.
+    version : str, optional
+        Bump to invalidate cached tables when something the generator calls changes (the
+        fingerprint covers only its own source and parameters).
+    """
+
+    suffix = ".parquet"
+
+    def __init__(self, generator: Any, n_rows: int, *, version: str | None = None) -> None:
+        if not callable(generator) and not _fits_and_samples(generator):
+            raise param_error("generator", _NAME, "a callable (train, n_rows, random_state) "
+                              "or an object with fit and sample", f"<{type(generator).__name__}>",
+                              error=TypeError)
+        self.generator = generator
+        self.n_rows = check_int(n_rows, param="n_synthetic_rows", func=_NAME, low=1)
+        self.version = version
+
+    def __repr__(self) -> str:
+        return f"GeneratorRecipe({_describe(self.generator)}, n_rows={self.n_rows})"
+
+    def fingerprint(self) -> str:
+        """Hash of the generator (source and state), the output size and the version."""
+        from privaudit.training._hashing import sha256_json
+
+        return sha256_json({"recipe": "GeneratorRecipe", "generator": _generator_id(
+            self.generator), "n_rows": self.n_rows, "version": self.version})
+
+    def train(self, X: Any, y: Any, *, random_state: int) -> Any:
+        """Run the generator on the training table ``X`` (``y`` is unused)."""
+        import pandas as pd
+
+        if _fits_and_samples(self.generator):
+            model = copy.deepcopy(self.generator)
+            _seed_object(model, int(random_state))
+            model.fit(X.reset_index(drop=True))
+            table = model.sample(self.n_rows)
+        else:
+            table = self.generator(X.reset_index(drop=True), self.n_rows,
+                                   random_state=int(random_state))
+        if not isinstance(table, pd.DataFrame):
+            raise TypeError(f"The generator returned a {type(table).__name__}; expected a "
+                            "pandas DataFrame with the training table's columns.")
+        missing = [c for c in X.columns if c not in table.columns]
+        if missing:
+            raise ValueError(f"The generator's table lacks the training columns {missing[:5]}.")
+        return table[list(X.columns)].reset_index(drop=True)
+
+    def save(self, table: Any, path: str | os.PathLike[str]) -> None:
+        """Write the table as Parquet (data only: reading it runs no code)."""
+        import_optional("pyarrow", extra="report", purpose="Caching synthetic tables")
+        table.to_parquet(path, index=False)
+
+    def load(self, path: str | os.PathLike[str]) -> Any:
+        """Read a table written by :meth:`save`."""
+        import pandas as pd
+
+        import_optional("pyarrow", extra="report", purpose="Caching synthetic tables")
+        return pd.read_parquet(path)
+
+
+def _fits_and_samples(obj: Any) -> bool:
+    return callable(getattr(obj, "fit", None)) and callable(getattr(obj, "sample", None))
+
+
+def _seed_object(model: Any, seed: int) -> None:
+    if callable(getattr(model, "set_random_state", None)):
+        model.set_random_state(seed)
+    elif hasattr(model, "random_state"):
+        model.random_state = seed
+    else:
+        warnings.warn(f"The generator {type(model).__name__} takes no seed (no random_state "
+                      "attribute, no set_random_state method): its runs are not reproducible.",
+                      PrivauditWarning, stacklevel=4)
+
+
+def _describe(generator: Any) -> str:
+    name = getattr(generator, "__qualname__", None) or getattr(
+        getattr(generator, "func", None), "__qualname__", None)
+    return name or repr(generator)[:80]
+
+
+def _generator_id(generator: Any) -> Any:
+    if _fits_and_samples(generator) and not callable(generator):
+        cls = type(generator)
+        return {"object": f"{cls.__module__}.{cls.__qualname__}",
+                "source": callable_fingerprint(cls)["source"],
+                "state": canonical(getattr(generator, "__dict__", {}))}
+    return canonical(generator)
+
+
+class GeneratorRuns:
+    """A generator trained on many shadow training sets, each target in half of them.
+
+    Parameters
+    ----------
+    generator : callable, object with ``fit``/``sample``, or GeneratorRecipe
+        See :class:`GeneratorRecipe`.
+    auxiliary_data : pandas.DataFrame
+        The attacker's knowledge of the population: training sets are drawn from it.
+        Rows identical to a target are never drawn (they would be the target).
+    targets : pandas.DataFrame
+        The target records, with the auxiliary data's columns.
+    n_runs : int
+        Training sets (and synthetic tables); even, so every target is in exactly half.
+    n_train_rows : int
+        Rows of every training set (the size of the real generator's training set).
+    n_synthetic_rows : int, optional
+        Rows of every synthetic table (default ``n_train_rows``).
+    knowledge : {"auxiliary", "exact"}, default="auxiliary"
+        ``"auxiliary"``: the other rows of each training set are a fresh sample of the
+        auxiliary data. ``"exact"``: the attacker knows them: the same rows every run,
+        each target left out replaced by the same stand-in record.
+    random_state : int, optional
+        Seeds the training sets and the generator; needed for a cache to be resumed.
+    executor : {"local", "ray"} or Executor, default="local"
+        Where runs execute. Same tables whatever the executor.
+    n_jobs : int, optional
+        Workers of a named executor.
+    cache_dir : path, optional
+        Write every synthetic table there as it finishes; a rerun reuses them.
+
+    Attributes
+    ----------
+    in_mask_ : ndarray of shape (n_runs, n_targets), bool
+        Whether target ``t`` is in run ``r``'s training set.
+    train_indices_ : list of ndarray
+        Each run's training rows, as positions in the auxiliary data followed by the
+        targets (target ``t`` is position ``len(auxiliary_data) + t``).
+    synthetic_ : sequence of DataFrame
+        The synthetic tables (read from the cache on access when there is one).
+    n_made_ : int
+        Tables made by this call (the others came from the cache).
+
+    References
+    ----------
+    .. [1] Houssiau, F., Jordon, J., Cohen, S. N., et al. "TAPAS: a Toolbox for
+       Adversarial Privacy Auditing of Synthetic Data." NeurIPS 2022 Workshop on
+       Synthetic Data.
+    """
+
+    def __init__(self, generator: Any, auxiliary_data: Any, targets: Any, *, n_runs: int,
+                 n_train_rows: int, n_synthetic_rows: int | None = None,
+                 knowledge: str = "auxiliary", random_state: int | None = None,
+                 executor: Any = "local", n_jobs: int | None = None,
+                 cache_dir: str | os.PathLike[str] | None = None) -> None:
+        self.generator, self.auxiliary_data, self.targets = generator, auxiliary_data, targets
+        self.n_runs, self.n_train_rows = n_runs, n_train_rows
+        self.n_synthetic_rows, self.knowledge = n_synthetic_rows, knowledge
+        self.random_state, self.executor, self.n_jobs = random_state, executor, n_jobs
+        self.cache_dir = cache_dir
+
+    # ------------------------------------------------------------------ checks
+    def _check(self) -> tuple[GeneratorRecipe, Any, Any]:
+        import pandas as pd
+
+        for name in ("auxiliary_data", "targets"):
+            if not isinstance(getattr(self, name), pd.DataFrame):
+                raise param_error(name, _NAME, "a pandas DataFrame",
+                                  f"<{type(getattr(self, name)).__name__}>", error=TypeError)
+        aux, targets = self.auxiliary_data, self.targets
+        missing = [c for c in aux.columns if c not in targets.columns]
+        if missing or len(targets) == 0:
+            raise param_error("targets", _NAME, "one or more rows with the auxiliary "
+                              f"data's columns (missing: {missing[:5]})", f"<{len(targets)} rows>")
+        n_runs = check_int(self.n_runs, param="n_runs", func=_NAME, low=2)
+        if n_runs % 2:
+            raise param_error("n_runs", _NAME, "an even number (each target in half the "
+                              "runs)", n_runs)
+        n_train = check_int(self.n_train_rows, param="n_train_rows", func=_NAME, low=1)
+        if n_train < len(targets):
+            raise param_error("n_train_rows", _NAME, f"at least the number of targets "
+                              f"({len(targets)})", n_train)
+        if self.knowledge not in KNOWLEDGE:
+            raise param_error("knowledge", _NAME, f"one of {list(KNOWLEDGE)}", self.knowledge)
+        recipe = (self.generator if isinstance(self.generator, GeneratorRecipe) else
+                  GeneratorRecipe(self.generator, n_train if self.n_synthetic_rows is None
+                                  else self.n_synthetic_rows))
+        executor = get_executor(self.executor, n_jobs=self.n_jobs, func=_NAME)
+        return recipe, executor, targets[list(aux.columns)].reset_index(drop=True)
+
+    def _drawable(self, targets: Any) -> NDArray[np.int64]:
+        """Auxiliary rows that may fill a training set: none identical to a target."""
+        aux = self.auxiliary_data
+        is_target = rows_found_in(aux, targets)
+        if is_target.any():
+            warnings.warn(f"GeneratorRuns: {int(is_target.sum())} auxiliary rows are "
+                          "identical to a target and are never drawn into a training set.",
+                          PrivauditWarning, stacklevel=3)
+        drawable = np.flatnonzero(~is_target).astype(np.int64)
+        if drawable.size < self.n_train_rows:
+            raise param_error("n_train_rows", _NAME, f"at most the {drawable.size} auxiliary "
+                              "rows that are not targets", self.n_train_rows)
+        return drawable
+
+    # ------------------------------------------------------------------ training sets
+    def _training_sets(self, drawable: NDArray[np.int64], in_mask: NDArray[np.bool_],
+                       seeds: NDArray[np.int64], fixed_rng: np.random.Generator,
+                       ) -> list[NDArray[np.int64]]:
+        n_aux, (n_runs, n_targets) = len(self.auxiliary_data), in_mask.shape
+        n_other = self.n_train_rows - n_targets
+        if self.knowledge == "exact":
+            chosen = fixed_rng.choice(drawable, n_other + n_targets, replace=False)
+            known, stand_ins = chosen[:n_other], chosen[n_other:]
+        out = []
+        for r in range(n_runs):
+            rng = np.random.default_rng([int(seeds[r]), 0x5EED])
+            inside = np.flatnonzero(in_mask[r])
+            if self.knowledge == "exact":
+                rows = np.concatenate([known, stand_ins[~in_mask[r]], n_aux + inside])
+            else:
+                fill = rng.choice(drawable, self.n_train_rows - inside.size, replace=False)
+                rows = np.concatenate([fill, n_aux + inside])
+            out.append(rows[rng.permutation(rows.size)].astype(np.int64))
+        return out
+
+    def _key_info(self, recipe: GeneratorRecipe, targets: Any,
+                  ss: np.random.SeedSequence) -> dict[str, Any]:
+        return {"format": RUNS_FORMAT, "recipe": recipe.fingerprint(),
+                "recipe_repr": repr(recipe)[:500],
+                "auxiliary": data_fingerprint(self.auxiliary_data),
+                "targets": data_fingerprint(targets), "n_runs": int(self.n_runs),
+                "n_train_rows": int(self.n_train_rows), "knowledge": self.knowledge,
+                "seed_entropy": str(ss.entropy),
+                "seed_spawn_key": [int(k) for k in ss.spawn_key]}
+
+    # ------------------------------------------------------------------ run
+    def run(self, progress: Any = None) -> GeneratorRuns:
+        """Make every synthetic table (or find it in the cache); return ``self``."""
+        import pandas as pd
+
+        from privaudit.training._hashing import sha256_json
+
+        recipe, executor, targets = self._check()
+        progress = as_progress(progress, func=f"{_NAME}.run")
+        drawable = self._drawable(targets)
+        ss = _seed_sequence(self.random_state)
+        children = ss.spawn(self.n_runs + 1)
+        seeds = np.array([int(c.generate_state(1, dtype=np.uint32)[0]) for c in children[1:]],
+                         dtype=np.int64)
+        fixed_rng = np.random.default_rng(children[0])
+        in_mask = balanced_in_mask(self.n_runs, len(targets), 0.5, fixed_rng)
+        indices = self._training_sets(drawable, in_mask, seeds, fixed_rng)
+        pool = pd.concat([self.auxiliary_data, targets], ignore_index=True)
+        cache, done = None, {}
+        if self.cache_dir is not None:
+            info = self._key_info(recipe, targets, ss)
+            key = sha256_json({k: v for k, v in info.items() if k != "recipe_repr"})
+            cache = ModelCache(self.cache_dir, key, info, recipe, prefix="genruns",
+                               noun="synthetic table")
+            cache.prepare(in_mask)
+            done = cache.finished(seeds.tolist(), indices)
+        tables: list[Any] = [None] * self.n_runs
+        seconds = np.full(self.n_runs, np.nan)
+        for i, secs in done.items():
+            seconds[i] = secs
+        missing = [i for i in range(self.n_runs) if i not in done]
+        found = f" ({len(done)} found in the cache)" if done else ""
+        with progress.task(f"Generator runs{found}", total=self.n_runs) as step:
+            step.advance(len(done))
+            trainer = _Trainer(executor, recipe, seeds, indices, pool,
+                               np.zeros(len(pool)), seconds, tick=step.advance)
+            if cache is not None:
+                self.n_made_ = trainer.into_cache(cache, missing)
+            else:
+                trainer.run(missing, tables.__setitem__)
+                self.n_made_ = len(missing)
+        self.synthetic_: Sequence[Any] = (CachedModels(cache, self.n_runs)
+                                          if cache is not None else tables)
+        self.in_mask_, self.seeds_, self.train_indices_ = in_mask, seeds, indices
+        self.run_seconds_ = seconds
+        self.cache_path_ = None if cache is None else cache.path
+        return self
