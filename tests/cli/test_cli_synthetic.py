@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from privaudit.cli import app
-from privaudit.studies._generators import copying_generator
+from privaudit.synthetic import copying_generator
 
 runner = CliRunner()
 CHECKS = "exact_matches,ims,dcr,nndr"

@@ -31,14 +31,16 @@ import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from privaudit._validation import check_fraction, check_int, param_error
 from privaudit.audits._baselines import RandomGuessBaseline
 from privaudit.audits._run import AuditRun
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["DEFAULT_GENERATOR_ATTACKS", "audit_generator", "vulnerable_records"]
 
@@ -87,6 +89,8 @@ def _split(auxiliary_data: pd.DataFrame, targets: Any, n_targets: int,
            exec_args: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
                                                 list[str]]:
     """Targets out of the auxiliary data, then a reference part out of the rest."""
+    import pandas as pd
+
     aux = auxiliary_data.reset_index(drop=True)
     if isinstance(targets, pd.DataFrame):
         chosen, frame = np.empty(0, dtype=np.int64), targets.reset_index(drop=True)
@@ -113,6 +117,8 @@ def _split(auxiliary_data: pd.DataFrame, targets: Any, n_targets: int,
 def _check_setup(auxiliary_data: Any, targets: Any, n_targets: Any, n_train_rows: Any,
                  n_synthetic_rows: Any, reference_fraction: Any, rng: np.random.Generator,
                  exec_args: dict[str, Any]) -> _Setup:
+    import pandas as pd
+
     if not isinstance(auxiliary_data, pd.DataFrame) or len(auxiliary_data) < 4:
         raise param_error("auxiliary_data", _FUNC, "a pandas DataFrame of several records",
                           f"<{type(auxiliary_data).__name__}>", error=TypeError)
@@ -277,6 +283,8 @@ def audit_generator(
     list of AttackResult
         One per target and attack, attack by attack.
     """
+    import pandas as pd
+
     from privaudit.training import GeneratorRuns
 
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):

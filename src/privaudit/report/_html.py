@@ -20,6 +20,7 @@ from privaudit.report._epsilon import effective_epsilon_by_target, headline_epsi
 from privaudit.report._interpret import AucReading, interpret_auc
 from privaudit.report._plots import histogram_figure, roc_figure
 from privaudit.report._section import ReportSection, registered_sections
+from privaudit.report._sections_generator import GeneratorSection  # noqa: F401 (registers)
 from privaudit.report._sections_llm import LLMSection  # noqa: F401 (registers)
 from privaudit.report._sections_membership import MetricsSection  # noqa: F401 (registers)
 from privaudit.report._sections_risk import RiskSection  # noqa: F401 (registers)

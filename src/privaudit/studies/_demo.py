@@ -63,11 +63,20 @@ def _synthetic_part(random_state: int, n_reference_models: int, n_jobs: int,
     return run_synthetic_study(random_state=random_state, progress=progress)
 
 
+def _generator_part(random_state: int, n_reference_models: int, n_jobs: int,
+                    progress: Any) -> list[Any]:
+    """A copying, a plain and an epsilon = 1 generator attacked in TAPAS's game on TV16."""
+    from privaudit.studies._generator_study import run_generator_study
+
+    return run_generator_study(random_state=random_state, progress=progress)
+
+
 #: Audit kind -> the demo part that shows it, in the order the demo runs them.
 DEMO_PARTS: dict[str, Callable[..., list[Any]]] = {
     "model": _model_part,
     "llm": _llm_part,
     "synthetic": _synthetic_part,
+    "generator": _generator_part,
 }
 
 

@@ -1,0 +1,184 @@
+"""``privaudit audit generator``: the configuration file and the run.
+
+The configuration (``--config``, YAML) has these sections::
+
+    data: {path: population.csv}        # the auxiliary data (CSV or Parquet)
+    targets: {path: targets.csv}        # optional: the target records; or
+    targets: {rows: [3, 17]}            # their row positions in the data; default: the
+                                        # n_targets most vulnerable rows
+    n_targets: 5
+    generators:                         # one or more; each audited on the same game
+      - {name: dp, builtin: dp-bayes, params: {epsilon: 1.0}, claimed_epsilon: 1.0}
+      - {name: copula, builtin: gaussian-copula}
+      - {name: mine, callable: my_generators:train_and_sample}   # module:function,
+                                        # imported from the config's folder
+    game: {n_train_rows: 1000, n_synthetic_rows: 1000, n_shadow_runs: 100,
+           n_test_runs: 100, knowledge: auxiliary, reference_fraction: 0.2}
+    attacks: [groundhog, closest-distance, local-neighbourhood, domias]
+    attack_params: {groundhog: {feature_sets: [naive, histogram]}}
+    executor: {name: local, n_jobs: 2}  # or ray
+    cache_dir: .privaudit-cache         # every synthetic table, reused by a rerun
+    random_state: 0
+    report: {out: generator-report, n_bootstrap: 1000}
+
+Naming code (``callable``) is how the user opts in to running it; nothing is unpickled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from privaudit.cli._errors import ConfigError
+from privaudit.cli._sections import (
+    ExecutorSection,
+    InputFile,
+    Name,
+    OutputDir,
+    ReportSection,
+    Section,
+    Seed,
+)
+
+__all__ = ["GeneratorAuditFile", "load_generator_config", "run_generator_audit"]
+
+BuiltinName = Literal["independent-marginals", "gaussian-copula", "copying", "dp-bayes"]
+Runs = Annotated[int, Field(ge=2, multiple_of=2)]
+Rows = Annotated[int, Field(ge=1)]
+
+
+class DataPath(Section):
+    """``data``: the auxiliary data."""
+
+    path: InputFile
+
+
+class TargetsSection(Section):
+    """``targets``: a table of target records, or row positions in the data."""
+
+    path: InputFile | None = None
+    rows: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> TargetsSection:
+        if (self.path is None) == (self.rows is None):
+            raise ValueError("give exactly one of 'path' and 'rows'")
+        return self
+
+
+class GeneratorEntry(Section):
+    """One generator: a built-in name with its parameters, or ``module:function``."""
+
+    name: Name
+    builtin: BuiltinName | None = None
+    callable: Name | None = None
+    params: dict[Name, Any] = Field(default_factory=dict)
+    claimed_epsilon: Annotated[float, Field(gt=0)] | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> GeneratorEntry:
+        if (self.builtin is None) == (self.callable is None):
+            raise ValueError("give exactly one of 'builtin' and 'callable'")
+        return self
+
+
+class GameSection(Section):
+    """``game``: the sizes of TAPAS's game."""
+
+    n_train_rows: Rows | None = None
+    n_synthetic_rows: Rows | None = None
+    n_shadow_runs: Runs = 100
+    n_test_runs: Runs = 100
+    knowledge: Literal["auxiliary", "exact"] = "auxiliary"
+    reference_fraction: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.2
+
+
+class GeneratorAuditFile(Section):
+    """The configuration of ``privaudit audit generator``."""
+
+    data: DataPath
+    targets: TargetsSection | None = None
+    n_targets: Annotated[int, Field(ge=1)] = 5
+    generators: Annotated[list[GeneratorEntry], Field(min_length=1)]
+    game: GameSection = Field(default_factory=GameSection)
+    attacks: list[Name] | None = None
+    attack_params: dict[Name, dict[Name, Any]] = Field(default_factory=dict)
+    executor: ExecutorSection = Field(default_factory=ExecutorSection)
+    cache_dir: OutputDir | None = None
+    random_state: Seed = 0
+    report: ReportSection = Field(default_factory=ReportSection)
+
+
+@dataclass
+class GeneratorRun:
+    """A checked configuration and the folder its relative paths are read from."""
+
+    config: GeneratorAuditFile
+    base: Path
+    out: Path
+
+
+def load_generator_config(path: str | Path) -> GeneratorRun:
+    """Read and check the configuration file of ``privaudit audit generator``."""
+    from privaudit.cli._reading import read_config
+
+    path = Path(path)
+    cfg = read_config(path, GeneratorAuditFile)
+    return GeneratorRun(cfg, path.parent, _at(path.parent, cfg.report.out or "generator-report"))
+
+
+def _at(base: Path, value: str) -> Path:
+    return Path(value) if Path(value).is_absolute() else base / value
+
+
+def _generator(entry: GeneratorEntry, base: Path, i: int) -> Any:
+    from privaudit.cli._run import _import_object
+
+    if entry.builtin is not None:
+        return entry.builtin
+    if entry.params:
+        raise ConfigError(f"generators[{i}].params: only a built-in generator takes params "
+                          "(bind a callable's own parameters in its module).")
+    found = _import_object(entry.callable or "", base, f"generators[{i}].callable")
+    if not callable(found):
+        raise ConfigError(f"generators[{i}].callable names {entry.callable!r}, which is not "
+                          "callable.")
+    return found
+
+
+def run_generator_audit(run: GeneratorRun, *, progress: Any = None) -> Path:
+    """Read the data, audit every generator on the same game, write one report."""
+    from privaudit.audits import audit_generator
+    from privaudit.cli._datafiles import _read_table
+    from privaudit.report import build_report
+    from privaudit.training import get_executor
+
+    cfg, base = run.config, run.base
+    executor = get_executor(cfg.executor.name, n_jobs=cfg.executor.n_jobs,
+                            address=cfg.executor.address, func="audit generator")
+    data_path = _at(base, cfg.data.path)
+    data = _read_table(data_path, role="data", key="data.path").frame
+    targets: Any = None
+    if cfg.targets is not None and cfg.targets.path is not None:
+        targets = _read_table(_at(base, cfg.targets.path), role="targets",
+                              key="targets.path").frame
+    elif cfg.targets is not None:
+        targets = cfg.targets.rows
+    results: list[Any] = []
+    for i, entry in enumerate(cfg.generators):
+        results += audit_generator(
+            _generator(entry, base, i), data, targets=targets, n_targets=cfg.n_targets,
+            **cfg.game.model_dump(), attacks=cfg.attacks,
+            attack_params=cfg.attack_params or None,
+            generator_params=entry.params or None, claimed_epsilon=entry.claimed_epsilon,
+            name=entry.name, dataset=data_path.name, random_state=cfg.random_state,
+            executor=executor,
+            cache_dir=None if cfg.cache_dir is None else _at(base, cfg.cache_dir),
+            results_dir=run.out / "results", progress=progress)
+    names = ", ".join(e.name for e in cfg.generators)
+    return build_report(results, run.out, n_bootstrap=cfg.report.n_bootstrap,
+                        progress=progress, random_state=cfg.random_state,
+                        title=f"Privacy audit of the generators {names}")
