@@ -115,3 +115,45 @@ def test_bad_input_is_named(tv16, kwargs, match):
 def test_an_unknown_builtin_is_named(tv16):
     with pytest.raises(ValueError, match="generator"):
         privaudit.audit_generator("ctgan", tv16.iloc[:100])
+
+
+def test_attribute_inference_against_a_copier_and_the_model_free_guesses(tv16):
+    results = privaudit.audit_generator(
+        "copying", tv16, generator_params={"copy_fraction": 1.0}, secret="votetrump",
+        n_targets=2, n_train_rows=200, n_shadow_runs=30, n_test_runs=60,
+        attacks=["closest-distance"], random_state=0)
+    for r in results:
+        assert r.kind == "attribute" and r.parameters["sensitive_attribute"] == "votetrump"
+        assert r.parameters["secret_values"] == [0.0, 1.0]  # the two most frequent
+        assert r.metrics()["auc"]["value"] > 0.95
+        # Without the synthetic data, a fixed guess is right on half the balanced runs.
+        assert r.extra["model_free"]["prior"]["accuracy"] == 0.5
+        assert r.extra["model_free"]["known_attributes"]["accuracy"] == 0.5
+        assert r.extra["target_record"]["votetrump"] == 1.0
+    from privaudit.report import AIAttackReport
+
+    frame = AIAttackReport(results).metrics_frame()
+    assert list(frame["sensitive_attribute"]) == ["votetrump"] * 2
+
+
+def test_model_free_guesses_read_the_other_attributes():
+    from privaudit.audits._generator import model_free_guesses
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, 400)
+    pool = pd.DataFrame({"x": x, "s": np.where(rng.random(400) < 0.95, x, 1 - x)})
+    guesses = model_free_guesses(pool, pd.DataFrame({"x": [0, 1], "s": [9, 9]}), "s",
+                                 (0, 1), random_state=0)
+    assert guesses["known_attributes"] == [0, 1]
+    assert guesses["prior"] in (0, 1)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"secret": "nope"}, "secret"), ({"secret": "votetrump", "secret_values": [0.0]},
+                                     "secret_values"),
+    ({"secret_values": [0.0, 1.0]}, "secret_values"),
+])
+def test_bad_secrets_are_named(tv16, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        privaudit.audit_generator("copying", tv16.iloc[:300], n_train_rows=50,
+                                  n_shadow_runs=4, n_test_runs=4, n_targets=1, **kwargs)

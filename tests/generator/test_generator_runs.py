@@ -155,3 +155,20 @@ def test_targets_must_have_the_auxiliary_columns_and_the_generator_a_table():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         runs(n_runs=2).run()
+
+
+def test_attribute_inference_runs_hold_each_target_or_its_alternative():
+    alternatives = TARGETS.assign(id=[-11, -12, -13])
+    made = runs(alternatives=alternatives).run()
+    for r, table in enumerate(made.synthetic_):
+        ids = set(table["id"])
+        for t in range(3):
+            assert (TARGETS["id"][t] in ids) == made.in_mask_[r, t]
+            assert (alternatives["id"][t] in ids) != made.in_mask_[r, t]
+        assert len(ids) == 20
+    exact = runs(alternatives=alternatives, knowledge="exact").run()
+    others = [set(t["id"]) - set(TARGETS["id"]) - set(alternatives["id"])
+              for t in exact.synthetic_]
+    assert all(o == others[0] for o in others) and len(others[0]) == 17
+    with pytest.raises(TypeError, match="alternatives"):
+        runs(alternatives=alternatives.iloc[:2]).run()

@@ -42,7 +42,8 @@ from privaudit.audits._run import AuditRun
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DEFAULT_GENERATOR_ATTACKS", "audit_generator", "vulnerable_records"]
+__all__ = ["DEFAULT_GENERATOR_ATTACKS", "audit_generator", "model_free_guesses",
+           "vulnerable_records"]
 
 _FUNC = "audit_generator"
 #: Attacks run when ``attacks`` is None.
@@ -82,6 +83,71 @@ class _Setup:
     target_names: list[str]
     n_train_rows: int
     n_synthetic_rows: int
+    secret: _Secret | None = None
+
+
+@dataclass
+class _Secret:
+    """Attribute inference: the secret column, its two values, each target's alternative."""
+
+    column: str
+    values: tuple[Any, Any]       # (the alternative's value, the value of label 1)
+    alternatives: pd.DataFrame    # each target with values[0]
+
+
+def _check_secret(secret: Any, secret_values: Any, setup: _Setup) -> None:
+    """Set up TAPAS's binary attribute inference on ``setup`` (targets get ``values[1]``)."""
+    if secret is None:
+        if secret_values is not None:
+            raise param_error("secret_values", _FUNC, "None unless 'secret' is given",
+                              secret_values)
+        return
+    if secret not in setup.pool.columns:
+        raise param_error("secret", _FUNC, f"a column of auxiliary_data "
+                          f"{list(setup.pool.columns)[:8]}", secret)
+    if secret_values is None:
+        counts = setup.pool[secret].value_counts()
+        secret_values = list(counts.index[:2])
+    values = list(dict.fromkeys(secret_values))
+    if len(values) != 2 or len(list(secret_values)) != 2:
+        raise param_error("secret_values", _FUNC, "two distinct values of the secret column "
+                          "(TAPAS's binary attribute inference)", secret_values)
+    targets, alternatives = setup.targets.copy(), setup.targets.copy()
+    targets[secret], alternatives[secret] = values[1], values[0]
+    setup.targets = targets
+    setup.secret = _Secret(secret, (values[0], values[1]), alternatives)
+
+
+def model_free_guesses(pool: pd.DataFrame, targets: pd.DataFrame, secret: str,
+                       values: tuple[Any, Any], random_state: int) -> dict[str, Any]:
+    """What an attacker guesses about each target's secret without the synthetic data.
+
+    Two guesses, as Yeom et al.'s model-free baselines: the more frequent of the two values
+    in the auxiliary data (the prior), and a random forest reading the target's other
+    attributes, trained on the auxiliary records holding one of the two values. Both are
+    fixed per target, so on runs where the secret is drawn uniformly from the two values
+    they are right about half the time: any attack above that reads the synthetic data.
+
+    Returns
+    -------
+    dict
+        ``{"prior": value, "known_attributes": [one value per target]}``.
+    """
+    import pandas as pd
+    from sklearn.ensemble import RandomForestClassifier
+
+    rows = pool[pool[secret].isin(list(values))]
+    prior = rows[secret].value_counts().index[0] if len(rows) else values[1]
+    known = [c for c in pool.columns if c != secret]
+    if rows[secret].nunique() < 2 or not known:
+        return {"prior": prior, "known_attributes": [prior] * len(targets)}
+    both = pd.get_dummies(pd.concat([rows[known], targets[known]], ignore_index=True),
+                          dummy_na=True).astype(np.float64).fillna(-1.0)
+    model = RandomForestClassifier(n_estimators=100, min_samples_leaf=5,
+                                   random_state=random_state)
+    model.fit(both.iloc[:len(rows)], (rows[secret] == values[1]).to_numpy())
+    guesses = model.predict(both.iloc[len(rows):])
+    return {"prior": prior, "known_attributes": [values[int(g)] for g in guesses]}
 
 
 def _split(auxiliary_data: pd.DataFrame, targets: Any, n_targets: int,
@@ -213,6 +279,8 @@ def audit_generator(
     attack_params: dict[str, dict[str, Any]] | None = None,
     generator_params: dict[str, Any] | None = None,
     reference_fraction: float = 0.2,
+    secret: str | None = None,
+    secret_values: Sequence[Any] | None = None,
     claimed_epsilon: float | None = None,
     name: str | None = None,
     dataset: str = "",
@@ -260,6 +328,13 @@ def audit_generator(
         Parameters of a built-in generator (``{"epsilon": 1.0}``).
     reference_fraction : float, default=0.2
         Share of the auxiliary data kept out of every training set.
+    secret : str, optional
+        Attribute inference instead of membership (TAPAS's ``TargetedAIA``): every
+        training set holds each target, with one of two values of this column drawn per
+        run; the attacks guess which. Results are of kind ``"attribute"`` (label 1 = the
+        second value), with the model-free guesses (:func:`model_free_guesses`) beside.
+    secret_values : sequence of two values, optional
+        The two values (default: the column's two most frequent in the auxiliary data).
     claimed_epsilon : float, optional
         The generator's differential-privacy claim, stored with every result for the
         report to test against the effective-epsilon lower bound.
@@ -293,18 +368,22 @@ def audit_generator(
     exec_args = {"executor": executor, "n_jobs": n_jobs}
     setup = _check_setup(auxiliary_data, targets, n_targets, n_train_rows, n_synthetic_rows,
                          reference_fraction, np.random.default_rng(seeds[0]), exec_args)
+    _check_secret(secret, secret_values, setup)
     plan = _check_attacks(attacks, attack_params)
     epsilon = _check_epsilon(claimed_epsilon)
     if not isinstance(dataset, str):
         raise param_error("dataset", _FUNC, "a str", dataset, error=TypeError)
     label = _generator_name(generator, name)
-    public = pd.concat([auxiliary_data, setup.targets], ignore_index=True)
+    public = pd.concat([auxiliary_data, setup.targets, *(
+        [] if setup.secret is None else [setup.secret.alternatives])], ignore_index=True)
     resolved = _resolve_generator(generator, dict(generator_params or {}), public)
     runs = {part: GeneratorRuns(resolved, setup.pool, setup.targets, n_runs=n,
                                 n_train_rows=setup.n_train_rows,
                                 n_synthetic_rows=setup.n_synthetic_rows, knowledge=knowledge,
                                 random_state=int(seeds[i + 1].generate_state(1)[0]),
-                                executor=executor, n_jobs=n_jobs, cache_dir=cache_dir)
+                                executor=executor, n_jobs=n_jobs, cache_dir=cache_dir,
+                                alternatives=None if setup.secret is None
+                                else setup.secret.alternatives)
             for i, (part, n) in enumerate((("train", n_shadow_runs), ("test", n_test_runs)))}
     game = _Game(setup, runs, label, dataset, epsilon, int(random_state), results_dir,
                  progress)
@@ -326,7 +405,9 @@ class _Game:
                     data_fingerprint(setup.pool),
                     data_fingerprint(setup.reference), setup.n_train_rows,
                     setup.n_synthetic_rows, runs["train"].knowledge,
-                    runs["train"].n_runs, runs["test"].n_runs, random_state)
+                    runs["train"].n_runs, runs["test"].n_runs, random_state,
+                    None if setup.secret is None else (
+                        setup.secret.column, repr(setup.secret.values)))
         store = None if results_dir is None else ResultsStore(results_dir)
         self.audits = [AuditRun(func=_FUNC, target_name=target, random_state=random_state,
                                 identity=(*identity, data_fingerprint(setup.targets.iloc[[i]])),
@@ -335,7 +416,9 @@ class _Game:
                        for i, target in enumerate(setup.target_names)]
 
     def _key(self, attack: str) -> str:
-        return f"{self.generator}--{attack}"
+        secret = self.setup.secret
+        return f"{self.generator}--{attack}" + ("" if secret is None else
+                                                f"--secret-{secret.column}")
 
     def play(self, plan: list[tuple[str, Any]]) -> list[Any]:
         out: list[Any] = []
@@ -361,10 +444,13 @@ class _Game:
         train, test = self.runs["train"], self.runs["test"]
         self.audits[0].say(f"{attack_name}: learning from {train.n_runs} shadow runs")
         self.audits[0].seed(attack)
+        secret = self.setup.secret
         attack.fit(list(train.synthetic_), train.in_mask_, self.setup.targets,
-                   auxiliary_data=self.setup.pool, reference_data=self.setup.reference)
+                   auxiliary_data=self.setup.pool, reference_data=self.setup.reference,
+                   alternatives=None if secret is None else secret.alternatives)
         scores = attack.score(list(test.synthetic_))
         guesses = scores >= attack.thresholds_[None, :]
+        details = self._secret_details(test.in_mask_)
         out = []
         for t, run in enumerate(self.audits):
             if saved[t] is not None:
@@ -375,16 +461,41 @@ class _Game:
                 predictions=guesses[:, t], record_ids=np.arange(test.n_runs),
                 attack=attack_name, target=self.setup.target_names[t],
                 generator=self.generator,
+                kind="membership" if secret is None else "attribute",
                 parameters={**_jsonable(attack.get_params(deep=False)),
-                            "claimed_epsilon": self.epsilon,
-                            "n_train_rows": self.setup.n_train_rows,
-                            "n_synthetic_rows": self.setup.n_synthetic_rows,
-                            "knowledge": train.knowledge,
-                            "n_shadow_runs": train.n_runs, "n_test_runs": test.n_runs},
+                            **self._game_parameters(), **details["parameters"]},
                 extra={"threshold": float(attack.thresholds_[t]),
-                       "target_record": _jsonable(self.setup.targets.iloc[t].to_dict())})
+                       "target_record": _jsonable(self.setup.targets.iloc[t].to_dict()),
+                       **({"model_free": details["model_free"][t]} if secret else {})})
             out.append(run.finish(self._key(attack_name), parts, result))
         return out
+
+    def _game_parameters(self) -> dict[str, Any]:
+        train, test = self.runs["train"], self.runs["test"]
+        return {"claimed_epsilon": self.epsilon, "n_train_rows": self.setup.n_train_rows,
+                "n_synthetic_rows": self.setup.n_synthetic_rows,
+                "knowledge": train.knowledge, "n_shadow_runs": train.n_runs,
+                "n_test_runs": test.n_runs}
+
+    def _secret_details(self, in_mask: np.ndarray) -> dict[str, Any]:
+        """Attribute inference: the secret's names and the model-free guesses' accuracy."""
+        secret = self.setup.secret
+        if secret is None:
+            return {"parameters": {}, "model_free": []}
+        guesses = model_free_guesses(self.setup.pool, self.setup.targets, secret.column,
+                                     secret.values, self.random_state)
+        model_free = []
+        for t in range(in_mask.shape[1]):
+            truth = in_mask[:, t]  # True: the run's target had values[1]
+            entry = {}
+            for name, guess in (("prior", guesses["prior"]),
+                                ("known_attributes", guesses["known_attributes"][t])):
+                said = guess == secret.values[1]
+                entry[name] = {"guess": _jsonable({"v": guess})["v"],
+                               "accuracy": float(np.mean(truth == said))}
+            model_free.append(entry)
+        return {"parameters": {"sensitive_attribute": secret.column, "secret_values": [
+            _jsonable({"v": v})["v"] for v in secret.values]}, "model_free": model_free}
 
 
 def _labels_of(game: _Game, t: int) -> Any:

@@ -446,7 +446,7 @@ def _attack_table(entries: list[dict]) -> Any:
         tprs = metrics.get("tpr_at_fpr", {})
         table.add_row(
             *((entry.get("generator") or "—",) if by_generator else ()),
-            entry["target"], entry["attack"], _with_ci(metrics["auc"]),
+            entry["target"], _attack_name(entry), _with_ci(metrics["auc"]),
             _number(tprs["0.01"]["value"]) if "0.01" in tprs else "-",
             _number(tprs["0.001"]["value"]) if "0.001" in tprs else "-",
             _number(metrics["advantage"]["value"]),
@@ -454,6 +454,14 @@ def _attack_table(entries: list[dict]) -> Any:
             _number(metrics.get("effective_epsilon", {}).get("value")),
         )
     return table
+
+
+def _attack_name(entry: dict) -> str:
+    """The attack, and for attribute inference the attribute it infers."""
+    if entry.get("kind") != "attribute":
+        return entry["attack"]
+    secret = (entry.get("parameters") or {}).get("sensitive_attribute") or "an attribute"
+    return f"{entry['attack']} (infers {secret})"
 
 
 def _proximity_table(entries: list[dict]) -> Any:

@@ -16,6 +16,8 @@ The configuration (``--config``, YAML) has these sections::
            n_test_runs: 100, knowledge: auxiliary, reference_fraction: 0.2}
     attacks: [groundhog, closest-distance, local-neighbourhood, domias]
     attack_params: {groundhog: {feature_sets: [naive, histogram]}}
+    secret: income                      # optional: attribute inference of this column
+    secret_values: [low, high]          # its two values (default: the two most frequent)
     executor: {name: local, n_jobs: 2}  # or ray
     cache_dir: .privaudit-cache         # every synthetic table, reused by a rerun
     random_state: 0
@@ -106,6 +108,8 @@ class GeneratorAuditFile(Section):
     game: GameSection = Field(default_factory=GameSection)
     attacks: list[Name] | None = None
     attack_params: dict[Name, dict[Name, Any]] = Field(default_factory=dict)
+    secret: Name | None = None
+    secret_values: Annotated[list[Any], Field(min_length=2, max_length=2)] | None = None
     executor: ExecutorSection = Field(default_factory=ExecutorSection)
     cache_dir: OutputDir | None = None
     random_state: Seed = 0
@@ -174,6 +178,7 @@ def run_generator_audit(run: GeneratorRun, *, progress: Any = None) -> Path:
             **cfg.game.model_dump(), attacks=cfg.attacks,
             attack_params=cfg.attack_params or None,
             generator_params=entry.params or None, claimed_epsilon=entry.claimed_epsilon,
+            secret=cfg.secret, secret_values=cfg.secret_values,
             name=entry.name, dataset=data_path.name, random_state=cfg.random_state,
             executor=executor,
             cache_dir=None if cfg.cache_dir is None else _at(base, cfg.cache_dir),

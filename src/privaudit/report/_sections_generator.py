@@ -78,7 +78,8 @@ def generator_context(results: Sequence[Any], metric_dicts: Sequence[dict[str, A
     """The template variables: AUCs per target and attack across generators, the claims."""
     pairs = [(r, m) for r, m in zip(results, metric_dicts, strict=True) if _is_generator(r)]
     generators = list(dict.fromkeys(r.generator for r, _ in pairs))
-    auc = {(r.dataset, r.target, r.attack, r.generator): cell(m["auc"]) for r, m in pairs}
+    auc = {(r.dataset, r.target, _attack_label(r), r.generator): cell(m["auc"])
+           for r, m in pairs}
     rows = [{"dataset": dataset, "target": target, "attack": attack,
              "cells": [auc.get((dataset, target, attack, g), cell(None)) for g in generators]}
             for dataset, target, attack in dict.fromkeys(k[:3] for k in auc)]
@@ -90,6 +91,14 @@ def generator_context(results: Sequence[Any], metric_dicts: Sequence[dict[str, A
             "generator_game": {k: runs.get(k) for k in (
                 "n_train_rows", "n_synthetic_rows", "knowledge", "n_shadow_runs",
                 "n_test_runs")}}
+
+
+def _attack_label(result: AttackResult) -> str:
+    """The attack's name, and for attribute inference the attribute it infers."""
+    if result.kind != "attribute":
+        return result.attack
+    secret = result.parameters.get("sensitive_attribute") or "an attribute"
+    return f"{result.attack} (infers {secret})"
 
 
 class GeneratorSection(ReportSection):

@@ -184,6 +184,10 @@ class GeneratorRuns:
         Workers of a named executor.
     cache_dir : path, optional
         Write every synthetic table there as it finishes; a rerun reuses them.
+    alternatives : pandas.DataFrame, optional
+        Attribute inference: one row per target, the target with another value of its
+        secret attribute. Every training set then holds each target, as itself in the runs
+        of ``in_mask_`` and as its alternative in the others (TAPAS's ``TargetedAIA``).
 
     Attributes
     ----------
@@ -208,15 +212,17 @@ class GeneratorRuns:
                  n_train_rows: int, n_synthetic_rows: int | None = None,
                  knowledge: str = "auxiliary", random_state: int | None = None,
                  executor: Any = "local", n_jobs: int | None = None,
-                 cache_dir: str | os.PathLike[str] | None = None) -> None:
+                 cache_dir: str | os.PathLike[str] | None = None,
+                 alternatives: Any = None) -> None:
         self.generator, self.auxiliary_data, self.targets = generator, auxiliary_data, targets
+        self.alternatives = alternatives
         self.n_runs, self.n_train_rows = n_runs, n_train_rows
         self.n_synthetic_rows, self.knowledge = n_synthetic_rows, knowledge
         self.random_state, self.executor, self.n_jobs = random_state, executor, n_jobs
         self.cache_dir = cache_dir
 
     # ------------------------------------------------------------------ checks
-    def _check(self) -> tuple[GeneratorRecipe, Any, Any]:
+    def _check(self) -> tuple[GeneratorRecipe, Any, Any, Any]:
         import pandas as pd
 
         for name in ("auxiliary_data", "targets"):
@@ -242,12 +248,22 @@ class GeneratorRuns:
                   GeneratorRecipe(self.generator, n_train if self.n_synthetic_rows is None
                                   else self.n_synthetic_rows))
         executor = get_executor(self.executor, n_jobs=self.n_jobs, func=_NAME)
-        return recipe, executor, targets[list(aux.columns)].reset_index(drop=True)
+        alternatives = self.alternatives
+        if alternatives is not None:
+            if not isinstance(alternatives, pd.DataFrame) or len(alternatives) != len(
+                    targets) or any(c not in alternatives.columns for c in aux.columns):
+                kind = type(alternatives).__name__
+                raise param_error("alternatives", _NAME, f"a DataFrame of {len(targets)} rows "
+                                  "with the auxiliary data's columns", f"<{kind}>",
+                                  error=TypeError)
+            alternatives = alternatives[list(aux.columns)].reset_index(drop=True)
+        return (recipe, executor, targets[list(aux.columns)].reset_index(drop=True),
+                alternatives)
 
-    def _drawable(self, targets: Any) -> NDArray[np.int64]:
+    def _drawable(self, records: Any) -> NDArray[np.int64]:
         """Auxiliary rows that may fill a training set: none identical to a target."""
         aux = self.auxiliary_data
-        is_target = rows_found_in(aux, targets)
+        is_target = rows_found_in(aux, records)
         if is_target.any():
             warnings.warn(f"GeneratorRuns: {int(is_target.sum())} auxiliary rows are "
                           "identical to a target and are never drawn into a training set.",
@@ -262,29 +278,42 @@ class GeneratorRuns:
     def _training_sets(self, drawable: NDArray[np.int64], in_mask: NDArray[np.bool_],
                        seeds: NDArray[np.int64], fixed_rng: np.random.Generator,
                        ) -> list[NDArray[np.int64]]:
+        """Each run's rows, as positions in the pool.
+
+        Other records, the targets in, and for each target out its stand-in (an
+        auxiliary record, or its alternative in attribute inference).
+        """
         n_aux, (n_runs, n_targets) = len(self.auxiliary_data), in_mask.shape
         n_other = self.n_train_rows - n_targets
+        alternatives = self.alternatives is not None
         if self.knowledge == "exact":
-            chosen = fixed_rng.choice(drawable, n_other + n_targets, replace=False)
+            chosen = fixed_rng.choice(drawable, n_other + (0 if alternatives else n_targets),
+                                      replace=False)
             known, stand_ins = chosen[:n_other], chosen[n_other:]
         out = []
         for r in range(n_runs):
             rng = np.random.default_rng([int(seeds[r]), 0x5EED])
-            inside = np.flatnonzero(in_mask[r])
-            if self.knowledge == "exact":
-                rows = np.concatenate([known, stand_ins[~in_mask[r]], n_aux + inside])
+            inside, outside = np.flatnonzero(in_mask[r]), np.flatnonzero(~in_mask[r])
+            if alternatives:
+                others = (known if self.knowledge == "exact" else
+                          rng.choice(drawable, n_other, replace=False))
+                rows = np.concatenate([others, n_aux + inside, n_aux + n_targets + outside])
+            elif self.knowledge == "exact":
+                rows = np.concatenate([known, stand_ins[outside], n_aux + inside])
             else:
                 fill = rng.choice(drawable, self.n_train_rows - inside.size, replace=False)
                 rows = np.concatenate([fill, n_aux + inside])
             out.append(rows[rng.permutation(rows.size)].astype(np.int64))
         return out
 
-    def _key_info(self, recipe: GeneratorRecipe, targets: Any,
+    def _key_info(self, recipe: GeneratorRecipe, targets: Any, alternatives: Any,
                   ss: np.random.SeedSequence) -> dict[str, Any]:
         return {"format": RUNS_FORMAT, "recipe": recipe.fingerprint(),
                 "recipe_repr": repr(recipe)[:500],
                 "auxiliary": data_fingerprint(self.auxiliary_data),
-                "targets": data_fingerprint(targets), "n_runs": int(self.n_runs),
+                "targets": data_fingerprint(targets),
+                "alternatives": None if alternatives is None else data_fingerprint(
+                    alternatives), "n_runs": int(self.n_runs),
                 "n_train_rows": int(self.n_train_rows), "knowledge": self.knowledge,
                 "seed_entropy": str(ss.entropy),
                 "seed_spawn_key": [int(k) for k in ss.spawn_key]}
@@ -296,9 +325,11 @@ class GeneratorRuns:
 
         from privaudit.training._hashing import sha256_json
 
-        recipe, executor, targets = self._check()
+        recipe, executor, targets, alternatives = self._check()
         progress = as_progress(progress, func=f"{_NAME}.run")
-        drawable = self._drawable(targets)
+        records = targets if alternatives is None else pd.concat([targets, alternatives],
+                                                                 ignore_index=True)
+        drawable = self._drawable(records)
         ss = _seed_sequence(self.random_state)
         children = ss.spawn(self.n_runs + 1)
         seeds = np.array([int(c.generate_state(1, dtype=np.uint32)[0]) for c in children[1:]],
@@ -306,10 +337,10 @@ class GeneratorRuns:
         fixed_rng = np.random.default_rng(children[0])
         in_mask = balanced_in_mask(self.n_runs, len(targets), 0.5, fixed_rng)
         indices = self._training_sets(drawable, in_mask, seeds, fixed_rng)
-        pool = pd.concat([self.auxiliary_data, targets], ignore_index=True)
+        pool = pd.concat([self.auxiliary_data, records], ignore_index=True)
         cache, done = None, {}
         if self.cache_dir is not None:
-            info = self._key_info(recipe, targets, ss)
+            info = self._key_info(recipe, targets, alternatives, ss)
             key = sha256_json({k: v for k, v in info.items() if k != "recipe_repr"})
             cache = ModelCache(self.cache_dir, key, info, recipe, prefix="genruns",
                                noun="synthetic table")

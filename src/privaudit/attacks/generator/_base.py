@@ -128,8 +128,13 @@ class GeneratorAttack(BaseAttack):
     target ``t`` was in run ``r``); ``score(tables)`` gives, for every new table and
     target, a score (higher = more likely that the target was in the table's training
     set); ``predict(tables)`` the guesses at the thresholds of highest accuracy on the
-    shadow runs. Subclasses write :meth:`_signals` (one value per table and target,
-    higher = more member-like) and, when they learn more than thresholds, :meth:`_learn`.
+    shadow runs. Subclasses write :meth:`_signals` (one value per table and record of
+    ``records_``, higher = more member-like) and, when they learn more than thresholds,
+    :meth:`_prepare`.
+
+    Attribute inference (TAPAS's ``TargetedAIA``): with ``alternatives``, every training
+    set holds each target, with one of two values of its secret attribute; a
+    record-level attack scores the target and its alternative and subtracts.
 
     References
     ----------
@@ -139,9 +144,13 @@ class GeneratorAttack(BaseAttack):
     """
 
     _tags: ClassVar[AttackTags] = AttackTags(tasks=("synthetic",), needs_reference_models=True)
+    #: In attribute inference, whether the attack scores a target and its alternative
+    #: apart and subtracts (a record-level signal), rather than reading the table alone.
+    contrasts_records: ClassVar[bool] = True
 
     def fit(self, tables: Sequence[Any], labels: Any, targets: Any, *,
-            auxiliary_data: Any, reference_data: Any = None) -> GeneratorAttack:
+            auxiliary_data: Any, reference_data: Any = None,
+            alternatives: Any = None) -> GeneratorAttack:
         """Learn from shadow tables.
 
         Parameters
@@ -156,19 +165,35 @@ class GeneratorAttack(BaseAttack):
             The attacker's public data (sets the distance scale and the domain).
         reference_data : pandas.DataFrame, optional
             Population records disjoint from every training set (the density attack).
+        alternatives : pandas.DataFrame, optional
+            Attribute inference: each target with the other value of its secret
+            attribute; ``labels[r, t]`` then says whether run ``r`` trained on the target
+            (1) or on its alternative (0). A record-level attack scores both and
+            subtracts, so the score says which of the two the table looks trained on.
         """
         func = f"{type(self).__name__}.fit"
         labels = np.asarray(labels, dtype=bool)
         if labels.shape != (len(tables), len(targets)):
             raise param_error("labels", func, f"a (n_tables, n_targets) = ({len(tables)}, "
                               f"{len(targets)}) array", f"<shape {labels.shape}>")
+        import pandas as pd
+
         self.targets_ = targets.reset_index(drop=True)
         self.auxiliary_data_ = auxiliary_data
         self.reference_data_ = reference_data
-        self._prepare(tables, labels)
-        signals = self._signals(tables)
-        self.thresholds_ = best_thresholds(signals, labels)
+        self.alternatives_ = None if alternatives is None else alternatives[list(
+            targets.columns)].reset_index(drop=True)
+        contrast = self.alternatives_ is not None and self.contrasts_records
+        self.records_ = (pd.concat([self.targets_, self.alternatives_], ignore_index=True)
+                         if contrast else self.targets_)
+        self._prepare(tables, np.hstack([labels, ~labels]) if contrast else labels)
+        self.thresholds_ = best_thresholds(self._contrast(self._signals(tables)), labels)
         return self
+
+    def _contrast(self, signals: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Targets' signals, minus their alternatives' in attribute inference."""
+        n = len(self.targets_)
+        return signals if signals.shape[1] == n else signals[:, :n] - signals[:, n:]
 
     def _prepare(self, tables: Sequence[Any], labels: NDArray[np.bool_]) -> None:
         """Learn what the signals need from the shadow tables (nothing by default)."""
@@ -179,7 +204,7 @@ class GeneratorAttack(BaseAttack):
     def score(self, tables: Sequence[Any]) -> NDArray[np.float64]:
         """``(n_tables, n_targets)`` scores, higher = more likely a member."""
         self._check_fitted("score")
-        return np.asarray(self._signals(tables), dtype=np.float64)
+        return np.asarray(self._contrast(self._signals(tables)), dtype=np.float64)
 
     def predict(self, tables: Sequence[Any]) -> NDArray[np.bool_]:
         """``(n_tables, n_targets)`` guesses: member or not."""

@@ -37,7 +37,7 @@ class ClosestDistanceAttack(GeneratorAttack):
     name = "closest-distance"
 
     def _prepare(self, tables: Sequence[Any], labels: NDArray[np.bool_]) -> None:
-        self.distances_ = TargetDistances(self.targets_, self.auxiliary_data_)
+        self.distances_ = TargetDistances(self.records_, self.auxiliary_data_)
 
     def _signals(self, tables: Sequence[Any]) -> NDArray[np.float64]:
         return np.stack([-d.min(axis=1) for d in self.distances_.many(tables)])
@@ -70,19 +70,19 @@ class LocalNeighbourhoodAttack(GeneratorAttack):
         self.radius = radius
 
     def _prepare(self, tables: Sequence[Any], labels: NDArray[np.bool_]) -> None:
-        self.distances_ = TargetDistances(self.targets_, self.auxiliary_data_)
+        self.distances_ = TargetDistances(self.records_, self.auxiliary_data_)
         if self.radius is not None:
             radius = check_fraction(self.radius, param="radius", func=type(self).__name__,
                                     high_inclusive=True)
-            self.radii_ = np.full(len(self.targets_), radius)
+            self.radii_ = np.full(len(self.records_), radius)
             return
         distances = self.distances_.many(tables)
         nearest = np.stack([d.min(axis=1) for d in distances])
         out = np.where(~labels, nearest, np.nan)
         out = np.where(np.isnan(out).all(axis=0), nearest, out)
         candidates = np.maximum(np.nanquantile(out, _RADIUS_QUANTILES, axis=0), 1e-9)
-        self.radii_ = np.empty(len(self.targets_))
-        for t in range(len(self.targets_)):
+        self.radii_ = np.empty(len(self.records_))
+        for t in range(len(self.records_)):
             separation = [_auc(labels[:, t], [(d[t] <= r).mean() for d in distances])
                           for r in candidates[:, t]]
             self.radii_[t] = candidates[int(np.argmax(separation)), t]
@@ -147,7 +147,7 @@ class DensityRatioAttack(GeneratorAttack):
             raise param_error("reference_data", f"{func}.fit", "rows of the population "
                               "disjoint from every training set", self.reference_data_)
         k = check_int(self.n_neighbors, param="n_neighbors", func=func, low=1)
-        self.distances_ = TargetDistances(self.targets_, self.auxiliary_data_)
+        self.distances_ = TargetDistances(self.records_, self.auxiliary_data_)
         to_reference = self.distances_(self.reference_data_)
         if self.bandwidth is None:
             self.bandwidth_ = self._spacing(min(k, len(self.reference_data_) - 1))

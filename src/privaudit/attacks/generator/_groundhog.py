@@ -103,6 +103,9 @@ class GroundhogAttack(GeneratorAttack):
     """
 
     name = "groundhog"
+    #: The classifier reads the table alone: in attribute inference it learns which of
+    #: the two values trained it (Stadler et al.'s shadow-modelling attack).
+    contrasts_records = False
 
     def __init__(self, feature_sets: Sequence[str] = FEATURE_SETS, classifier: Any = None,
                  bins: int = 10, random_state: int | None = None) -> None:
@@ -128,7 +131,9 @@ class GroundhogAttack(GeneratorAttack):
             raise param_error("feature_sets", func, f"names among {list(FEATURE_SETS)}",
                               self.feature_sets)
         self.feature_sets_ = sets
-        public = pd.concat([self.auxiliary_data_, self.targets_], ignore_index=True)
+        public = pd.concat([self.auxiliary_data_, self.targets_,
+                            *([] if self.alternatives_ is None else [self.alternatives_])],
+                           ignore_index=True)
         self.domain_ = TableDomain.from_frame(public, bins=self.bins)
         features = self._features(tables)
         base = self.classifier if self.classifier is not None else RandomForestClassifier(
