@@ -172,3 +172,24 @@ def test_attribute_inference_runs_hold_each_target_or_its_alternative():
     assert all(o == others[0] for o in others) and len(others[0]) == 17
     with pytest.raises(TypeError, match="alternatives"):
         runs(alternatives=alternatives.iloc[:2]).run()
+
+
+class SdvStyle:
+    """SDV's shape: the model exists after fit, seeded by _set_random_state."""
+
+    def fit(self, data):
+        self._model = data
+
+    def _set_random_state(self, seed):
+        self._model_seed = seed
+
+    def sample(self, num_rows):
+        return independent_marginals(self._model, num_rows, random_state=self._model_seed)
+
+
+def test_sdv_style_synthesizers_are_seeded_after_fitting():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first = runs(generator=SdvStyle(), n_runs=4).run()
+        second = runs(generator=SdvStyle(), n_runs=4).run()
+    pd.testing.assert_frame_equal(first.synthetic_[1], second.synthetic_[1])

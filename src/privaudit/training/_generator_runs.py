@@ -62,7 +62,10 @@ class GeneratorRecipe:
         ``generator(train, n_rows, random_state=seed) -> DataFrame``, or an object
         (SDV / synthcity style) copied afresh for every run, fitted with ``fit(train)``
         and sampled with ``sample(n_rows)``; it gets the run's seed through a
-        ``random_state`` attribute or a ``set_random_state(seed)`` method when it has one.
+        ``set_random_state(seed)`` method or a ``random_state`` attribute before fitting,
+        or SDV's ``_set_random_state(seed)`` after (SDV synthesizers build their model in
+        ``fit``; their sampling is then reproducible, while a neural synthesizer's
+        training may still draw from torch's global state).
     n_rows : int
         Rows of every synthetic table.
     version : str, optional
@@ -97,8 +100,17 @@ class GeneratorRecipe:
 
         if _fits_and_samples(self.generator):
             model = copy.deepcopy(self.generator)
-            _seed_object(model, int(random_state))
+            seeded = _seed_before_fit(model, int(random_state))
             model.fit(X.reset_index(drop=True))
+            if callable(getattr(model, "_set_random_state", None)):
+                # SDV's synthesizers: their model exists only after fit, and sampling
+                # draws from the seed given here.
+                model._set_random_state(int(random_state))
+                seeded = True
+            if not seeded:
+                warnings.warn(f"The generator {type(model).__name__} takes no seed (no "
+                              "random_state attribute, no set_random_state method): its "
+                              "runs are not reproducible.", PrivauditWarning, stacklevel=3)
             table = model.sample(self.n_rows)
         else:
             table = self.generator(X.reset_index(drop=True), self.n_rows,
@@ -128,15 +140,15 @@ def _fits_and_samples(obj: Any) -> bool:
     return callable(getattr(obj, "fit", None)) and callable(getattr(obj, "sample", None))
 
 
-def _seed_object(model: Any, seed: int) -> None:
+def _seed_before_fit(model: Any, seed: int) -> bool:
+    """Seed an object generator by its ``set_random_state`` or ``random_state``."""
     if callable(getattr(model, "set_random_state", None)):
         model.set_random_state(seed)
-    elif hasattr(model, "random_state"):
+        return True
+    if hasattr(model, "random_state"):
         model.random_state = seed
-    else:
-        warnings.warn(f"The generator {type(model).__name__} takes no seed (no random_state "
-                      "attribute, no set_random_state method): its runs are not reproducible.",
-                      PrivauditWarning, stacklevel=4)
+        return True
+    return False
 
 
 def _describe(generator: Any) -> str:
