@@ -133,7 +133,12 @@ class GeneratorRecipe:
         import pandas as pd
 
         import_optional("pyarrow", extra="report", purpose="Caching synthetic tables")
-        return pd.read_parquet(path)
+        try:
+            return pd.read_parquet(path)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise ValueError(f"The cached synthetic table {os.fspath(path)} is not a Parquet "
+                             f"table ({exc}); delete it and rerun to make it again."
+                             ) from None
 
 
 def _fits_and_samples(obj: Any) -> bool:
