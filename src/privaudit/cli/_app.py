@@ -309,14 +309,7 @@ def audit_llm_command(
         "members": members, "non_members": non_members, "forget": forget,
         "holdout": holdout}, text_column=text_column, reference=reference,
         retrained=retrained, attacks=attacks)
-    if out is not None:
-        _check_options("audit llm", out=out)
-        run.out = out
-    console = _console()
-    with _progress(console, status="Scoring texts...") as progress:
-        index = run_llm_audit(run, progress=progress)
-    _print_summary(console, run.out)
-    console.print(f"Report: [bold]{index}[/bold]")
+    _run_and_report("audit llm", run, out, run_llm_audit, "Scoring texts...")
 
 
 @audit_app.command("synthetic")
@@ -349,14 +342,8 @@ def audit_synthetic_command(
     run = synthetic_run(config, tables={"synthetic": synthetic, "original": original,
                                         "holdout": holdout, "control": control},
                         metadata=metadata, checks=checks)
-    if out is not None:
-        _check_options("audit synthetic", out=out)
-        run.out = out
-    console = _console()
-    with _progress(console, status="Checking the synthetic table...") as progress:
-        index = run_synthetic_audit(run, progress=progress)
-    _print_summary(console, run.out)
-    console.print(f"Report: [bold]{index}[/bold]")
+    _run_and_report("audit synthetic", run, out, run_synthetic_audit,
+                    "Checking the synthetic table...")
 
 
 @audit_app.command("generator")
@@ -375,12 +362,23 @@ def audit_generator_command(
     from privaudit.cli._generator import load_generator_config, run_generator_audit
 
     run = load_generator_config(config)
+    _run_and_report("audit generator", run, out, run_generator_audit,
+                    "Running the generators...")
+
+
+def _run_and_report(command: str, run: Any, out: Path | None, runner: Any,
+                    status: str) -> None:
+    """Run an audit command's ``runner(run, progress=...)`` and print its summary.
+
+    ``--out`` (checked here, one readable line when bad) overrides the configuration's
+    report directory, ``run.out``.
+    """
     if out is not None:
-        _check_options("audit generator", out=out)
+        _check_options(command, out=out)
         run.out = out
     console = _console()
-    with _progress(console, status="Running the generators...") as progress:
-        index = run_generator_audit(run, progress=progress)
+    with _progress(console, status=status) as progress:
+        index = runner(run, progress=progress)
     _print_summary(console, run.out)
     console.print(f"Report: [bold]{index}[/bold]")
 

@@ -52,6 +52,13 @@ Runs = Annotated[int, Field(ge=2, multiple_of=2)]
 Rows = Annotated[int, Field(ge=1)]
 
 
+def _exactly_one(section: Any, first: str, second: str) -> Any:
+    """``section`` if exactly one of its keys ``first`` and ``second`` is given."""
+    if (getattr(section, first) is None) == (getattr(section, second) is None):
+        raise ValueError(f"give exactly one of {first!r} and {second!r}")
+    return section
+
+
 class DataPath(Section):
     """``data``: the auxiliary data."""
 
@@ -66,9 +73,7 @@ class TargetsSection(Section):
 
     @model_validator(mode="after")
     def _one_of(self) -> TargetsSection:
-        if (self.path is None) == (self.rows is None):
-            raise ValueError("give exactly one of 'path' and 'rows'")
-        return self
+        return _exactly_one(self, "path", "rows")
 
 
 class GeneratorEntry(Section):
@@ -82,9 +87,7 @@ class GeneratorEntry(Section):
 
     @model_validator(mode="after")
     def _one_of(self) -> GeneratorEntry:
-        if (self.builtin is None) == (self.callable is None):
-            raise ValueError("give exactly one of 'builtin' and 'callable'")
-        return self
+        return _exactly_one(self, "builtin", "callable")
 
 
 class GameSection(Section):
