@@ -3,7 +3,10 @@
 Pure numpy/scipy, no other dependency. Convention everywhere: ``labels`` 1 = member
 (or forgotten record), 0 = non-member; ``scores`` higher = more likely member.
 Every function has the form ``f(labels, scores, *, option=...)`` and returns a float or a
-small named tuple whose shape never depends on the options.
+small named tuple whose shape never depends on the options, except the closed forms of
+Yeom et al. (2018) (``dp_membership_advantage_bound``, ``gaussian_*``, ...), which take
+the paper's quantities and return the advantage theory predicts, to print beside a
+measured one.
 """
 
 from privaudit.metrics._binary import BinaryMetrics, binary_metrics, privacy_gain
@@ -20,6 +23,17 @@ from privaudit.metrics._intervals import (
     wilson_interval,
 )
 from privaudit.metrics._roc import RocCurve, advantage, roc_auc, roc_curve, tpr_at_fpr
+from privaudit.metrics._theory import (
+    attribute_advantage_from_membership,
+    bounded_loss_membership_advantage,
+    bounded_loss_membership_advantage_from_losses,
+    dp_membership_advantage_bound,
+    gaussian_attribute_advantage,
+    gaussian_membership_advantage,
+    gaussian_membership_advantage_at_threshold,
+    gaussian_membership_advantage_from_ratio,
+    gaussian_membership_threshold,
+)
 
 __all__ = [
     "BinaryMetrics",
@@ -27,12 +41,21 @@ __all__ = [
     "Estimate",
     "RocCurve",
     "advantage",
+    "attribute_advantage_from_membership",
     "binary_metrics",
     "bootstrap_ci",
     "bootstrap_cis",
+    "bounded_loss_membership_advantage",
+    "bounded_loss_membership_advantage_from_losses",
     "clopper_pearson",
+    "dp_membership_advantage_bound",
     "effective_epsilon",
     "effective_epsilon_lower_bound",
+    "gaussian_attribute_advantage",
+    "gaussian_membership_advantage",
+    "gaussian_membership_advantage_at_threshold",
+    "gaussian_membership_advantage_from_ratio",
+    "gaussian_membership_threshold",
     "privacy_gain",
     "roc_auc",
     "roc_curve",

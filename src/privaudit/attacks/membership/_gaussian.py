@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+import privaudit.metrics as pm
 from privaudit._validation import param_error, warn_degenerate
 from privaudit.attacks._tags import AttackTags
 from privaudit.attacks.membership._base import SignalAttack
@@ -58,8 +59,7 @@ def gaussian_threshold(sigma_member: float, sigma_non_member: float) -> float:
     d = _check_sigma(sigma_non_member, "sigma_non_member", "gaussian_threshold")
     if s == d:
         return float("nan")
-    # ln(d/s) and d^2 - s^2 have the same sign, so the ratio is positive either way.
-    return s * d * math.sqrt(2.0 * math.log(d / s) / (d * d - s * s))
+    return pm.gaussian_membership_threshold(s, d)
 
 
 def gaussian_advantage(sigma_member: float, sigma_non_member: float) -> float:
@@ -99,10 +99,7 @@ def gaussian_advantage(sigma_member: float, sigma_non_member: float) -> float:
     """
     s = _check_sigma(sigma_member, "sigma_member", "gaussian_advantage")
     d = _check_sigma(sigma_non_member, "sigma_non_member", "gaussian_advantage")
-    if s == d:
-        return 0.0
-    t = gaussian_threshold(s, d)
-    return abs(math.erf(t / (math.sqrt(2.0) * s)) - math.erf(t / (math.sqrt(2.0) * d)))
+    return pm.gaussian_membership_advantage(s, d)
 
 
 class GaussianThresholdAttack(SignalAttack):
