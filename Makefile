@@ -14,6 +14,8 @@ PYTEST_ARGS ?=
 OUT ?= demo-report
 # anonymeter pins numpy < 1.27: its parity test runs it in an environment of its own.
 ANONYMETER_VENV ?= .venv-anonymeter
+# SDV 2 pins pandas < 3: the SDV adapter's end-to-end test runs SDV in its own environment.
+SDV_VENV ?= .venv-sdv
 
 .PHONY: demo test lint bench clean venv
 
@@ -35,12 +37,19 @@ $(ANONYMETER_VENV)/.installed:
 	$(ANONYMETER_VENV)/bin/python -m pip install --quiet anonymeter
 	touch $@
 
+$(SDV_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(SDV_VENV)
+	$(if $(TORCH_SPEC),$(SDV_VENV)/bin/python -m pip install --quiet '$(TORCH_SPEC)')
+	$(SDV_VENV)/bin/python -m pip install --quiet sdv
+	$(SDV_VENV)/bin/python -m pip install --quiet -e .
+	touch $@
+
 venv: $(VENV)/.installed
 
 demo: $(VENV)/.installed
 	$(BIN)/privaudit demo --out $(OUT)
 
-test: $(VENV)/.installed-dev $(ANONYMETER_VENV)/.installed
+test: $(VENV)/.installed-dev $(ANONYMETER_VENV)/.installed $(SDV_VENV)/.installed
 	$(BIN)/python -m pytest -n 2 --timeout 600 $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
@@ -50,4 +59,4 @@ bench: $(VENV)/.installed-dev
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache $(OUT)
+	rm -rf $(VENV) $(ANONYMETER_VENV) $(SDV_VENV) build dist src/*.egg-info .pytest_cache .ruff_cache $(OUT)

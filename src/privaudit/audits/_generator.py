@@ -37,6 +37,7 @@ import numpy as np
 
 from privaudit._validation import check_fraction, check_int, param_error
 from privaudit.audits._baselines import RandomGuessBaseline
+from privaudit.audits._plan import named_attacks
 from privaudit.audits._run import AuditRun
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -214,14 +215,23 @@ def _generator_name(generator: Any, name: str | None) -> str:
 
 def _resolve_generator(generator: Any, generator_params: dict[str, Any],
                        public: pd.DataFrame) -> Any:
-    """A built-in name becomes its generator; "dp-bayes" gets the public domain."""
-    from privaudit.synthetic import BUILTIN_GENERATORS, TableDomain, builtin_generator
+    """The generator the shadow runs call.
+
+    A built-in name becomes its generator ("dp-bayes" gets the public domain); an SDV
+    synthesizer object becomes the equivalent seeded :func:`sdv_generator`.
+    """
+    from privaudit.synthetic import (
+        BUILTIN_GENERATORS,
+        TableDomain,
+        builtin_generator,
+        from_sdv_synthesizer,
+    )
 
     if not isinstance(generator, str):
         if generator_params:
             raise param_error("generator_params", _FUNC, "empty unless 'generator' is a "
                               "built-in name", generator_params)
-        return generator
+        return from_sdv_synthesizer(generator) or generator
     if generator not in BUILTIN_GENERATORS:
         raise param_error("generator", _FUNC, f"a callable or one of "
                           f"{list(BUILTIN_GENERATORS)}", generator)
@@ -234,24 +244,9 @@ def _resolve_generator(generator: Any, generator_params: dict[str, Any],
 def _check_attacks(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
     from privaudit.attacks.generator import GENERATOR_ATTACKS, GeneratorAttack
 
-    names = DEFAULT_GENERATOR_ATTACKS if attacks is None else attacks
-    if isinstance(names, str):
-        names = [names]
-    params = dict(attack_params or {})
-    unknown = [k for k in params if k not in GENERATOR_ATTACKS]
-    if unknown:
-        raise param_error("attack_params", _FUNC, f"keys among {list(GENERATOR_ATTACKS)}",
-                          unknown)
-    out = []
-    for item in names:
-        if isinstance(item, GeneratorAttack):
-            out.append((item.name or type(item).__name__, item))
-        elif isinstance(item, str) and item in GENERATOR_ATTACKS:
-            out.append((item, GENERATOR_ATTACKS[item](**params.get(item, {}))))
-        else:
-            raise param_error("attacks", _FUNC, f"names among {list(GENERATOR_ATTACKS)} or "
-                              "GeneratorAttack objects", item)
-    return out
+    return named_attacks(attacks, attack_params, registry=GENERATOR_ATTACKS,
+                         base=GeneratorAttack, default=DEFAULT_GENERATOR_ATTACKS,
+                         func=_FUNC)
 
 
 def _check_epsilon(claimed_epsilon: Any) -> float | None:
@@ -373,10 +368,10 @@ def audit_generator(
     epsilon = _check_epsilon(claimed_epsilon)
     if not isinstance(dataset, str):
         raise param_error("dataset", _FUNC, "a str", dataset, error=TypeError)
-    label = _generator_name(generator, name)
     public = pd.concat([auxiliary_data, setup.targets, *(
         [] if setup.secret is None else [setup.secret.alternatives])], ignore_index=True)
     resolved = _resolve_generator(generator, dict(generator_params or {}), public)
+    label = _generator_name(generator if isinstance(generator, str) else resolved, name)
     runs = {part: GeneratorRuns(resolved, setup.pool, setup.targets, n_runs=n,
                                 n_train_rows=setup.n_train_rows,
                                 n_synthetic_rows=setup.n_synthetic_rows, knowledge=knowledge,

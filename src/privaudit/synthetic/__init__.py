@@ -18,9 +18,11 @@ memorisation in one sentence-embedding space.
 Generators with known privacy, for demos, tests and the generator audit
 (:data:`BUILTIN_GENERATORS`): :func:`independent_marginals`, :func:`gaussian_copula`,
 :func:`copying_generator` (leaky) and :class:`DPBayesianNetwork` (epsilon-DP over a public
-:class:`TableDomain`).
+:class:`TableDomain`). :func:`sdv_generator` runs one of SDV's synthesizers (Gaussian
+copula, CTGAN, TVAE, CopulaGAN; ``privaudit[sdv]``) as such a generator, and
+:func:`from_sdv_synthesizer` turns an SDV synthesizer object into one.
 
-Nothing here imports spaCy, torch or sentence-transformers at module level.
+Nothing here imports spaCy, torch, SDV or sentence-transformers at module level.
 """
 
 from privaudit.synthetic._distinguish import Distinguisher
@@ -47,6 +49,7 @@ from privaudit.synthetic._risk_linkage import (
     inference_guesses_correct,
 )
 from privaudit.synthetic._risk_singling_out import SinglingOutEvaluator
+from privaudit.synthetic._sdv import from_sdv_synthesizer, sdv_generator
 from privaudit.synthetic._tabular import closeness_checks, exact_matches, identical_match_share
 from privaudit.synthetic._text_privacy import (
     TEXT_THRESHOLDS,
@@ -76,6 +79,7 @@ __all__ = [
     "closeness_checks",
     "copying_generator",
     "exact_matches",
+    "from_sdv_synthesizer",
     "gaussian_copula",
     "gower_distances",
     "identical_match_share",
@@ -84,6 +88,7 @@ __all__ = [
     "mean_cosine_distances",
     "nearest_neighbors",
     "nearest_similarities",
+    "sdv_generator",
     "text_distances",
     "text_privacy",
 ]
