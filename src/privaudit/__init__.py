@@ -6,6 +6,7 @@ transformers, spaCy, Ray, matplotlib) are imported where they are used.
 
 from privaudit.audits import (
     PrivacyEvaluator,
+    audit_attributes,
     audit_generator,
     audit_llm,
     audit_model,
@@ -31,6 +32,7 @@ __all__ = [
     "PrivacyEvaluator",
     "PrivauditWarning",
     "__version__",
+    "audit_attributes",
     "audit_generator",
     "audit_llm",
     "audit_model",

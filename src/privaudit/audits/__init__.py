@@ -14,9 +14,17 @@ language models: members vs non-members, or an unlearned model's forget vs holdo
 :func:`audit_synthetic` (a synthetic table against its training records, beside unseen
 holdout records; :class:`PrivacyEvaluator` gives its results in the source document's
 dict shapes) and :func:`audit_generator` (the generator behind synthetic data, attacked
-through shadow runs as in TAPAS, one result per target record and attack).
+through shadow runs as in TAPAS, one result per target record and attack) and
+:func:`audit_attributes` (attribute inference against a model: guesses on members and
+non-members beside model-free guesses, :class:`ModelFreeBaseline`).
 """
 
+from privaudit.audits._attributes import (
+    DEFAULT_ATTRIBUTE_ATTACKS,
+    MODEL_FREE_GUESSES,
+    ModelFreeBaseline,
+    audit_attributes,
+)
 from privaudit.audits._baselines import Baseline, RandomGuessBaseline
 from privaudit.audits._generator import (
     DEFAULT_GENERATOR_ATTACKS,
@@ -61,12 +69,14 @@ from privaudit.audits._synthetic import (
 
 __all__ = [
     "DEFAULT_ATTACKS",
+    "DEFAULT_ATTRIBUTE_ATTACKS",
     "DEFAULT_GENERATOR_ATTACKS",
     "DEFAULT_LLM_STATISTICS",
     "DEFAULT_REGRESSION_ATTACKS",
     "DEFAULT_SYNTHETIC_CHECKS",
     "DEFAULT_THRESHOLDS",
     "LLM_STATISTICS",
+    "MODEL_FREE_GUESSES",
     "PRIVACY_METRICS",
     "RED_FLAG_THRESHOLDS",
     "SLICE_SETTINGS",
@@ -77,10 +87,12 @@ __all__ = [
     "BlindBaselineWarning",
     "Enricher",
     "ModelAuditPlan",
+    "ModelFreeBaseline",
     "PrivacyEvaluator",
     "RandomGuessBaseline",
     "SliceEnricher",
     "SyntheticBaseline",
+    "audit_attributes",
     "audit_generator",
     "audit_llm",
     "audit_model",

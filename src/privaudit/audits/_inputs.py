@@ -67,13 +67,14 @@ def _with_label(X: Any, y: Any) -> Any:
     return frame
 
 
-def _check_population_disjoint(X: Any, y: Any, X_pop: Any, y_pop: Any) -> None:
+def _check_population_disjoint(X: Any, y: Any, X_pop: Any, y_pop: Any,
+                               func: str = _FUNC, why: str = "a reference model trained on "
+                               "such a row counts as trained on the audited record") -> None:
     n_shared, pop_row, audited_row = population_overlap(X, y, X_pop, y_pop)
     if n_shared:
         raise param_error(
-            "population", _FUNC,
-            "free of the audited records as the model sees them (features and label): a "
-            "reference model trained on such a row counts as trained on the audited record",
+            "population", func,
+            f"free of the audited records as the model sees them (features and label): {why}",
             f"<{n_shared} audited rows also in the population, e.g. audited row "
             f"{audited_row} = population row {pop_row} (from 0)>",
         )
@@ -160,46 +161,48 @@ def check_settings(
     return get_executor(executor, n_jobs=n_jobs, address=address, func=_FUNC)
 
 
-def check_records(X: Any, y: Any, labels: Any, record_ids: Any) -> tuple:
+def check_records(X: Any, y: Any, labels: Any, record_ids: Any, func: str = _FUNC) -> tuple:
     """Align pandas inputs on their index, check lengths, labels and unique ids."""
     aligned = align_on_index({"X": X, "y": y, "labels": labels, "record_ids": record_ids},
-                             func=_FUNC)
+                             func=func)
     X, record_ids = aligned["X"], aligned["record_ids"]
     n = n_rows(X)
     if n == 0:
-        raise param_error("X", _FUNC, "non-empty", "<no records>")
+        raise param_error("X", func, "non-empty", "<no records>")
     y_arr = np.asarray(aligned["y"])
     if y_arr.ndim != 1 or y_arr.shape[0] != n:
-        raise param_error("y", _FUNC, f"one label per row of X ({n})",
+        raise param_error("y", func, f"one label per row of X ({n})",
                           f"<array of shape {y_arr.shape}>")
-    lab = check_binary_labels(aligned["labels"], func=_FUNC)
+    lab = check_binary_labels(aligned["labels"], func=func)
     if lab.shape[0] != n:
-        raise param_error("labels", _FUNC, f"one membership label per row of X ({n})",
+        raise param_error("labels", func, f"one membership label per row of X ({n})",
                           f"<length {lab.shape[0]}>")
     if record_ids is not None:
         ids = np.asarray(record_ids)
         if ids.ndim != 1 or ids.shape[0] != n:
-            raise param_error("record_ids", _FUNC, f"one id per row of X ({n})",
+            raise param_error("record_ids", func, f"one id per row of X ({n})",
                               f"<array of shape {ids.shape}>")
-        check_unique_ids(ids, param="record_ids", func=_FUNC)
+        check_unique_ids(ids, param="record_ids", func=func)
     return X, y_arr, lab, record_ids
 
 
 
-def check_population(population: Any, X: Any, y: np.ndarray) -> tuple[Any, Any]:
+def check_population(population: Any, X: Any, y: np.ndarray, func: str = _FUNC,
+                     why: str | None = None) -> tuple[Any, Any]:
     """``(X_population, y_population)`` aligned and checked disjoint from the audit."""
     if population is None:
         return None, None
     if not isinstance(population, tuple | list) or len(population) != 2:
-        raise param_error("population", _FUNC, "a pair (X_population, y_population)",
+        raise param_error("population", func, "a pair (X_population, y_population)",
                           f"<{type(population).__name__}>", error=TypeError)
     pair = align_on_index({"population[0]": population[0],
-                           "population[1]": population[1]}, func=_FUNC)
+                           "population[1]": population[1]}, func=func)
     X_pop, y_pop = pair["population[0]"], np.asarray(pair["population[1]"])
     if n_rows(X_pop) != y_pop.shape[0]:
-        raise param_error("population", _FUNC, "a pair with one label per row",
+        raise param_error("population", func, "a pair with one label per row",
                           f"<{n_rows(X_pop)} rows, {y_pop.shape[0]} labels>")
-    _check_population_disjoint(X, y, X_pop, y_pop)
+    _check_population_disjoint(X, y, X_pop, y_pop, func,
+                               *(() if why is None else (why,)))
     return X_pop, y_pop
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_REGRESSION_ATTACKS",
     "ModelAuditPlan",
     "default_attacks",
+    "named_attacks",
     "plan_model_audit",
 ]
 
@@ -125,3 +126,34 @@ def plan_model_audit(
 
         augs = check_augmentations(augmentations, _FUNC)
     return ModelAuditPlan(list(attacks), params, tags, mode, augs)
+
+
+def named_attacks(attacks: Any, attack_params: Any, *, registry: dict[str, Any],
+                  base: type, default: Sequence[str], func: str,
+                  excluded: Sequence[str] = ()) -> list[tuple[str, Any]]:
+    """``(name, attack)`` pairs from names of ``registry`` or ``base`` instances.
+
+    A name is built with its entry of ``attack_params``; an instance is taken as is, under
+    its ``name``. Names in ``excluded`` (run by the audit itself) are refused, as are
+    unknown names and parameters for attacks that do not exist.
+    """
+    names = default if attacks is None else attacks
+    if isinstance(names, str):
+        names = [names]
+    params = dict(attack_params or {})
+    unknown = [k for k in params if k not in registry]
+    if unknown:
+        raise param_error("attack_params", func, f"keys among {sorted(registry)}", unknown)
+    allowed = sorted(set(registry) - set(excluded))
+    out = []
+    for item in names:
+        if isinstance(item, base):
+            out.append((getattr(item, "name", "") or type(item).__name__, item))
+        elif isinstance(item, str) and item in allowed:
+            out.append((item, registry[item](**params.get(item, {}))))
+        else:
+            raise param_error("attacks", func, f"names among {allowed} or {base.__name__} "
+                              "objects", item)
+    if len({n for n, _ in out}) != len(out):
+        raise param_error("attacks", func, "distinct names", [n for n, _ in out])
+    return out

@@ -20,6 +20,7 @@ from privaudit.metrics._intervals import (
     bootstrap_ci,
     bootstrap_cis,
     clopper_pearson,
+    newcombe_interval,
     wilson_interval,
 )
 from privaudit.metrics._roc import RocCurve, advantage, roc_auc, roc_curve, tpr_at_fpr
@@ -56,6 +57,7 @@ __all__ = [
     "gaussian_membership_advantage_at_threshold",
     "gaussian_membership_advantage_from_ratio",
     "gaussian_membership_threshold",
+    "newcombe_interval",
     "privacy_gain",
     "roc_auc",
     "roc_curve",

@@ -160,6 +160,59 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Estimate:
     return Estimate(k / n, float(low), float(high))
 
 
+def newcombe_interval(k1: int, n1: int, k2: int, n2: int,
+                      confidence: float = 0.95) -> Estimate:
+    """Interval of the difference of two independent proportions ``k1/n1 - k2/n2``.
+
+    Newcombe's hybrid score interval (his method 10): with ``(l1, u1)`` and ``(l2, u2)``
+    the Wilson intervals of the two proportions (:func:`wilson_interval`) and
+    ``d = p1 - p2``::
+
+        low  = d - sqrt((p1 - l1)**2 + (u2 - p2)**2)
+        high = d + sqrt((u1 - p1)**2 + (p2 - l2)**2)
+
+    It stays inside [-1, 1], is never degenerate at 0 or n successes (unlike the Wald
+    interval), and covers close to the nominal level even for small samples. An
+    advantage defined as a difference of success rates on two groups (Yeom et al.'s
+    attribute advantage: accuracy on members minus accuracy on non-members) gets its
+    interval from here.
+
+    Parameters
+    ----------
+    k1, n1 : int
+        Successes and trials of the first group (n1 > 0).
+    k2, n2 : int
+        Successes and trials of the second group (n2 > 0).
+    confidence : float in (0, 1), default=0.95
+        Confidence level.
+
+    Returns
+    -------
+    Estimate
+        ``(k1/n1 - k2/n2, low, high)``.
+
+    References
+    ----------
+    .. [1] Newcombe, R. G. (1998). Interval estimation for the difference between
+       independent proportions: comparison of eleven methods. Statistics in Medicine,
+       17(8), 873-890.
+
+    Examples
+    --------
+    Newcombe's example (a), 56/70 against 48/80:
+
+    >>> e = newcombe_interval(56, 70, 48, 80)
+    >>> round(e.value, 4), round(e.low, 4), round(e.high, 4)
+    (0.2, 0.0524, 0.3339)
+    """
+    first = wilson_interval(k1, n1, confidence)
+    second = wilson_interval(k2, n2, confidence)
+    d = first.value - second.value
+    low = d - np.hypot(first.value - first.low, second.high - second.value)
+    high = d + np.hypot(first.high - first.value, second.value - second.low)
+    return Estimate(float(d), float(max(low, -1.0)), float(min(high, 1.0)))
+
+
 # --------------------------------------------------------------------------- bootstrap
 
 class _CountTable:

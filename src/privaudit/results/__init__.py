@@ -16,7 +16,9 @@ A :class:`ProximityResult` holds one closeness value per synthetic row (distance
 closest training record, distance ratio, copy or not) beside the same per unseen holdout
 row, summarised with distribution-free intervals. A :class:`RiskResult` holds the counts
 of a count-based risk (attack, baseline and control successes, anonymeter style) with
-Wilson intervals and the residual risk. Results files are strict JSON;
+Wilson intervals and the residual risk. An :class:`AttributeResult` holds an attribute
+inference attack's guesses on a model's members and non-members beside model-free guesses
+(Yeom et al.'s attribute advantages, with Newcombe intervals). Results files are strict JSON;
 :func:`mark_non_finite` / :func:`restore_non_finite` keep infinity apart from
 undefined (both ``null``) with a ``<key>_status`` key. The file helpers (:func:`atomic_write`,
 :func:`dump_json`...) and the checks of report settings (:func:`check_fprs`,
@@ -28,6 +30,7 @@ not import :mod:`privaudit.report`; this package therefore sits just above
 """
 
 from privaudit.results._attack_result import AttackResult, Convention, ScoreView, load_results
+from privaudit.results._attribute import AttributeResult
 from privaudit.results._audit_info import AuditInfo, BaselineCheck, Finding, SliceSummary
 from privaudit.results._io import (
     DamagedResultWarning,
@@ -67,6 +70,7 @@ __all__ = [
     "RESULT_KINDS",
     "SLICE_TYPES",
     "AttackResult",
+    "AttributeResult",
     "AuditInfo",
     "BaselineCheck",
     "Convention",

