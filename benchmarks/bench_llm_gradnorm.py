@@ -4,8 +4,10 @@ Same model, same texts, same numbers (checked equal, rtol 1e-3); three ways to g
 text's gradient norm (mean over parameter tensors of the 2-norm of the gradient of its
 mean token loss, evaluation mode):
 
-- ``batched``: :func:`privaudit.llm.gradient_norms`, one forward and one backward per batch,
-  per-text gradients rebuilt layer by layer from that pass (``llm/_per_sample.py``);
+- ``batched``: :func:`privaudit.llm.score_texts` with ``attacks=["gradnorm"]`` (texts
+  tokenised once and sorted by length, as for every statistic), one forward and one
+  backward per batch, per-text gradients rebuilt layer by layer from that pass
+  (``llm/_per_sample.py``);
 - ``per-text``: one forward and one backward per text (open-unlearning's GradNorm at batch
   size 1), the baseline;
 - ``vmap``: ``torch.func.vmap(grad(...))`` over the texts of a batch with
@@ -83,12 +85,11 @@ def _batches(tok, texts, batch_size):
 
 
 def batched(model, tok, texts, batch_size):
-    from privaudit.llm import gradient_norms
+    """What a user runs: score_texts(attacks=["gradnorm"]) (texts sorted by length)."""
+    from privaudit.llm import score_texts
 
-    out = []
-    for ids, mask, scored in _batches(tok, texts, batch_size):
-        out += gradient_norms(model, ids, mask, scored, p=2).tolist()
-    return out
+    frame = score_texts(model, tok, texts, attacks=["gradnorm"], p=2, batch_size=batch_size)
+    return frame["gradnorm"].tolist()
 
 
 def per_text(model, tok, texts):

@@ -158,16 +158,9 @@ def tests_reference(model, reference, tok, texts):
 
 
 def gradnorm_batched(model, tok, texts, batch_size=8):
-    from privaudit.llm import encode_texts, gradient_norms
-    from privaudit.llm._score import _pad
-
-    encoded = encode_texts(tok, texts, 256)
-    out = []
-    for start in range(0, len(texts), batch_size):
-        batch = _pad(encoded[start:start + batch_size], tok.pad_token_id, "right")
-        out += gradient_norms(model, batch.input_ids, batch.attention_mask, batch.scored,
-                              position_ids=batch.position_ids).tolist()
-    return out
+    """What a user runs: score_texts(attacks=["gradnorm"]), batches of texts sorted by length."""
+    frame = score_texts(model, tok, texts, attacks=["gradnorm"], batch_size=batch_size)
+    return frame["gradnorm"].tolist()
 
 
 def gradnorm_per_text(model, tok, texts):

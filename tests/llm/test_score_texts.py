@@ -205,6 +205,16 @@ def test_gradnorm_equals_one_backward_per_text(tiny_tokenizer, p):
     _close(fast["gradnorm"].to_numpy(), slow, rtol=1e-3, atol=1e-7)
 
 
+def test_forward_statistics_read_from_the_gradnorm_pass_are_unchanged(
+        tiny_model, tiny_tokenizer, base_frame):
+    # With gradnorm asked for, the other statistics come from its forward pass (one pass
+    # per batch instead of two): the same numbers as a pass of their own.
+    both = score_texts(tiny_model, tiny_tokenizer, TEXTS[:8], attacks=[*FORWARD, "gradnorm"],
+                       batch_size=8)
+    _close(both[list(FORWARD)].to_numpy(), base_frame.to_numpy())
+    assert np.isfinite(both["gradnorm"]).all()
+
+
 @pytest.mark.parametrize("kwargs,message", [
     ({"attacks": ["loss", "min_kk"]}, "attacks"),
     ({"attacks": []}, "attacks"),

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from privaudit._validation import param_error
-from privaudit.llm._per_sample import PerSampleRecorder, supported
+from privaudit.llm._per_sample import PerSampleRecorder, parameter_owners, supported
 
 __all__ = ["gradient_norms"]
 
@@ -35,7 +35,8 @@ _warned: list[bool] = []
 
 
 def _per_text_loss(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
-                   position_ids: Any) -> Any:
+                   position_ids: Any) -> tuple[Any, Any]:
+    """Each text's mean loss over its scored tokens, and the batch's logits."""
     import inspect
 
     import torch
@@ -49,7 +50,7 @@ def _per_text_loss(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
     log_p = torch.log_softmax(logits[:, :-1].float(), dim=-1)
     token = log_p.gather(-1, input_ids[:, 1:, None])[..., 0]
     mask = scored.float()
-    return -(token * mask).sum(-1) / mask.sum(-1).clamp_min(1.0)
+    return -(token * mask).sum(-1) / mask.sum(-1).clamp_min(1.0), logits
 
 
 def _norms(grads: list[Any], p: float) -> Any:
@@ -62,8 +63,12 @@ def _norms(grads: list[Any], p: float) -> Any:
 
 
 def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any, *,
-                   p: float = 2, position_ids: Any = None) -> np.ndarray:
+                   p: float = 2, position_ids: Any = None, keep_logits: bool = False) -> Any:
     """GradNorm of each text of a padded batch, float64 (NaN for a text with no scored token).
+
+    With ``keep_logits``, returns ``(norms, logits)``: the batch's logits from the same
+    forward pass (detached), so that the forward-only statistics need no pass of their own
+    (``None`` for a model scored one text at a time).
 
     Parameters
     ----------
@@ -89,11 +94,13 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
                          "gradient.")
     modes = [(m, m.training) for m in model.modules()]  # each module's own mode
     model.eval()
+    logits = None
     try:
         with torch.enable_grad():
-            if supported(model):
-                out = _recorded(model, params, input_ids, attention_mask, scored,
-                                position_ids, p)
+            owners = parameter_owners(model)
+            if supported(model, owners):
+                out, logits = _recorded(model, owners, input_ids, attention_mask, scored,
+                                        position_ids, p)
             else:
                 out = _one_by_one(model, params, input_ids, attention_mask, scored,
                                   position_ids, p)
@@ -102,18 +109,19 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
             module.training = mode
     result = out.numpy()
     result[(scored.sum(-1) == 0).numpy()] = np.nan
-    return result
+    return (result, logits) if keep_logits else result
 
 
-def _recorded(model: Any, params: list[Any], input_ids: Any, attention_mask: Any,
-              scored: Any, position_ids: Any, p: float) -> Any:
-    """One forward and one backward for the batch; per-text norms from the recorder."""
+def _recorded(model: Any, owners: dict[int, Any], input_ids: Any, attention_mask: Any,
+              scored: Any, position_ids: Any, p: float) -> tuple[Any, Any]:
+    """One forward and one backward for the batch: per-text norms, and the logits."""
     if position_ids is None:  # per-text position rows, so no layer input is broadcast
         position_ids = (attention_mask.cumsum(-1) - 1).clamp_min(0)
-    with PerSampleRecorder(model) as recorder:
-        losses = _per_text_loss(model, input_ids, attention_mask, scored, position_ids)
+    with PerSampleRecorder(model, owners) as recorder:
+        losses, logits = _per_text_loss(model, input_ids, attention_mask, scored,
+                                        position_ids)
         recorder.backward(losses.sum())
-    return recorder.norms(input_ids.shape[0], p)
+    return recorder.norms(input_ids.shape[0], p), logits.detach()
 
 
 def _one_by_one(model: Any, params: list[Any], input_ids: Any, attention_mask: Any,
@@ -131,7 +139,7 @@ def _one_by_one(model: Any, params: list[Any], input_ids: Any, attention_mask: A
         keep = attention_mask[i].bool()
         row = (input_ids[i][keep][None], attention_mask[i][keep][None],
                scored[i][keep[1:] & keep[:-1]][None], None)
-        loss = _per_text_loss(model, *row)
+        loss, _ = _per_text_loss(model, *row)
         grads = torch.autograd.grad(loss.sum(), params, allow_unused=True)
         out[i] = _norms([torch.zeros_like(w)[None] if g is None else g[None]
                          for w, g in zip(params, grads, strict=True)], p)[0]

@@ -24,7 +24,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
-__all__ = ["PerSampleRecorder", "supported"]
+__all__ = ["PerSampleRecorder", "parameter_owners", "supported"]
 
 #: Elements of per-text gradients held at once (bounds memory for large vocabularies).
 _BUDGET = 1 << 25
@@ -44,6 +44,11 @@ def _kind(module: Any) -> str | None:
     return None
 
 
+def parameter_owners(model: Any) -> dict[int, list[tuple[Any, str]]]:
+    """For each trainable parameter (by id), the (module, attribute) pairs that use it."""
+    return _owners(model)
+
+
 def _owners(model: Any) -> dict[int, list[tuple[Any, str]]]:
     """For each trainable parameter (by id), the (module, attribute) pairs that use it."""
     owners: dict[int, list[tuple[Any, str]]] = defaultdict(list)
@@ -54,9 +59,10 @@ def _owners(model: Any) -> dict[int, list[tuple[Any, str]]]:
     return owners
 
 
-def supported(model: Any) -> bool:
+def supported(model: Any, owners: dict[int, list[tuple[Any, str]]] | None = None) -> bool:
     """Whether every trainable parameter lives in a layer type handled here."""
-    return all(_kind(m) is not None for uses in _owners(model).values() for m, _ in uses)
+    owners = _owners(model) if owners is None else owners
+    return all(_kind(m) is not None for uses in owners.values() for m, _ in uses)
 
 
 class PerSampleRecorder:
@@ -69,10 +75,11 @@ class PerSampleRecorder:
     ordinary backward (half its cost) are never computed.
     """
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, owners: dict[int, list[tuple[Any, str]]] | None = None
+                 ) -> None:
         self.model = model
         self.params = [p for p in model.parameters() if p.requires_grad]
-        self.owners = _owners(model)
+        self.owners = _owners(model) if owners is None else owners
         self.inputs: dict[Any, Any] = {}
         self.outputs: dict[Any, Any] = {}
         self.grads: dict[Any, Any] = {}
@@ -154,6 +161,11 @@ class PerSampleRecorder:
             if p == 2 and _tied_output(owners):
                 total += self._tied_l2(owners, n_texts)
                 continue
+            if param.numel() * n_texts <= _BUDGET:  # every text's whole gradient at once
+                total += torch.linalg.vector_norm(
+                    self._gradient(owners, slice(0, n_texts)).flatten(1), ord=p, dim=1,
+                    dtype=torch.float64)
+                continue
             step = max(1, _BUDGET // max(1, param.numel()))
             n_rows = param.shape[0] if param.dim() else 1
             block = max(1, _BUDGET // max(1, param[0].numel())) if param.dim() else 1
@@ -161,10 +173,19 @@ class PerSampleRecorder:
                 rows = slice(start, min(start + step, n_texts))
                 total[rows] += _combine([
                     torch.linalg.vector_norm(
-                        sum(self._contribution(m, name, rows, slice(lo, lo + block))
-                            for m, name in owners).flatten(1).double(), ord=p, dim=1)
+                        self._gradient(owners, rows, slice(lo, lo + block)).flatten(1),
+                        ord=p, dim=1, dtype=torch.float64)
                     for lo in range(0, n_rows, block)], p)
         return total / len(self.params)
+
+    def _gradient(self, owners: list[tuple[Any, str]], rows: slice,
+                  part: slice = slice(None)) -> Any:
+        """Per-text gradient of one parameter: the sum over the layers that use it."""
+        first, *rest = owners
+        grad = self._contribution(*first, rows, part)
+        for module, name in rest:
+            grad = grad + self._contribution(module, name, rows, part)
+        return grad
 
     def _tied_l2(self, owners: list[tuple[Any, str]], n_texts: int) -> Any:
         """Each text's 2-norm of a weight shared by the output layer and the embedding.
@@ -180,14 +201,20 @@ class PerSampleRecorder:
         linear = next(m for m, _ in owners if _kind(m) == "linear")
         embedding = next(m for m, _ in owners if _kind(m) == "embedding")
         out = torch.empty(n_texts, dtype=torch.float64)
-        for b in range(n_texts):
-            g = self.grads[linear][b].double().reshape(-1, linear.weight.shape[0])
-            h = self.inputs[linear][b].double().reshape(-1, linear.weight.shape[1])
-            ids = self.inputs[embedding][b].reshape(-1)
-            d = self.grads[embedding][b].double().reshape(ids.numel(), -1)
-            a2 = ((g @ g.T) * (h @ h.T)).sum()
-            cross = (g[:, ids] * (h @ d.T)).sum()
-            e2 = ((ids[:, None] == ids[None, :]) * (d @ d.T)).sum()
+        per_text = self.grads[linear][0].numel() * 2  # g and its float64 copy
+        step = max(1, _BUDGET // max(1, per_text))  # texts at once, memory bounded
+        for start in range(0, n_texts, step):
+            b = slice(start, min(start + step, n_texts))
+            n = b.stop - b.start
+            g = self.grads[linear][b].double().reshape(n, -1, linear.weight.shape[0])
+            h = self.inputs[linear][b].double().reshape(n, -1, linear.weight.shape[1])
+            ids = self.inputs[embedding][b].reshape(n, -1)
+            d = self.grads[embedding][b].double().reshape(n, ids.shape[1], -1)
+            a2 = (torch.bmm(g, g.transpose(1, 2)) * torch.bmm(h, h.transpose(1, 2))).sum((1, 2))
+            g_at = torch.gather(g, 2, ids[:, None, :].expand(-1, g.shape[1], -1))
+            cross = (g_at * torch.bmm(h, d.transpose(1, 2))).sum((1, 2))
+            same = ids[:, :, None] == ids[:, None, :]
+            e2 = (same * torch.bmm(d, d.transpose(1, 2))).sum((1, 2))
             out[b] = (a2 + 2 * cross + e2).clamp_min(0.0).sqrt()
         return out
 

@@ -180,9 +180,10 @@ def _open_unlearning_masks(batch: _Batch) -> tuple[Any, Any]:
     return denominator, min_k
 
 
-def _score_batch(model: Any, batch: _Batch, names: tuple[str, ...], s: dict[str, Any]
-                 ) -> dict[str, np.ndarray]:
-    logits = _logits(model, batch)
+def _score_batch(model: Any, batch: _Batch, names: tuple[str, ...], s: dict[str, Any],
+                 logits: Any = None) -> dict[str, np.ndarray]:
+    """The forward statistics of a batch (from ``logits`` when the pass was already run)."""
+    logits = _logits(model, batch) if logits is None else logits
     stats = token_stats(logits, batch.input_ids, batch.scored,
                         moments="min_k_plus_plus" in names)
     del logits
@@ -452,9 +453,20 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
             rows = order[start:start + s["batch_size"]]
             items = [encoded[i] for i in rows]
             batch = _pad(items, pad_id, side)
-            with torch.no_grad():
-                for name, values in _score_batch(model, batch, forward, s).items():
+            logits = None
+            if "gradnorm" in names:
+                from privaudit.llm._grad_norms import gradient_norms
+
+                # Its forward pass gives the other statistics their logits too.
+                out["gradnorm"][rows], logits = gradient_norms(
+                    model, batch.input_ids, batch.attention_mask, batch.scored,
+                    p=s["p"], position_ids=batch.position_ids, keep_logits=True)
+            # Inference mode: no autograd bookkeeping at all (faster than no_grad).
+            with torch.inference_mode():
+                for name, values in _score_batch(model, batch, forward, s,
+                                                 logits).items():
                     out[name][rows] = values
+                del logits
                 if "reference" in names:
                     extra["ref_loss"][rows] = _score_batch(
                         s["reference_model"], batch, ("loss",), s)["loss"]
@@ -462,12 +474,6 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
                     extra["cond_loss"][rows] = _score_batch(
                         model, _pad(items, pad_id, side, prefix, s["context"]), ("loss",),
                         {**s, "compat": None})["loss"]
-            if "gradnorm" in names:
-                from privaudit.llm._grad_norms import gradient_norms
-
-                out["gradnorm"][rows] = gradient_norms(
-                    model, batch.input_ids, batch.attention_mask, batch.scored,
-                    p=s["p"], position_ids=batch.position_ids)
             step.advance()
     loss = out["loss"]
     if "zlib" in names:

@@ -79,16 +79,18 @@ def token_stats(logits: Any, input_ids: Any, mask: Any, *, moments: bool) -> Tok
     sigma = torch.empty_like(log_prob) if moments else None
     for start in range(0, length - 1, steps):
         stop = min(start + steps, length - 1)
-        z = logits[:, start:stop].float()
-        log_p = z - torch.logsumexp(z, dim=-1, keepdim=True)
-        log_prob[:, start:stop] = log_p.gather(-1, targets[:, start:stop, None])[..., 0]
+        z = logits[:, start:stop].float()  # a view when already float32: never written
+        lse = torch.logsumexp(z, dim=-1, keepdim=True)
+        log_prob[:, start:stop] = (z.gather(-1, targets[:, start:stop, None]) - lse)[..., 0]
         if moments:
-            p = log_p.exp()
-            first = (p * log_p).sum(-1)
-            # Two-pass variance: E[(log p - mu)^2], not E[(log p)^2] - mu^2, which cancels
-            # catastrophically in float32 when p is near uniform.
-            spread = (p * (log_p - first[..., None]).square()).sum(-1)
-            mu[:, start:stop] = first
+            # With log p = z - lse: mu = sum p log p = c - lse for c = sum p z, and
+            # log p - mu = z - c, so the variance is taken around c, two-pass (never
+            # E[(log p)^2] - mu^2, which cancels catastrophically in float32 when p is
+            # near uniform); two V-wide temporaries per chunk instead of five.
+            p = torch.sub(z, lse).exp_()
+            centre = torch.linalg.vecdot(p, z, dim=-1)
+            spread = torch.linalg.vecdot(p, torch.sub(z, centre[..., None]).square_(), dim=-1)
+            mu[:, start:stop] = centre - lse[..., 0]
             sigma[:, start:stop] = spread.clamp_min(_SIGMA2_FLOOR).sqrt()
     return TokenStats(log_prob, mu, sigma, mask, targets)
 
