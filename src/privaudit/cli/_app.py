@@ -366,6 +366,27 @@ def audit_generator_command(
                     "Running the generators...")
 
 
+@audit_app.command("attribute")
+def audit_attribute_command(
+    config: Annotated[Path, typer.Option(
+        "--config", "-c", help="The YAML configuration (target, data, population, "
+        "sensitive, attacks).")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
+) -> None:
+    """Can the model tell someone's sensitive attribute? Yeom's and Zhao's attacks.
+
+    Queries the model once on every record with every candidate value of the attribute,
+    runs the attribute attacks (model inversion, confidence, loss target, direct), and
+    reports each one's accuracy on members and non-members beside the best guess made
+    without the model; writes the standard report with an attribute section.
+    """
+    from privaudit.cli._attribute import load_attribute_config, run_attribute_audit
+
+    run = load_attribute_config(config)
+    _run_and_report("audit attribute", run, out, run_attribute_audit,
+                    "Inferring attributes...")
+
+
 def _run_and_report(command: str, run: Any, out: Path | None, runner: Any,
                     status: str) -> None:
     """Run an audit command's ``runner(run, progress=...)`` and print its summary.
@@ -399,6 +420,8 @@ def _print_summary(console, out: Path) -> None:
         console.print(_fidelity_table(data["fidelity"]))
     if data.get("risks"):
         console.print(_risk_table(data["risks"]))
+    if data.get("attributes"):
+        console.print(_attribute_table(data["attributes"]))
 
 
 def _number(x: float | None, digits: int = 3) -> str:
@@ -506,6 +529,21 @@ def _risk_table(entries: list[dict]) -> Any:
         table.add_row(e["target"], e["attack"], _with_ci(rates["attack"]),
                       _with_ci(rates["baseline"]), _with_ci(rates["control"]),
                       _with_ci(e["risk"]))
+    return table
+
+
+def _attribute_table(entries: list[dict]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Attribute inference: accuracy on members and non-members")
+    for column in ("target", "attack", "attribute", "accuracy, members",
+                   "accuracy, non-members", "advantage (Def. 5)", "over model-free (Def. 6)"):
+        table.add_column(column)
+    for e in entries:
+        m = e["metrics"]
+        table.add_row(e["target"], e["attack"], e["sensitive_attribute"],
+                      _with_ci(m["accuracy_members"]), _with_ci(m["accuracy_non_members"]),
+                      _with_ci(m["advantage"]), _with_ci(m["simulator_advantage"]))
     return table
 
 

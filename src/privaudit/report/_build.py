@@ -39,6 +39,7 @@ def _results_document(
     *, n_bootstrap: int, confidence: float, fprs: Sequence[float],
     risks: Sequence[RiskResult] = (), proximity: Sequence[Any] = (),
     fidelity: Sequence[tuple[AttackResult, dict[str, Any]]] = (),
+    attributes: Sequence[Any] = (),
 ) -> dict[str, Any]:
     from privaudit import __version__
 
@@ -65,6 +66,8 @@ def _results_document(
         out["risks"] = [risk.to_dict() for risk in risks]
     if proximity:
         out["proximity"] = [near.to_dict() for near in proximity]
+    if attributes:
+        out["attributes"] = [result.to_dict() for result in attributes]
     if fidelity:
         out["fidelity"] = [{**{k: v for k, v in r.to_dict(metrics=m).items() if k in (
             "target", "attack", "dataset", "generator", "parameters", "extra", "audit",
@@ -201,20 +204,21 @@ random_state, description
         random_state=random_state, description=description, progress=progress,
     )
     results, risks, near = html.results, html.risk_results, html.proximity_results
-    fidelity = html.fidelity_results
+    fidelity, attributes = html.fidelity_results, html.attribute_results
     # The results store owns the folder layout; the report only links to it.
     store = ResultsStore(directory / "results")
-    folders = ([p.name for p in store.save_all([*results, *risks, *near, *fidelity],
-                                               format=scores_format)]
+    folders = ([p.name for p in store.save_all([*results, *risks, *near, *fidelity,
+                                                *attributes], format=scores_format)]
                if save_results else [])
     doc = _results_document(
         results, html.metric_dicts if results else [], html.headline_epsilons,
         n_bootstrap=html.n_bootstrap, confidence=html.confidence, fprs=html.fprs, risks=risks,
-        proximity=near, fidelity=list(zip(fidelity, html.fidelity_metrics, strict=True)))
+        proximity=near, fidelity=list(zip(fidelity, html.fidelity_metrics, strict=True)),
+        attributes=attributes)
     if save_results:
         for entry, name in zip([*doc["results"], *doc.get("risks", []),
-                                *doc.get("proximity", []), *doc.get("fidelity", [])],
-                               folders, strict=True):
+                                *doc.get("proximity", []), *doc.get("fidelity", []),
+                                *doc.get("attributes", [])], folders, strict=True):
             entry["folder"] = f"results/{name}"
     dump_json(doc, directory / "results.json", where="results", keep_non_finite=True)
     if results:

@@ -20,6 +20,7 @@ from privaudit.report._epsilon import effective_epsilon_by_target, headline_epsi
 from privaudit.report._interpret import AucReading, interpret_auc
 from privaudit.report._plots import histogram_figure, roc_figure
 from privaudit.report._section import ReportSection, registered_sections
+from privaudit.report._sections_attribute import AttributeSection  # noqa: F401 (registers)
 from privaudit.report._sections_generator import GeneratorSection  # noqa: F401 (registers)
 from privaudit.report._sections_llm import LLMSection  # noqa: F401 (registers)
 from privaudit.report._sections_membership import MetricsSection  # noqa: F401 (registers)
@@ -30,6 +31,7 @@ from privaudit.report._verdict import Verdict, attack_verdict, disqualified, tar
 from privaudit.results import (
     DEFAULT_FPRS,
     AttackResult,
+    AttributeResult,
     ProximityResult,
     RiskResult,
     atomic_write_text,
@@ -56,6 +58,7 @@ class ResultGroups(NamedTuple):
     risks: list[RiskResult]           # count-based risks (anonymeter)
     proximity: list[ProximityResult]  # closeness of synthetic rows to training rows
     fidelity: list[AttackResult]      # classifiers telling synthetic from real (not a leak)
+    attributes: list[AttributeResult]  # attribute guesses on a model's members
 
 
 def split_results(results: Any, func: str) -> ResultGroups:
@@ -65,20 +68,22 @@ def split_results(results: Any, func: str) -> ResultGroups:
     distinguisher) measures how alike two tables are, not what an attacker learns about a
     record: it is reported in its own section, never in the membership verdicts.
     """
-    if isinstance(results, (AttackResult, RiskResult, ProximityResult)):
+    if isinstance(results, (AttackResult, RiskResult, ProximityResult, AttributeResult)):
         results = [results]
     if not isinstance(results, Iterable) or isinstance(results, (str, bytes)):
-        return ResultGroups(check_results(results, func), [], [], [])
+        return ResultGroups(check_results(results, func), [], [], [], [])
     results = list(results)
     risks = [r for r in results if isinstance(r, RiskResult)]
     near = [r for r in results if isinstance(r, ProximityResult)]
+    attributes = [r for r in results if isinstance(r, AttributeResult)]
     fidelity = [r for r in results if isinstance(r, AttackResult)
                 and r.audit.role == "fidelity"]
-    others = [r for r in results if not isinstance(r, (RiskResult, ProximityResult))
+    others = [r for r in results if not isinstance(
+        r, (RiskResult, ProximityResult, AttributeResult))
               and not (isinstance(r, AttackResult) and r.audit.role == "fidelity")]
-    if (risks or near or fidelity) and not others:
-        return ResultGroups([], risks, near, fidelity)
-    return ResultGroups(check_results(others, func), risks, near, fidelity)
+    if (risks or near or fidelity or attributes) and not others:
+        return ResultGroups([], risks, near, fidelity, attributes)
+    return ResultGroups(check_results(others, func), risks, near, fidelity, attributes)
 
 
 def _subject(result: Any) -> str:
@@ -87,6 +92,8 @@ def _subject(result: Any) -> str:
         return "re-identification risk"
     if isinstance(result, ProximityResult):
         return "closeness to training records"
+    if isinstance(result, AttributeResult):
+        return "attribute inference"
     if result.audit.role == "fidelity":
         return "fidelity"
     return f"{result.kind} inference"
@@ -175,6 +182,7 @@ class HtmlReport:
         groups = split_results(results, func)
         self.results, self.risk_results = groups.attacks, groups.risks
         self.proximity_results, self.fidelity_results = groups.proximity, groups.fidelity
+        self.attribute_results = groups.attributes
         self.title = str(title)
         self.description = description
         self.confidence = check_fraction(confidence, param="confidence", func=func)
@@ -316,7 +324,7 @@ class HtmlReport:
     def all_results(self) -> list[Any]:
         """Every result: attacks, risks, closeness checks, fidelity classifiers."""
         return [*self.results, *self.risk_results, *self.proximity_results,
-                *self.fidelity_results]
+                *self.fidelity_results, *self.attribute_results]
 
     def shared_context(self) -> dict[str, Any]:
         """What the shell and every section's template see: names, settings, layout."""

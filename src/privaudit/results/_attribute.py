@@ -168,6 +168,11 @@ class AttributeResult:
 
     # ------------------------------------------------------------------ counts
     @property
+    def generator(self) -> str:
+        """Always empty: a model, not a generator, is attacked (reports group by it)."""
+        return ""
+
+    @property
     def name(self) -> str:
         """``"target / attack"``."""
         return " / ".join(p for p in (self.target, self.attack) if p) or "attribute"

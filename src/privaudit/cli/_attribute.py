@@ -1,0 +1,121 @@
+"""``privaudit audit attribute``: attribute inference against a saved model.
+
+The configuration (``--config``, YAML) has the sections of ``audit model`` (``target``,
+``data``, ``population``, ``random_state``, ``report``) and these::
+
+    sensitive:
+      column: gender               # the sensitive attribute's column (or a list: a one-hot
+                                   # group, candidates then lists of values)
+      candidates: [male, female]   # default: the population's values
+      alpha: null                  # a continuous attribute: right within alpha
+      name: gender                 # how the report names it
+    attacks: [model-inversion, confidence-ai, loss-ai, direct]
+    attack_params: {model-inversion: {sigma: 0.5}}
+
+The population (the attacker's records, with the attribute) is required: the attacks and
+the model-free guesses are fitted on it, never on the audited records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
+
+from privaudit.cli._errors import ConfigError, key_error
+from privaudit.cli._sections import AuditFile, Name, Section
+
+__all__ = ["AttributeAuditFile", "load_attribute_config", "run_attribute_audit"]
+
+
+class SensitiveSection(Section):
+    """``sensitive``: the attribute to infer."""
+
+    column: Name | Annotated[list[Name], Field(min_length=1)]
+    candidates: Annotated[list[Any], Field(min_length=2)] | None = None
+    alpha: Annotated[float, Field(ge=0)] | None = None
+    name: Name | None = None
+
+
+class AttributeAuditFile(AuditFile):
+    """The configuration of ``privaudit audit attribute``."""
+
+    optional_sections: ClassVar[tuple[str, ...]] = (*AuditFile.optional_sections,
+                                                    "attack_params")
+
+    sensitive: SensitiveSection
+    attacks: Annotated[list[Name], Field(min_length=1)] | None = None
+    attack_params: dict[Name, dict[Name, Any]] = Field(default_factory=dict)
+
+
+@dataclass
+class AttributeRun:
+    """A checked configuration, its folder and where the report goes."""
+
+    config: AttributeAuditFile
+    base: Path
+    out: Path
+    source: str
+
+
+def _check(schema: AttributeAuditFile, source: str) -> None:
+    from privaudit.attacks.attribute import ATTRIBUTE_ATTACKS
+    from privaudit.audits import MODEL_FREE_GUESSES
+
+    if schema.population is None:
+        raise key_error("population", "the attacker's records with the sensitive attribute "
+                        "(a table disjoint from data)", None, source)
+    known = sorted(set(ATTRIBUTE_ATTACKS) - set(MODEL_FREE_GUESSES))
+    for i, name in enumerate(schema.attacks or []):
+        if name not in known:
+            raise key_error(f"attacks[{i}]", f"one of {known}", name, source)
+    for name in schema.attack_params:
+        if name not in known:
+            raise key_error(f"attack_params.{name}", f"one of {known}", name, source)
+
+
+def load_attribute_config(path: str | Path) -> AttributeRun:
+    """Read and check the configuration file of ``privaudit audit attribute``."""
+    from privaudit.cli._reading import read_config
+
+    path = Path(path)
+    schema = read_config(path, AttributeAuditFile)
+    _check(schema, str(path))
+    out = schema.report.out or "attribute-report"
+    out_path = Path(out) if Path(out).is_absolute() else path.parent / out
+    return AttributeRun(schema, path.parent, out_path, str(path))
+
+
+def run_attribute_audit(run: AttributeRun, *, progress: Any = None) -> Path:
+    """Load the model and the tables, run the attribute attacks, write the report."""
+    from privaudit.audits import audit_attributes
+    from privaudit.cli._config import ModelAuditFile, _to_config
+    from privaudit.cli._datafiles import load_records
+    from privaudit.cli._run import _load_target
+    from privaudit.report import build_report
+
+    schema = run.config
+    shared = {k: getattr(schema, k) for k in ModelAuditFile.model_fields
+              if k in AttributeAuditFile.model_fields and k not in ("attacks",
+                                                                     "attack_params")}
+    cfg = _to_config(ModelAuditFile(**shared), run.base, run.source)
+    target = _load_target(cfg, run.base)
+    (X, y, labels, _ids), population = load_records(cfg, target)
+    s = schema.sensitive
+    missing = [c for c in ([s.column] if isinstance(s.column, str) else s.column)
+               if c not in X.columns]
+    if missing:
+        raise ConfigError(f"The 'sensitive.column' key of {run.source} names {missing}, "
+                          f"which are not feature columns of {cfg.data_path.name} "
+                          f"({list(X.columns)[:10]}...).")
+    results = audit_attributes(
+        target, X, y, labels, sensitive=s.column, population=population,
+        candidates=s.candidates, alpha=s.alpha, attacks=schema.attacks,
+        attack_params=schema.attack_params or None, name=s.name or "",
+        dataset=cfg.data_path.name, random_state=schema.random_state,
+        results_dir=run.out / "results", progress=progress)
+    return build_report(results, run.out, n_bootstrap=schema.report.n_bootstrap,
+                        progress=progress, random_state=schema.random_state,
+                        title=f"Attribute inference against {target.name}")

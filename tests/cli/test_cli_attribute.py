@@ -1,0 +1,80 @@
+"""``privaudit audit attribute``: a saved model, the tables, one-line errors, the report."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import make_column_transformer
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
+from typer.testing import CliRunner
+
+from privaudit.cli import app
+from privaudit.targets import save_sklearn_model
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    out = tmp_path_factory.mktemp("attribute")
+    n = 600
+    frame = pd.DataFrame({"age": rng.normal(40, 10, n).round(2),
+                          "hours": rng.normal(38, 6, n).round(2),
+                          "sex": rng.choice(["f", "m"], n)})
+    frame["label"] = ((frame["age"] > 40) ^ (frame["sex"] == "f")).astype(int)
+    pipe = make_pipeline(make_column_transformer((OneHotEncoder(), ["sex"]),
+                                                 remainder="passthrough"),
+                         MLPClassifier((16,), max_iter=300, random_state=0))
+    pipe.fit(frame.iloc[:200][["age", "hours", "sex"]], frame["label"][:200])
+    save_sklearn_model(pipe, out / "model.skops")
+    audited = frame.iloc[:400].assign(member=np.r_[np.ones(200), np.zeros(200)].astype(int))
+    audited.to_csv(out / "audited.csv", index=False)
+    frame.iloc[400:].to_csv(out / "population.csv", index=False)
+    return out
+
+
+def write(folder, body):
+    path = folder / "attribute.yaml"
+    path.write_text("target: {path: model.skops}\n"
+                    "data: {path: audited.csv, label_column: label, membership_column: member}\n"
+                    + body)
+    return path
+
+
+def test_a_configuration_runs_the_attacks_and_writes_the_report(folder):
+    config = write(folder, ("population: {path: population.csv}\n"
+                            "sensitive: {column: sex, name: sex}\n"
+                            "attacks: [model-inversion, direct]\n"
+                            "report: {out: rep, n_bootstrap: 20}\n"))
+    result = runner.invoke(app, ["audit", "attribute", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "Attribute inference" in result.output
+    doc = json.loads((folder / "rep" / "results.json").read_text())
+    assert [e["attack"] for e in doc["attributes"]] == ["model-inversion", "direct"]
+    assert doc["attributes"][0]["candidates"] == ["f", "m"]
+    assert all(e["folder"].startswith("results/") for e in doc["attributes"])
+    html = (folder / "rep" / "index.html").read_text()
+    assert 'id="attribute"' in html and "Over the simulator" in html
+    # `privaudit report` reads the saved attribute results back.
+    again = runner.invoke(app, ["report", str(folder / "rep" / "results"), "--out",
+                                str(folder / "again")])
+    assert again.exit_code == 0, again.output
+    assert 'id="attribute"' in (folder / "again" / "index.html").read_text()
+
+
+@pytest.mark.parametrize("body, message", [
+    ("sensitive: {column: sex}\n", "population"),
+    ("population: {path: population.csv}\nsensitive: {column: nope}\n", "sensitive.column"),
+    ("population: {path: population.csv}\nsensitive: {column: sex}\nattacks: [prior]\n",
+     "attacks[0]"),
+    ("population: {path: population.csv}\nsensitive: {column: sex, alpha: -1}\n", "alpha"),
+    ("population: {path: population.csv}\nsensitive: {colum: sex}\n", "colum"),
+])
+def test_bad_configurations_fail_in_one_line(folder, body, message):
+    result = runner.invoke(app, ["audit", "attribute", "--config", str(write(folder, body))])
+    assert result.exit_code != 0
+    assert message in result.output and "Traceback" not in result.output
