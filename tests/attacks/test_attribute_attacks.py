@@ -213,3 +213,42 @@ def test_registry_and_not_fitted():
         get_attribute_attack("nope")
     with pytest.raises(NotFittedError, match="ModelInversionAttack is not fitted"):
         ModelInversionAttack().score(None)
+
+
+def _gaussian_world(rng, n, sigma_s, sigma_d, tau):
+    target = _linear(tau)
+    X = np.c_[rng.normal(size=(2 * n, 2)), rng.integers(0, 2, 2 * n)]
+    members = np.r_[np.ones(n), np.zeros(n)].astype(int)
+    y = X @ np.array([0.5, -1.0, tau]) + rng.normal(size=2 * n) * np.where(
+        members == 1, sigma_s, sigma_d)
+    return target, X, y, members
+
+
+def test_adversary_6_has_the_oracles_advantage_over_m():
+    # Theorem 7: a uniform candidate, kept when the oracle calls that sibling a member.
+    rng = np.random.default_rng(11)
+    n, sigma_s, sigma_d, tau = 30_000, 0.3, 1.5, 3.0
+    target, X, y, members = _gaussian_world(rng, n, sigma_s, sigma_d, tau)
+    a = SensitiveAttribute(2, (0.0, 1.0))
+    sib = query_siblings(target, X, y, a)
+    threshold = -pm.gaussian_membership_threshold(sigma_s, sigma_d) ** 2  # on -loss
+    oracle = LossAttack()
+    attack = MembershipAttributeAttack(oracle, rule="adversary-6", threshold=threshold,
+                                       random_state=0).fit(sib, a.truth_index(X))
+    r = AttributeResult(candidates=[0.0, 1.0], guesses=attack.predict(sib),
+                        truth=a.truth_index(X), members=members)
+    # The oracle's advantage on records rebuilt with their true value (Adv*^M).
+    own = -sib.losses[np.arange(2 * n), a.truth_index(X)] >= threshold
+    oracle_adv = own[members == 1].mean() - own[members == 0].mean()
+    assert r.advantage().value == pytest.approx(oracle_adv / 2, abs=4 * np.sqrt(0.5 / n))
+    # Adversary 7 asks about every candidate: at least as good here.
+    seven = MembershipAttributeAttack(oracle, rule="adversary-7", threshold=threshold).fit(
+        sib, a.truth_index(X))
+    r7 = AttributeResult(candidates=[0.0, 1.0], guesses=seven.predict(sib),
+                         truth=a.truth_index(X), members=members)
+    assert r7.accuracy().value >= r.accuracy().value
+    assert (seven.predict(sib) >= -1).all()
+    with pytest.raises(ValueError, match="'threshold' parameter"):
+        MembershipAttributeAttack(oracle, rule="adversary-7").fit(sib, a.truth_index(X))
+    with pytest.raises(ValueError, match="'rule' parameter"):
+        MembershipAttributeAttack(oracle, rule="nope").fit(sib, a.truth_index(X))

@@ -89,7 +89,8 @@ def test_save_load_round_trip_and_tampering(tmp_path):
 
 
 @pytest.mark.parametrize(("change", "match"), [
-    ({"guesses": np.full(20, 3)}, "'guesses' parameter.*indices in \\[0, 3\\)"),
+    ({"guesses": np.full(20, 3)}, "'guesses' parameter.*indices in \\[-1, 3\\)"),
+    ({"truth": np.full(20, -1)}, "'truth' parameter.*indices in \\[0, 3\\)"),
     ({"members": np.full(20, 2)}, "'members' parameter"),
     ({"candidates": ["a"]}, "at least two values"),
     ({"truth_values": np.zeros(20)}, "exactly one of 'truth'"),
@@ -120,3 +121,26 @@ def test_advantage_is_the_difference_of_the_two_accuracies(rows):
     adv = r.advantage()
     assert adv.value == pytest.approx(r.accuracy().value - r.accuracy(False).value)
     assert -1.0 <= adv.low <= adv.value <= adv.high <= 1.0
+
+
+def test_adversary_5_has_the_attribute_advantage_as_membership_advantage():
+    # Theorem 6: "member" iff the guess is right has exactly the attribute advantage.
+    import privaudit.metrics as pm
+
+    r = _result()
+    member = r.to_membership_result()
+    tpr = member.predictions[member.labels == 1].mean()
+    fpr = member.predictions[member.labels == 0].mean()
+    assert tpr - fpr == pytest.approx(r.advantage().value)
+    assert member.parameters["reduction"] == "Yeom et al. Adversary 5"
+    assert pm.roc_auc(member.labels, member.scores) == pytest.approx((1 + 0.4) / 2)
+
+
+def test_abstentions_count_as_wrong_guesses():
+    r = AttributeResult(candidates=[0, 1], guesses=np.array([-1, 1, -1, 0]),
+                        truth=np.array([0, 1, 1, 0]), members=np.array([1, 1, 0, 0]))
+    np.testing.assert_array_equal(r.is_correct(), [False, True, False, True])
+    approx = AttributeResult(candidates=[0.0, 1.0], guesses=np.array([-1, 0]),
+                             truth_values=np.array([0.0, 0.1]), members=np.array([1, 0]),
+                             alpha=0.5)
+    np.testing.assert_array_equal(approx.is_correct(), [False, True])

@@ -43,15 +43,17 @@ _FUNC = "AttributeResult"
 _TEXTS = ("attack", "target", "dataset", "sensitive_attribute")
 
 
-def _indices(values: Any, param: str, n_candidates: int, n: int | None) -> NDArray[np.int64]:
+def _indices(values: Any, param: str, n_candidates: int, n: int | None,
+             abstain: bool = False) -> NDArray[np.int64]:
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise param_error(param, _FUNC, "a 1-d array of candidate indices", values,
                           error=TypeError)
     if n is not None and arr.shape[0] != n:
         raise param_error(param, _FUNC, f"length {n} (one per record)", f"<length {len(arr)}>")
-    if arr.size and (arr.min() < 0 or arr.max() >= n_candidates):
-        raise param_error(param, _FUNC, f"indices in [0, {n_candidates})",
+    low = -1 if abstain else 0
+    if arr.size and (arr.min() < low or arr.max() >= n_candidates):
+        raise param_error(param, _FUNC, f"indices in [{low}, {n_candidates})",
                           f"<values {int(arr.min())}..{int(arr.max())}>")
     return arr.astype(np.int64)
 
@@ -66,7 +68,8 @@ class AttributeResult:
         The values the sensitive attribute may take (numbers, strings, or tuples when the
         attribute spans several columns, e.g. a one-hot group), in a fixed order.
     guesses : array of int, shape (n_records,)
-        Index in ``candidates`` of each record's guess.
+        Index in ``candidates`` of each record's guess; -1 where the attack made none
+        (Yeom's reductions may abstain), counted as a wrong guess.
     truth : array of int, shape (n_records,), optional
         Index in ``candidates`` of each record's true value (exact attribute inference).
     truth_values : array of float, shape (n_records,), optional
@@ -132,9 +135,9 @@ class AttributeResult:
             raise param_error("members", _FUNC, "a 1-d array of 0/1", "<other values>")
         self.members = self.members.astype(np.int8)
         n = self.members.shape[0]
-        self.guesses = _indices(self.guesses, "guesses", m, n)
+        self.guesses = _indices(self.guesses, "guesses", m, n, abstain=True)
         self._check_truth(m, n)
-        self.model_free = {str(k): _indices(v, f"model_free[{k!r}]", m, n)
+        self.model_free = {str(k): _indices(v, f"model_free[{k!r}]", m, n, abstain=True)
                            for k, v in self.model_free.items()}
         if self.posteriors is not None:
             self.posteriors = np.asarray(self.posteriors, dtype=np.float64)
@@ -189,9 +192,9 @@ class AttributeResult:
         """Whether each guess (the attack's, or ``guesses``) is right (within ``alpha``)."""
         g = self.guesses if guesses is None else guesses
         if self.truth is not None:
-            return g == self.truth
-        values = np.asarray(self.candidates, dtype=np.float64)[g]
-        return np.abs(values - self.truth_values) <= self.alpha + 1e-12
+            return (g == self.truth) & (g >= 0)
+        values = np.asarray(self.candidates, dtype=np.float64)[np.maximum(g, 0)]
+        return (np.abs(values - self.truth_values) <= self.alpha + 1e-12) & (g >= 0)
 
     def _counts(self, guesses: NDArray[np.int64] | None, member: int) -> tuple[int, int]:
         group = self.members == member
@@ -310,6 +313,25 @@ class AttributeResult:
                             self.sensitive_attribute, "value": to_jsonable(
                                 self.candidates[j], where="candidate")}))
         return out
+
+    def to_membership_result(self) -> AttackResult:
+        """Yeom et al.'s Adversary 5: "member" exactly when the attribute guess is right.
+
+        ``labels`` are the records' membership; ``predictions`` whether the guess is
+        right, so that the membership advantage of these hard guesses (TPR - FPR) equals
+        :meth:`advantage` (Theorem 6); ``scores`` are the attack's belief in the true
+        value when it has posteriors (a ranking for ROC curves), else the same 0/1.
+        """
+        correct = self.is_correct()
+        if self.posteriors is not None and self.truth is not None:
+            scores = self.posteriors[np.arange(self.truth.size), self.truth]
+        else:
+            scores = correct.astype(np.float64)
+        return AttackResult(
+            labels=self.members, scores=scores, predictions=correct.astype(np.int8),
+            attack=f"{self.attack}->membership", target=self.target, dataset=self.dataset,
+            parameters={**self.parameters, "reduction": "Yeom et al. Adversary 5",
+                        "sensitive_attribute": self.sensitive_attribute})
 
     # ------------------------------------------------------------------ disk
     def to_dict(self) -> dict[str, Any]:

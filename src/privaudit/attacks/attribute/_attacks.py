@@ -231,30 +231,56 @@ class LossTargetAttributeAttack(AttributeAttack):
 
 
 class MembershipAttributeAttack(AttributeAttack):
-    """Attribute inference through any membership attack (Yeom's Adversary 7, Zhao's AI).
+    """Attribute inference through a membership attack (Yeom's Adversaries 6 and 7, Zhao).
 
     Every sibling is scored by ``membership_attack`` (already fitted: a shadow-model
-    attack makes Zhao et al.'s Shadow AI, a LiRA attack a LiRA AI), and the most
-    member-like sibling is the guess; ties go to the more common value, as Adversary 7
-    takes the most likely value among those the oracle calls members.
+    attack makes Zhao et al.'s Shadow AI, a LiRA attack a LiRA AI). Three rules:
+
+    - ``"most-member-like"``: the sibling with the highest membership score;
+    - ``"adversary-7"`` (Yeom's multi-query reduction): the oracle calls a sibling a member
+      when its score is ``>= threshold``; among those, the most common value; no guess
+      (index -1, counted wrong) when it calls none a member;
+    - ``"adversary-6"`` (Yeom's uniform reduction): one candidate drawn uniformly, kept
+      when the oracle calls that sibling a member, no guess otherwise. Theorem 7: its
+      attribute advantage is the oracle's membership advantage divided by ``m``.
 
     Parameters
     ----------
     membership_attack : MembershipAttack
-        A fitted privaudit membership attack whose ``score(outputs)`` reads model outputs.
+        A fitted privaudit membership attack whose ``score(outputs=...)`` reads outputs.
+    rule : {"most-member-like", "adversary-7", "adversary-6"}
+    threshold : float, optional
+        The oracle's decision threshold on the attack's score (the hard rules need it).
+    random_state : int, optional
+        Seeds Adversary 6's draws.
+
+    References
+    ----------
+    .. [1] Yeom, S. et al. CSF 2018, Section 5 (Adversaries 6 and 7, Theorem 7).
+    .. [2] Zhao, B. Z. H. et al. EuroS&P 2021.
     """
 
     name = "membership-ai"
+    _RULES = ("most-member-like", "adversary-7", "adversary-6")
 
-    def __init__(self, membership_attack: Any = None) -> None:
+    def __init__(self, membership_attack: Any = None, rule: str = "most-member-like",
+                 threshold: float | None = None, random_state: Any = None) -> None:
         self.membership_attack = membership_attack
+        self.rule = rule
+        self.threshold = threshold
+        self.random_state = random_state
 
     def _calibrate(self, siblings: SiblingOutputs | None, truth: NDArray[np.int64],
                    known: NDArray[np.float64] | None, keep: NDArray[np.bool_]) -> None:
+        who = "MembershipAttributeAttack"
         if not callable(getattr(self.membership_attack, "score", None)):
-            raise param_error("membership_attack", "MembershipAttributeAttack",
-                              "a fitted membership attack", self.membership_attack,
-                              error=TypeError)
+            raise param_error("membership_attack", who, "a fitted membership attack",
+                              self.membership_attack, error=TypeError)
+        if self.rule not in self._RULES:
+            raise param_error("rule", who, f"one of {list(self._RULES)}", self.rule)
+        if self.rule != "most-member-like" and self.threshold is None:
+            raise param_error("threshold", who, f"the oracle's threshold with rule "
+                              f"{self.rule!r}", None)
 
     def _scores(self, siblings: SiblingOutputs | None,
                 known: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -262,6 +288,23 @@ class MembershipAttributeAttack(AttributeAttack):
         flat = self.membership_attack.score(outputs=siblings.outputs)
         return np.asarray(flat, dtype=np.float64).reshape(siblings.n_records,
                                                           siblings.n_candidates)
+
+    def predict(self, siblings: SiblingOutputs | None,
+                known: NDArray[np.float64] | None = None) -> NDArray[np.int64]:
+        """Each record's guess; -1 where a hard rule makes none."""
+        scores = self.score(siblings, known)
+        if self.rule == "most-member-like":
+            return best_candidates(scores, self.prior_)
+        member = scores >= self.threshold
+        if self.rule == "adversary-7":
+            ranked = np.where(member, self.prior_[None, :], -np.inf)
+            return np.where(member.any(1), ranked.argmax(1), -1).astype(np.int64)
+        from sklearn.utils import check_random_state
+
+        rng = check_random_state(self.random_state)
+        drawn = rng.randint(0, scores.shape[1], size=scores.shape[0])
+        chosen = member[np.arange(scores.shape[0]), drawn]
+        return np.where(chosen, drawn, -1).astype(np.int64)
 
 
 def _default_classifier(random_state: Any) -> Any:
