@@ -1,0 +1,145 @@
+"""The overfitting study's section: measured numbers beside the seed paper's, and a reading.
+
+For results of :func:`privaudit.studies.run_overfitting_study` (``extra["study"] ==
+"overfitting"``): per target, its generalisation gap, the loss attack's membership AUC,
+the best attribute attack's accuracy on members and non-members with Yeom et al.'s
+advantage, the theory's prediction (Theorem 3) and the values the source paper reports;
+then a conclusion written from the numbers for each overfit / regularised pair: does
+overfitting drive membership inference here, and attribute inference?
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import privaudit.metrics as pm
+from privaudit.report._format import cell, fmt
+from privaudit.report._section import ReportSection, register_section
+from privaudit.results import AttackResult, AttributeResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privaudit.report._html import HtmlReport
+
+__all__ = ["StudySection", "study_conclusions", "study_rows"]
+
+#: The source paper's values (IWPC warfarin regression, CIFAR-100 classification).
+SEED_VALUES: dict[str, dict[str, float]] = {
+    "regression-overfit": {"mia_auc": 0.99, "aia_accuracy": 0.94},
+    "regression-regularised": {"mia_auc": 0.50, "aia_accuracy": 0.98},
+    "classification-overfit": {"mia_auc": 0.86, "aia_accuracy": 0.353},
+    "classification-regularised": {"mia_auc": 0.49, "aia_accuracy": 0.307},
+}
+#: An AUC this much above the regularised model's counts as "overfitting drives MIA".
+_MIA_MARGIN = 0.1
+
+
+def _in_study(result: Any) -> bool:
+    return isinstance(result, (AttackResult, AttributeResult)) and (
+        result.extra.get("study") == "overfitting")
+
+
+def _gap(extra: dict[str, Any]) -> tuple[str, float]:
+    if "train_r2" in extra:
+        return "R²", extra["train_r2"] - extra["test_r2"]
+    return "accuracy", extra.get("train_accuracy", float("nan")) - extra.get(
+        "test_accuracy", float("nan"))
+
+
+def study_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
+    """One row of numbers per study target, in the order the targets appear."""
+    targets = list(dict.fromkeys(r.target for r in results if _in_study(r)))
+    rows = []
+    for target in targets:
+        mine = [r for r in results if _in_study(r) and r.target == target]
+        loss = next((r for r in mine if isinstance(r, AttackResult) and r.attack == "loss"),
+                    None)
+        gaussian = next((r for r in mine if isinstance(r, AttackResult)
+                         and "theoretical_advantage" in r.extra), None)
+        attrs = [r for r in mine if isinstance(r, AttributeResult)]
+        best = max(attrs, key=lambda r: r.accuracy().value, default=None)
+        metric, gap = _gap(mine[0].extra)
+        rows.append({
+            "target": target, "dataset": mine[0].dataset, "metric": metric, "gap": gap,
+            "mia_auc": None if loss is None else pm.roc_auc(loss.labels, loss.scores),
+            "mia_advantage": None if loss is None else pm.advantage(loss.labels,
+                                                                    loss.scores),
+            "theory_mia": None if gaussian is None else gaussian.extra[
+                "theoretical_advantage"],
+            "attribute": None if best is None else best.sensitive_attribute,
+            "n_values": None if best is None else len(best.candidates),
+            "aia_attack": None if best is None else best.attack,
+            "aia_members": None if best is None else best.accuracy(),
+            "aia_non_members": None if best is None else best.accuracy(members=False),
+            "aia_advantage": None if best is None else best.advantage(),
+            "prior": None if best is None or "prior" not in best.model_free else
+            best.model_free_accuracy("prior").value,
+            "seed": SEED_VALUES.get(target, {}),
+        })
+    return rows
+
+
+def _pairs(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    by_name = {r["target"]: r for r in rows}
+    return [(r, by_name[r["target"].replace("-overfit", "-regularised")]) for r in rows
+            if r["target"].endswith("-overfit")
+            and r["target"].replace("-overfit", "-regularised") in by_name]
+
+
+def study_conclusions(rows: list[dict[str, Any]]) -> list[str]:
+    """A reading of each overfit / regularised pair, written from the numbers."""
+    out = []
+    for over, reg in _pairs(rows):
+        name = over["target"].removesuffix("-overfit")
+        text = (f"{name} ({over['dataset']}): generalisation gap in {over['metric']} "
+                f"{over['gap']:.2f} (overfit) vs {reg['gap']:.2f} (regularised). ")
+        if over["mia_auc"] is not None and reg["mia_auc"] is not None:
+            drives = over["mia_auc"] - reg["mia_auc"] >= _MIA_MARGIN
+            text += (f"Membership inference: loss-attack AUC {over['mia_auc']:.2f} vs "
+                     f"{reg['mia_auc']:.2f}: overfitting "
+                     f"{'drives' if drives else 'does not drive'} it here. ")
+        if over["aia_advantage"] is not None and reg["aia_advantage"] is not None:
+            a, b = over["aia_advantage"], reg["aia_advantage"]
+            leaks = a.low > 0 and a.value - b.value > 0
+            text += (f"Attribute inference of {over['attribute']}: advantage (members minus "
+                     f"non-members) {a.value:.3f} [{a.low:.3f}, {a.high:.3f}] vs "
+                     f"{b.value:.3f} [{b.low:.3f}, {b.high:.3f}]; accuracy on members "
+                     f"{over['aia_members'].value:.3f} vs {reg['aia_members'].value:.3f} "
+                     f"(most common value: {over['prior']:.3f}). ")
+            text += ("Overfitting drives it too: the overfit model tells its own members' "
+                     "attribute better than anyone else's (Yeom et al.'s reading)."
+                     if leaks else
+                     "Overfitting does not make it work: the model reveals its members' "
+                     "attribute no better than other people's (Zhao et al.'s reading).")
+        out.append(text)
+    return out
+
+
+def _view(row: dict[str, Any]) -> dict[str, Any]:
+    def est(e: Any) -> dict[str, str]:
+        return cell(None if e is None else e._asdict())
+
+    seed = row["seed"]
+    return {**row, "gap": fmt(row["gap"]), "mia_auc": fmt(row["mia_auc"]),
+            "mia_advantage": fmt(row["mia_advantage"]), "theory_mia": fmt(row["theory_mia"]),
+            "aia_members": est(row["aia_members"]),
+            "aia_non_members": est(row["aia_non_members"]),
+            "aia_advantage": est(row["aia_advantage"]), "prior": fmt(row["prior"]),
+            "seed_mia": fmt(seed.get("mia_auc")), "seed_aia": fmt(seed.get("aia_accuracy"))}
+
+
+class StudySection(ReportSection):
+    """Yeom et al. vs Zhao et al. on the user's machine: measured beside the paper."""
+
+    name, title, order = "study", "Overfitting study", 15
+
+    def applies_to(self, results: Sequence[Any]) -> bool:
+        return any(_in_study(r) for r in results)
+
+    def context(self, report: HtmlReport) -> dict[str, Any]:
+        rows = study_rows(report.all_results)
+        return {"study_rows": [_view(r) for r in rows],
+                "study_conclusions": study_conclusions(rows)}
+
+
+register_section(StudySection())
