@@ -60,6 +60,11 @@ from privaudit.audits._privacy_evaluator import (
 )
 from privaudit.audits._run import AuditRun, Enricher, digest
 from privaudit.audits._slices import SLICE_SETTINGS, SliceEnricher, slice_result
+from privaudit.audits._strong_membership import (
+    SMI_ATTACKS,
+    SMI_METRICS,
+    strong_membership_inference,
+)
 from privaudit.audits._synthetic import (
     DEFAULT_SYNTHETIC_CHECKS,
     SYNTHETIC_CHECKS,
@@ -80,6 +85,8 @@ __all__ = [
     "PRIVACY_METRICS",
     "RED_FLAG_THRESHOLDS",
     "SLICE_SETTINGS",
+    "SMI_ATTACKS",
+    "SMI_METRICS",
     "SYNTHETIC_CHECKS",
     "AuditRun",
     "Baseline",
@@ -105,5 +112,6 @@ __all__ = [
     "privleak",
     "red_flags",
     "slice_result",
+    "strong_membership_inference",
     "vulnerable_records",
 ]

@@ -35,6 +35,60 @@ SMI_ATTACKS: tuple[str, ...] = ("loss", "confidence", "entropy", "modified-entro
 _NORM_ORD: dict[str, float] = {"l2": 2.0, "l1": 1.0, "linf": math.inf}
 
 
+def _check_labels(y_members: Any, n: int) -> NDArray[Any]:
+    y = np.asarray(y_members)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise param_error("y_members", _FUNC, f"one label per row of X_members ({n})",
+                          f"<array of shape {y.shape}>")
+    return y
+
+
+def _draw_neighbours(rng: Any, flat: NDArray[np.float64], scale: NDArray[np.float64],
+                     k: int, metric: str, radial: str, finite: list[float]
+                     ) -> tuple[dict[float, NDArray[np.float64]], NDArray[np.intp]]:
+    """Each radius's neighbours, and the features they may move along (scale > 0)."""
+    active = np.flatnonzero(scale > 0)
+    d_eff = active.size
+    # One block per (member, neighbour), shared by every radius (see Notes).
+    blocks = rng.standard_normal((flat.shape[0], k, d_eff + 1))
+    unit = _directions(blocks[..., :d_eff], metric)
+    fraction = _fractions(blocks[..., d_eff], radial, d_eff)
+    return {r: _neighbours(flat, active, scale, unit, fraction, r) for r in finite}, active
+
+
+def _check_labels_and_dataset(neighbour_labels: Any, dataset: Any) -> None:
+    if not (neighbour_labels == "member" or callable(neighbour_labels)):
+        raise param_error("neighbour_labels", _FUNC, "'member' or a callable",
+                          neighbour_labels, error=TypeError)
+    if not isinstance(dataset, str):
+        raise param_error("dataset", _FUNC, "a string", dataset, error=TypeError)
+
+
+def _one_batch(flat: NDArray[np.float64], y: NDArray[Any],
+               neighbours: dict[float, NDArray[np.float64]], y_near: dict[float, Any],
+               finite: list[float], pop_flat: Any, y_pop: Any, pop_index: Any
+               ) -> tuple[NDArray[np.float64], NDArray[Any], dict[float, NDArray[np.intp]]]:
+    """Members, then each finite radius's neighbours, then the population sample: one batch.
+
+    Returns the rows, their labels and where each radius's non-members sit in the batch.
+    """
+    n = flat.shape[0]
+    parts: list[NDArray[np.float64]] = [flat]
+    labels_parts: list[NDArray[Any]] = [y]
+    rows: dict[float, NDArray[np.intp]] = {}
+    start = n
+    for r in finite:
+        rows[r] = np.arange(start, start + neighbours[r].shape[0])
+        parts.append(neighbours[r])
+        labels_parts.append(y_near[r])
+        start += neighbours[r].shape[0]
+    if pop_index is not None:
+        rows[math.inf] = np.arange(start, start + pop_index.size)
+        parts.append(pop_flat[pop_index])
+        labels_parts.append(y_pop[pop_index])
+    return np.concatenate(parts), np.concatenate(labels_parts), rows
+
+
 def strong_membership_inference(
     model: Any,
     X_members: Any,
@@ -198,19 +252,12 @@ def strong_membership_inference(
 
     flat, tail, columns = _as_features(X_members, "X_members")
     n, d = flat.shape
-    y = np.asarray(y_members)
-    if y.ndim != 1 or y.shape[0] != n:
-        raise param_error("y_members", _FUNC, f"one label per row of X_members ({n})",
-                          f"<array of shape {y.shape}>")
+    y = _check_labels(y_members, n)
     radius_list = _check_radii(radii)
     k = _check_n_neighbours(n_neighbours)
     metric = _check_choice(metric, "metric", SMI_METRICS)
     radial = _check_choice(radial, "radial", _RADIAL)
-    if not (neighbour_labels == "member" or callable(neighbour_labels)):
-        raise param_error("neighbour_labels", _FUNC, "'member' or a callable",
-                          neighbour_labels, error=TypeError)
-    if not isinstance(dataset, str):
-        raise param_error("dataset", _FUNC, "a string", dataset, error=TypeError)
+    _check_labels_and_dataset(neighbour_labels, dataset)
     rng = check_random_state(random_state, func=_FUNC)
     pop_flat, y_pop = _check_population(population, X_members, y, d)
     if math.inf in radius_list and pop_flat is None:
@@ -220,40 +267,22 @@ def strong_membership_inference(
     target = as_target(model)
     attacker = _make_attack(attack, attack_params, target)
 
-    active = np.flatnonzero(scale > 0)
-    d_eff = active.size
-    # One block per (member, neighbour), shared by every radius (see Notes).
-    blocks = rng.standard_normal((n, k, d_eff + 1))
-    unit = _directions(blocks[..., :d_eff], metric)
-    fraction = _fractions(blocks[..., d_eff], radial, d_eff)
     finite = [r for r in radius_list if math.isfinite(r)]
-    neighbours = {r: _neighbours(flat, active, scale, unit, fraction, r) for r in finite}
-    pop_index = None
-    if pop_flat is not None and math.inf in radius_list:
-        m = min(n * k, pop_flat.shape[0])
-        pop_index = rng.choice(pop_flat.shape[0], size=m, replace=False)
+    neighbours, active = _draw_neighbours(rng, flat, scale, k, metric, radial, finite)
+    d_eff = active.size
+    # Drawn after the neighbours' blocks: the finite radii do not depend on it.
+    pop_index = (rng.choice(pop_flat.shape[0], size=min(n * k, pop_flat.shape[0]),
+                            replace=False)
+                 if pop_flat is not None and math.inf in radius_list else None)
 
     y_centre = np.repeat(y, k)
     y_near = _neighbour_labels(neighbour_labels, neighbours, finite, y_centre, tail, columns)
     for r in finite:
         _check_not_members(neighbours[r], flat, r)
 
-    # The batch: members, then each finite radius's neighbours, then the population sample.
-    parts: list[NDArray[np.float64]] = [flat]
-    labels_parts: list[NDArray[Any]] = [y]
-    rows: dict[float, NDArray[np.intp]] = {}
-    start = n
-    for r in finite:
-        rows[r] = np.arange(start, start + n * k)
-        parts.append(neighbours[r])
-        labels_parts.append(y_near[r])
-        start += n * k
-    if pop_index is not None:
-        rows[math.inf] = np.arange(start, start + pop_index.size)
-        parts.append(pop_flat[pop_index])  # type: ignore[index]
-        labels_parts.append(y_pop[pop_index])  # type: ignore[index]
-    batch = _restore(np.concatenate(parts), tail, columns)
-    outputs = target.query(batch, np.concatenate(labels_parts))
+    batch, batch_labels, rows = _one_batch(flat, y, neighbours, y_near, finite, pop_flat,
+                                           y_pop, pop_index)
+    outputs = target.query(_restore(batch, tail, columns), batch_labels)
 
     member_rows = np.arange(n)
     if _calibrates_on_members(attacker):
@@ -262,7 +291,7 @@ def strong_membership_inference(
     common = {
         "n_neighbours": k, "metric": metric, "radial": radial,
         "feature_scale": scale_source, "neighbour_labels": _labels_name(neighbour_labels),
-        "random_state": random_state if isinstance(random_state, int) else None,
+        "random_state": int(random_state) if isinstance(random_state, numbers.Integral) else None,
     }
     results = []
     for r in radius_list:
@@ -370,15 +399,17 @@ def _check_population(population: Any, X: Any, y: NDArray[Any], d: int
                       ) -> tuple[NDArray[np.float64] | None, NDArray[Any] | None]:
     if population is None:
         return None, None
+    if isinstance(population, tuple | list) and len(population) == 2:
+        # The width first: the overlap check below compares rows column by column.
+        width = _as_features(population[0], "population")[0].shape[1]
+        if width != d:
+            raise param_error("population", _FUNC, f"records of {d} features, as X_members",
+                              f"<records of {width} features>")
     # A population row equal to a member would be a training record labelled non-member.
     X_pop, y_pop = check_population(population, X, y, _FUNC,
                                     "a population row equal to a member is a training "
                                     "record counted as a non-member")
-    pop_flat, _, _ = _as_features(X_pop, "population")
-    if pop_flat.shape[1] != d:
-        raise param_error("population", _FUNC, f"records of {d} features, as X_members",
-                          f"<records of {pop_flat.shape[1]} features>")
-    return pop_flat, np.asarray(y_pop)
+    return _as_features(X_pop, "population")[0], np.asarray(y_pop)
 
 
 def _feature_scale(feature_scale: Any, flat: NDArray[np.float64],
