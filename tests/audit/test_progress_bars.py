@@ -119,7 +119,8 @@ def test_overfitting_study_attack_bars(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         study.run_overfitting_study(random_state=0, progress=recorder,
-                                    n_regression_members=60, n_classification_members=60)
+                                    n_regression_members=60, n_classification_members=60,
+                                    digits=False)
     bars = [s for s in recorder.steps if s[0].startswith("Attacks on")]
     assert bars == [(f"Attacks on {spec.name}", n, n)
                     for spec, n in zip(study.OVERFITTING_TARGETS, (2, 2, 4, 4), strict=True)]

@@ -227,7 +227,7 @@ def _study_part(
                 summary.append(f"{attack.name} {roc_auc(labels, result.scores):.3f}")
         fit_text = ", ".join(f"{k} {v:.3f}" for k, v in quality.items() if "mse" not in k)
         _say(progress, f"    {fit_text}; AUC: {', '.join(summary)}")
-        if attributes and split.population.size:
+        if attributes and split.population.size and data.name in SENSITIVE_ATTRIBUTES:
             results += _attribute_part(target, data, split, labels, extra_common,
                                        model_seed, progress)
     return results
