@@ -29,7 +29,9 @@ import numpy as np
 __all__ = [
     "Hasher",
     "array_sha256",
+    "expand_bytes",
     "file_sha256",
+    "keyed_digest",
     "qualname",
     "run_digest",
     "sha256_hex",
@@ -226,3 +228,18 @@ def _hash_container(obj: Any, h: Any, seen: set[int], depth: int) -> None:
         args = reduced[1][1:] if reduced[0] is copyreg.__newobj__ else reduced[1]
         state = {"args": args, "state": reduced[2] if len(reduced) > 2 else None}
     _hash_state(dict(state), h, seen, depth + 1)
+
+
+def keyed_digest(data: bytes, key: bytes = b"", *, size: int = 32,
+                 person: bytes = b"") -> bytes:
+    """Keyed BLAKE2b of ``data`` (a pseudo-random function of ``data`` under ``key``).
+
+    For keyed pseudo-random functions (Yeom et al.'s colluding training algorithm), not
+    for identities: run keys and fingerprints stay SHA-256.
+    """
+    return hashlib.blake2b(data, key=key, digest_size=size, person=person).digest()
+
+
+def expand_bytes(seed: bytes, n_bytes: int) -> bytes:
+    """``n_bytes`` pseudo-random bytes from ``seed`` (SHAKE-256, an extendable output)."""
+    return hashlib.shake_256(seed).digest(n_bytes)

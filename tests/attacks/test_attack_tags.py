@@ -43,7 +43,7 @@ def test_tags_match_the_old_name_sets(name: str) -> None:
     assert tags.needs_online_pool == (name == "lira-online")
     assert tags.augmented_queries == (name in LIRA_ATTACKS)
     assert tags.fits_on_audited == (name == "gaussian-threshold")
-    assert tags.queries_target == (name == "gradient-norm")
+    assert tags.queries_target == (name in {"gradient-norm", "colluding"})
     assert tags.needs_white_box == (name == "gradient-norm")
     assert tags.needs_probabilities == (name in PROBABILITY_ATTACKS)
     assert tags.uses_population_features == (name == "label-only")

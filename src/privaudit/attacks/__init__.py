@@ -10,6 +10,7 @@ from privaudit.attacks._plan import attacks_for, check_attack_plan
 from privaudit.attacks._registry import available_attacks, get_attack, register_attack
 from privaudit.attacks._tags import AttackTags, get_tags
 from privaudit.attacks.membership import (
+    ColludingAttack,
     ConfidenceAttack,
     EntropyAttack,
     GapAttack,
@@ -30,6 +31,7 @@ from privaudit.attacks.membership import (
 __all__ = [
     "AttackTags",
     "BaseAttack",
+    "ColludingAttack",
     "ConfidenceAttack",
     "EntropyAttack",
     "GapAttack",

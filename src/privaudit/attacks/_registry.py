@@ -28,6 +28,7 @@ _REGISTRY: dict[str, Any] = {
     "trained-rf": "privaudit.attacks.membership._trained:TrainedRFAttack",
     "trained-knn": "privaudit.attacks.membership._trained:TrainedKNNAttack",
     "trained-gb": "privaudit.attacks.membership._trained:TrainedGBAttack",
+    "colluding": "privaudit.attacks.membership._colluding:ColludingAttack",
 }
 
 

@@ -18,6 +18,7 @@ finishes (TAPAS's threat model).
 Nothing here imports Ray, torch or skops at module level.
 """
 
+from privaudit.training._colluding import ColludingKeys, ColludingRecipe
 from privaudit.training._executors import Executor, LocalExecutor, RayExecutor, get_executor
 from privaudit.training._fidelity import FidelityReport, FidelityWarning, check_fidelity
 from privaudit.training._generator_runs import KNOWLEDGE, GeneratorRecipe, GeneratorRuns
@@ -30,6 +31,8 @@ from privaudit.training._torch_recipes import TorchCNNRecipe, TorchMLPRecipe
 __all__ = [
     "KNOWLEDGE",
     "CallableRecipe",
+    "ColludingKeys",
+    "ColludingRecipe",
     "Executor",
     "FidelityReport",
     "FidelityWarning",

@@ -29,6 +29,7 @@ from privaudit.attacks.membership._base import (
     SignalAttack,
     ThresholdAttack,
 )
+from privaudit.attacks.membership._colluding import ColludingAttack
 from privaudit.attacks.membership._gap import GapAttack
 from privaudit.attacks.membership._gaussian import (
     GaussianThresholdAttack,
@@ -68,6 +69,7 @@ from privaudit.attacks.membership._trained import (
 )
 
 __all__ = [
+    "ColludingAttack",
     "ConfidenceAttack",
     "EntropyAttack",
     "GapAttack",
