@@ -149,3 +149,25 @@ def test_dataframe_population_with_an_unseen_category_is_aligned():
                      np.r_[np.ones(100), np.zeros(100)].astype(int), sensitive="s",
                      population=(pop, y[200:]), attacks=["direct"])
     assert results[0].candidates == ["u", "v"]
+
+
+def test_shadow_ai_trains_shadow_models_on_the_population(digits):
+    from privaudit.attacks.membership import LossAttack
+    from privaudit.training import ReferenceSpec
+
+    model, X, y, labels, population = digits
+    target = SklearnTarget(model, name="digits-mlp")
+    shadow, through = _quiet(
+        privaudit.audit_attributes, target, X, y, labels, sensitive=36,
+        population=population, attacks=["shadow-ai", "membership-ai"],
+        attack_params={"membership-ai": {"membership_attack": LossAttack()}},
+        reference=ReferenceSpec(n_models=4), random_state=0)
+    assert shadow.attack == "shadow-ai" and shadow.n_members == 300
+    assert 0.0 <= shadow.accuracy().value <= 1.0
+    # The loss attack over the siblings is Zhao's confidence AI on a classifier.
+    (conf,) = _quiet(privaudit.audit_attributes, model, X, y, labels, sensitive=36,
+                     population=population, attacks=["confidence-ai"], random_state=0)
+    np.testing.assert_array_equal(through.guesses, conf.guesses)
+    # The shadow models queried the population only: the target is queried once.
+    m = len(shadow.candidates)
+    assert target.n_queries == (600 + 400) * m

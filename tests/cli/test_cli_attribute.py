@@ -48,13 +48,15 @@ def write(folder, body):
 def test_a_configuration_runs_the_attacks_and_writes_the_report(folder):
     config = write(folder, ("population: {path: population.csv}\n"
                             "sensitive: {column: sex, name: sex}\n"
-                            "attacks: [model-inversion, direct]\n"
+                            "attacks: [model-inversion, direct, shadow-ai]\n"
+                            "reference: {n_models: 2}\n"
                             "report: {out: rep, n_bootstrap: 20}\n"))
     result = runner.invoke(app, ["audit", "attribute", "--config", str(config)])
     assert result.exit_code == 0, result.output
     assert "Attribute inference" in result.output
     doc = json.loads((folder / "rep" / "results.json").read_text())
-    assert [e["attack"] for e in doc["attributes"]] == ["model-inversion", "direct"]
+    assert [e["attack"] for e in doc["attributes"]] == ["model-inversion", "direct",
+                                                        "shadow-ai"]
     assert doc["attributes"][0]["candidates"] == ["f", "m"]
     assert all(e["folder"].startswith("results/") for e in doc["attributes"])
     html = (folder / "rep" / "index.html").read_text()

@@ -22,6 +22,7 @@ non-members beside model-free guesses, :class:`ModelFreeBaseline`).
 from privaudit.audits._attributes import (
     DEFAULT_ATTRIBUTE_ATTACKS,
     MODEL_FREE_GUESSES,
+    SHADOW_AI,
     ModelFreeBaseline,
     audit_attributes,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "MODEL_FREE_GUESSES",
     "PRIVACY_METRICS",
     "RED_FLAG_THRESHOLDS",
+    "SHADOW_AI",
     "SLICE_SETTINGS",
     "SMI_ATTACKS",
     "SMI_METRICS",

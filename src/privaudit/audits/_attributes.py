@@ -26,7 +26,7 @@ from privaudit.audits._inputs import check_population, check_records
 from privaudit.audits._plan import named_attacks
 from privaudit.audits._run import AuditRun
 
-__all__ = ["DEFAULT_ATTRIBUTE_ATTACKS", "MODEL_FREE_GUESSES", "ModelFreeBaseline",
+__all__ = ["DEFAULT_ATTRIBUTE_ATTACKS", "MODEL_FREE_GUESSES", "SHADOW_AI", "ModelFreeBaseline",
            "audit_attributes"]
 
 _FUNC = "audit_attributes"
@@ -35,6 +35,9 @@ DEFAULT_ATTRIBUTE_ATTACKS: tuple[str, ...] = ("model-inversion", "confidence-ai"
                                               "direct")
 #: The model-free guesses beside every attack (Yeom et al.'s Definition 6 simulators).
 MODEL_FREE_GUESSES: tuple[str, ...] = ("prior", "known-features")
+#: Zhao et al.'s Shadow AI: the most member-like sibling under Shokri's shadow-model attack,
+#: its shadow models trained on the population (the ``reference`` models of the audit).
+SHADOW_AI = "shadow-ai"
 #: At most this many candidate values are tried per record.
 MAX_CANDIDATES = 256
 
@@ -159,21 +162,32 @@ def _truth(attribute: Any, X: Any, alpha: float | None, where: str
 
 
 def _plan(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
-    """(name, attack) pairs; the model-free guesses run beside every attack, not as one."""
-    from privaudit.attacks.attribute import ATTRIBUTE_ATTACKS, AttributeAttack
+    """(name, attack) pairs; the model-free guesses run beside every attack, not as one.
 
-    return named_attacks(attacks, attack_params, registry=ATTRIBUTE_ATTACKS,
-                         base=AttributeAttack, default=DEFAULT_ATTRIBUTE_ATTACKS,
-                         func=_FUNC, excluded=MODEL_FREE_GUESSES)
+    ``shadow-ai`` is a :class:`MembershipAttributeAttack` whose shadow attack the audit
+    fits when it runs (it needs the shadow models).
+    """
+    from privaudit.attacks.attribute import (
+        ATTRIBUTE_ATTACKS,
+        AttributeAttack,
+        MembershipAttributeAttack,
+    )
+
+    registry = {**ATTRIBUTE_ATTACKS, SHADOW_AI: MembershipAttributeAttack}
+    return named_attacks(attacks, attack_params, registry=registry, base=AttributeAttack,
+                         default=DEFAULT_ATTRIBUTE_ATTACKS, func=_FUNC,
+                         excluded=MODEL_FREE_GUESSES)
 
 
 class _AttributeAudit:
     """The audit's shared work: siblings queried once, model-free guesses fitted once."""
 
-    def __init__(self, tgt: Any, inputs: _Inputs, random_state: int) -> None:
+    def __init__(self, tgt: Any, inputs: _Inputs, random_state: int,
+                 reference: Any = None, executor: Any = "local") -> None:
         from privaudit.attacks.attribute import known_features
 
         self.tgt, self.inputs, self.random_state = tgt, inputs, random_state
+        self.reference, self.executor = reference, executor
         a = inputs.attribute
         self.known = known_features(inputs.X, inputs.y, a)
         self.known_pop = known_features(inputs.X_pop, inputs.y_pop, a)
@@ -208,15 +222,18 @@ class _AttributeAudit:
                 X = np.concatenate([np.asarray(i.X), np.asarray(i.X_pop)])
             both = query_siblings(self.tgt, X, np.r_[i.y, i.y_pop], i.attribute)
 
-            def part(rows: slice) -> Any:
+            m = both.n_candidates
+
+            def part(start: int, stop: int) -> Any:
+                rows = slice(start, stop)
                 return SiblingOutputs(
                     losses=both.losses[rows], loss_name=both.loss_name, task=both.task,
                     probabilities=None if both.probabilities is None else
                     both.probabilities[rows], predictions=None if both.predictions is None
-                    else both.predictions[rows], outputs=None)
+                    else both.predictions[rows],
+                    outputs=both.outputs.subset(np.arange(start * m, stop * m)))
 
-            self._siblings = (part(slice(0, n)), part(slice(n, None)))
-            self._flat = both.outputs
+            self._siblings = (part(0, n), part(n, both.n_records))
         return self._siblings
 
     def model_free(self) -> dict[str, NDArray[np.int64]]:
@@ -239,6 +256,22 @@ class _AttributeAudit:
         own = audited.losses[np.arange(len(i.y)), i.truth]
         return float(own[i.labels == 1].mean())
 
+    def shadow_attack(self) -> Any:
+        """Shokri's attack fitted on shadow models trained on halves of the population."""
+        from privaudit.attacks.membership import ShadowModelAttack, collect_reference_outputs
+        from privaudit.audits._model import _default_recipe
+        from privaudit.training import ReferenceSpec
+
+        spec = self.reference or ReferenceSpec(n_models=8)
+        i = self.inputs
+        recipe = _default_recipe(spec.recipe, self.tgt, [SHADOW_AI], func=_FUNC)
+        reference = collect_reference_outputs(
+            recipe, i.X_pop, i.y_pop, X_population=i.X_pop, y_population=i.y_pop,
+            n_models=spec.n_models, mode="offline", train_fraction=spec.train_fraction or 0.5,
+            executor=self.executor, random_state=self.random_state,
+            **({} if spec.to_target is None else {"to_target": spec.to_target}))
+        return ShadowModelAttack(random_state=self.random_state).fit(reference)
+
     def run_attack(self, name: str, attack: Any) -> Any:
         from privaudit.attacks.attribute import LossTargetAttributeAttack
         from privaudit.results import AttributeResult
@@ -247,6 +280,8 @@ class _AttributeAudit:
         i = self.inputs
         if isinstance(attack, LossTargetAttributeAttack) and attack.training_loss is None:
             attack = attack.set_params(training_loss=self.training_loss())
+        if name == SHADOW_AI and attack.membership_attack is None:
+            attack = attack.set_params(membership_attack=self.shadow_attack())
         attack.fit(pop, i.truth_pop, self.known_pop)
         return AttributeResult(
             candidates=list(i.attribute.candidates), guesses=attack.predict(audited,
@@ -303,6 +338,8 @@ def audit_attributes(
     n_grid: int | None = None,
     attacks: Sequence[Any] | None = None,
     attack_params: dict[str, dict[str, Any]] | None = None,
+    reference: Any = None,
+    executor: Any = "local",
     name: str = "",
     dataset: str = "",
     random_state: int = 0,
@@ -337,11 +374,18 @@ def audit_attributes(
         Grid size with ``alpha`` (default: spacing ``alpha``, at most 256 values).
     attacks : sequence of str or AttributeAttack, optional
         Among ``model-inversion``, ``confidence-ai``, ``loss-ai``, ``direct``,
-        ``membership-ai`` (with a fitted membership attack in ``attack_params``) or
-        attack objects. Default :data:`DEFAULT_ATTRIBUTE_ATTACKS`. ``loss-ai`` is given
+        ``shadow-ai`` (Zhao et al.: Shokri's shadow-model attack over the siblings, its
+        shadow models trained on halves of the population), ``membership-ai`` (with a
+        fitted membership attack in ``attack_params``) or attack objects.
+        Default :data:`DEFAULT_ATTRIBUTE_ATTACKS`. ``loss-ai`` is given
         the members' average training loss unless ``attack_params`` sets it.
     attack_params : dict, optional
         ``{attack name: {parameter: value}}``.
+    reference : ReferenceSpec, optional
+        The shadow models of ``shadow-ai`` (default: 8 clones of a scikit-learn target;
+        a ``recipe`` for any other model).
+    executor : {"local", "ray"} or Executor
+        Where the shadow models train.
     name : str
         How reports name the attribute (default: the column).
     dataset : str
@@ -379,9 +423,10 @@ def audit_attributes(
     identity = (tgt.name, type(tgt).__name__, model_part,
                 data_fingerprint(inputs.X, inputs.y), inputs.labels,
                 data_fingerprint(inputs.X_pop, inputs.y_pop), repr(inputs.attribute.column),
+                None if reference is None else repr(reference),
                 [repr(c) for c in inputs.attribute.candidates], inputs.alpha, dataset,
                 random_state)
-    audit = _AttributeAudit(tgt, inputs, random_state)
+    audit = _AttributeAudit(tgt, inputs, random_state, reference, executor)
     run = AuditRun(func=_FUNC, target_name=tgt.name, identity=identity,
                    random_state=random_state, store=None if results_dir is None else
                    ResultsStore(results_dir), baseline=ModelFreeBaseline(),

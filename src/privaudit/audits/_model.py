@@ -388,13 +388,13 @@ class _ModelAudit:
                                 self.y[test_rows], target_n_train=int(self.labels.sum()))
 
 
-def _default_recipe(recipe: Any, tgt: Any, names: list[str]) -> Any:
+def _default_recipe(recipe: Any, tgt: Any, names: list[str], func: str = _FUNC) -> Any:
     """The recipe given, or an unfitted clone of a scikit-learn target."""
     if recipe is not None:
         return recipe
     estimator = getattr(tgt, "estimator", None)
     if estimator is None:
-        raise param_error("recipe", _FUNC, f"given to train reference models for {names} "
+        raise param_error("recipe", func, f"given to train reference models for {names} "
                           "(only scikit-learn targets default to a clone)", None)
     from sklearn.base import clone
 

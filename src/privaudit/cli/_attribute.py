@@ -9,8 +9,9 @@ The configuration (``--config``, YAML) has the sections of ``audit model`` (``ta
       candidates: [male, female]   # default: the population's values
       alpha: null                  # a continuous attribute: right within alpha
       name: gender                 # how the report names it
-    attacks: [model-inversion, confidence-ai, loss-ai, direct]
+    attacks: [model-inversion, confidence-ai, loss-ai, direct, shadow-ai]
     attack_params: {model-inversion: {sigma: 0.5}}
+    reference: {n_models: 8}       # shadow-ai's shadow models (as in audit model)
 
 The population (the attacker's records, with the attribute) is required: the attacks and
 the model-free guesses are fitted on it, never on the audited records.
@@ -62,12 +63,12 @@ class AttributeRun:
 
 def _check(schema: AttributeAuditFile, source: str) -> None:
     from privaudit.attacks.attribute import ATTRIBUTE_ATTACKS
-    from privaudit.audits import MODEL_FREE_GUESSES
+    from privaudit.audits import MODEL_FREE_GUESSES, SHADOW_AI
 
     if schema.population is None:
         raise key_error("population", "the attacker's records with the sensitive attribute "
                         "(a table disjoint from data)", None, source)
-    known = sorted(set(ATTRIBUTE_ATTACKS) - set(MODEL_FREE_GUESSES))
+    known = sorted({*ATTRIBUTE_ATTACKS, SHADOW_AI} - set(MODEL_FREE_GUESSES))
     for i, name in enumerate(schema.attacks or []):
         if name not in known:
             raise key_error(f"attacks[{i}]", f"one of {known}", name, source)
@@ -93,8 +94,9 @@ def run_attribute_audit(run: AttributeRun, *, progress: Any = None) -> Path:
     from privaudit.audits import audit_attributes
     from privaudit.cli._config import ModelAuditFile, _to_config
     from privaudit.cli._datafiles import load_records
-    from privaudit.cli._run import _load_target
+    from privaudit.cli._run import _load_recipe, _load_target
     from privaudit.report import build_report
+    from privaudit.training import get_executor
 
     schema = run.config
     shared = {k: getattr(schema, k) for k in ModelAuditFile.model_fields
@@ -114,6 +116,9 @@ def run_attribute_audit(run: AttributeRun, *, progress: Any = None) -> Path:
         target, X, y, labels, sensitive=s.column, population=population,
         candidates=s.candidates, alpha=s.alpha, attacks=schema.attacks,
         attack_params=schema.attack_params or None, name=s.name or "",
+        reference=cfg.reference_spec(_load_recipe(cfg, run.base)),
+        executor=get_executor(cfg.executor, n_jobs=cfg.n_jobs, address=cfg.address,
+                              func="audit attribute"),
         dataset=cfg.data_path.name, random_state=schema.random_state,
         results_dir=run.out / "results", progress=progress)
     return build_report(results, run.out, n_bootstrap=schema.report.n_bootstrap,
