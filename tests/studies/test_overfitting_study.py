@@ -42,6 +42,13 @@ def test_overfitting_study_end_to_end():
     assert got == expected
     _check_attribute_inference(attributes, messages)
     _check_colluding(results)
+    # Theory beside measurement: Theorem 2 (0-1 loss) predicts the accuracy gap as the
+    # membership advantage of the classifiers; Theorem 3 the regression's.
+    rows = {r["target"]: r for r in study_rows(results)}
+    over = rows["classification-overfit"]
+    assert over["theory_name"] == "Thm 2" and over["theory_mia"] == pytest.approx(over["gap"])
+    assert rows["regression-overfit"]["theory_name"] == "Thm 3"
+    assert rows["regression-overfit"]["theory_mia"] > 0.9
     results = [r for r in results if not r.target.startswith("digits")]
     by = {(r.target, r.attack): r for r in results}
     auc = {k: roc_auc(r.labels, r.scores) for k, r in by.items()}

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 import privaudit.metrics as pm
 from privaudit.report._format import cell, fmt
 from privaudit.report._section import ReportSection, register_section
@@ -46,6 +48,20 @@ def _gap(extra: dict[str, Any]) -> tuple[str, float]:
         "test_accuracy", float("nan"))
 
 
+def _theory_mia(gaussian: Any, metric: str, gap: float) -> float | None:
+    """Yeom et al.'s prediction of the membership advantage.
+
+    Regression: Theorem 3 from the measured error spreads (the Gaussian attack's extra).
+    Classification: Theorem 2 with the 0-1 loss (bounded by B = 1): Adversary 1's
+    advantage is the generalisation error, the gap in accuracy.
+    """
+    if gaussian is not None:
+        return float(gaussian.extra["theoretical_advantage"])
+    if metric == "accuracy" and np.isfinite(gap):
+        return pm.bounded_loss_membership_advantage(float(np.clip(gap, -1, 1)), 1.0)
+    return None
+
+
 def study_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
     """One row of numbers per study target, in the order the targets appear."""
     targets = list(dict.fromkeys(r.target for r in results if _in_study(r)))
@@ -66,8 +82,8 @@ def study_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
             "mia_auc": None if loss is None else pm.roc_auc(loss.labels, loss.scores),
             "mia_advantage": None if loss is None else pm.advantage(loss.labels,
                                                                     loss.scores),
-            "theory_mia": None if gaussian is None else gaussian.extra[
-                "theoretical_advantage"],
+            "theory_mia": _theory_mia(gaussian, metric, gap),
+            "theory_name": "Thm 3" if gaussian is not None else "Thm 2",
             "attribute": None if best is None else best.sensitive_attribute,
             "n_values": None if best is None else len(best.candidates),
             "aia_attack": None if best is None else best.attack,
