@@ -228,7 +228,7 @@ def test_overfitting_study_runs_on_the_spine(monkeypatch):
         warnings.simplefilter("ignore")
         results = overfitting.run_overfitting_study(
             random_state=0, n_regression_members=100, n_classification_members=100,
-            digits=False)
+            digits=False, wages=False)
     from privaudit.results import AttributeResult
 
     for r in results:

@@ -120,7 +120,7 @@ def test_overfitting_study_attack_bars(monkeypatch):
         warnings.simplefilter("ignore")
         study.run_overfitting_study(random_state=0, progress=recorder,
                                     n_regression_members=60, n_classification_members=60,
-                                    digits=False)
+                                    digits=False, wages=False)
     bars = [s for s in recorder.steps if s[0].startswith("Attacks on")]
     assert bars == [(f"Attacks on {spec.name}", n, n)
                     for spec, n in zip(study.OVERFITTING_TARGETS, (2, 2, 4, 4), strict=True)]

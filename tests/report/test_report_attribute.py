@@ -47,3 +47,23 @@ def test_attribute_results_beside_membership_results(tmp_path):
     assert len(doc["results"]) == 1 and len(doc["attributes"]) == 1
     folders = sorted(p.name for p in (tmp_path / "results").iterdir())
     assert len(folders) == 2
+
+
+def test_one_vs_rest_results_feed_tapas_aia_report():
+    from privaudit.report import AIAttackReport
+
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 3, 60)
+    posteriors = rng.dirichlet(np.ones(3), 60)
+    posteriors[np.arange(60), truth] += 1.0  # an informative attack
+    posteriors /= posteriors.sum(1, keepdims=True)
+    result = AttributeResult(candidates=["a", "b", "c"], guesses=posteriors.argmax(1),
+                             truth=truth, members=np.r_[np.ones(40), np.zeros(20)].astype(int),
+                             posteriors=posteriors, attack="direct", target="model",
+                             sensitive_attribute="s")
+    report = AIAttackReport(result.to_attack_results(), n_bootstrap=0)
+    table = report.metrics_frame()
+    assert len(table) == 3  # one row per candidate value, on the members
+    assert set(table["sensitive_attribute"]) == {"s"}
+    assert (table["n_members"] + table["n_non_members"] == 40).all()
+    assert (table["auc"] > 0.9).all()  # the true value always has the highest belief

@@ -29,6 +29,7 @@ __all__ = [
     "LOANS_DROPPED_COLUMNS",
     "TV16_DROPPED_COLUMNS",
     "TabularData",
+    "load_cps1988",
     "load_digits",
     "load_loans",
     "load_tv16",
@@ -282,6 +283,48 @@ def load_tv16(
         target_name="pid7na", name="stevedata::TV16", task="classification",
         dropped_columns=dict(TV16_DROPPED_COLUMNS),
     )
+
+
+@functools.lru_cache(maxsize=4)
+def _cps1988_full() -> tuple[NDArray[np.float64], NDArray[np.float64], tuple[str, ...],
+                             NDArray[np.int64]]:
+    df = _rdataset("AER", "CPS1988")
+    ids = df["rownames"].to_numpy(dtype=np.int64)
+    frame = df.drop(columns=["rownames"]).assign(wage=np.log(df["wage"]))
+    X, names = _preprocess(frame, "wage")
+    return X, frame["wage"].to_numpy(dtype=np.float64), names, ids
+
+
+def load_cps1988(
+    n_rows: int | None = None, random_state: int | np.random.Generator | None = 0
+) -> TabularData:
+    """March 1988 Current Population Survey (``AER::CPS1988``): predict the log weekly wage.
+
+    28,155 men; features: education and experience (standardised), ethnicity (``afam`` /
+    ``cauc``, one-hot: the sensitive binary attribute of the overfitting study), living in
+    a metropolitan area, region and part-time work. The target is ``log(wage)``.
+
+    Parameters
+    ----------
+    n_rows : int, optional
+        Sample this many rows uniformly without replacement (default: all rows).
+    random_state : int, Generator or None, default=0
+        Seeds the sample.
+
+    Returns
+    -------
+    TabularData
+        ``task="regression"``, ``name="AER::CPS1988"``.
+
+    References
+    ----------
+    .. [1] Bierens, H. J. and Ginther, D. "Integrated Conditional Moment Testing of
+       Quantile Regression Models." Empirical Economics 26 (2001); Kleiber, C. and Zeileis,
+       A. "Applied Econometrics with R." Springer 2008 (the AER package).
+    """
+    return _build(_cps1988_full(), n_rows, random_state, "load_cps1988",
+                  target_name="log_wage", name="AER::CPS1988", task="regression",
+                  dropped_columns={"rownames": "row identifier (kept as record_ids)"})
 
 
 def load_digits(

@@ -76,6 +76,7 @@ def study_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
                           and r.attack == "colluding"), None)
         attrs = [r for r in mine if isinstance(r, AttributeResult)]
         best = max(attrs, key=lambda r: r.accuracy().value, default=None)
+        theorem5 = next((r for r in attrs if "theory" in r.extra), None)
         metric, gap = _gap(mine[0].extra)
         rows.append({
             "target": target, "dataset": mine[0].dataset, "metric": metric, "gap": gap,
@@ -93,6 +94,10 @@ def study_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
             "prior": None if best is None or "prior" not in best.model_free else
             best.model_free_accuracy("prior").value,
             "seed": SEED_VALUES.get(target, {}),
+            # Theorem 5 beside the advantage of the adversary it is about (Adversary 4).
+            "theory_aia": None if theorem5 is None else theorem5.extra["theory"][
+                "predicted_advantage"],
+            "theorem5_measured": None if theorem5 is None else theorem5.advantage(),
             "colluding_advantage": None if colluding is None else pm.advantage(
                 colluding.labels, colluding.scores),
             # Theorem 4: 1 - mu - 2^(-mk), the chance that k pseudo-random labels all match.
@@ -129,6 +134,10 @@ def study_conclusions(rows: list[dict[str, Any]]) -> list[str]:
                      f"{b.value:.3f} [{b.low:.3f}, {b.high:.3f}]; accuracy on members "
                      f"{over['aia_members'].value:.3f} vs {reg['aia_members'].value:.3f} "
                      f"(most common value: {over['prior']:.3f}). ")
+            if over["theory_aia"] is not None:
+                m = over["theorem5_measured"]
+                text += (f"Theorem 5 predicts {over['theory_aia']:.3f} for Adversary 4 on the "
+                         f"overfit model; measured {m.value:.3f} [{m.low:.3f}, {m.high:.3f}]. ")
             text += ("Overfitting drives it too: the overfit model tells its own members' "
                      "attribute better than anyone else's (Yeom et al.'s reading)."
                      if leaks else
@@ -161,6 +170,8 @@ def _view(row: dict[str, Any]) -> dict[str, Any]:
             "aia_non_members": est(row["aia_non_members"]),
             "aia_advantage": est(row["aia_advantage"]), "prior": fmt(row["prior"]),
             "colluding_advantage": fmt(row["colluding_advantage"]),
+            "theory_aia": fmt(row["theory_aia"]),
+            "theorem5_measured": est(row["theorem5_measured"]),
             "seed_mia": fmt(seed.get("mia_auc")), "seed_aia": fmt(seed.get("aia_accuracy"))}
 
 

