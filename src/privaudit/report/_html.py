@@ -26,6 +26,9 @@ from privaudit.report._sections_llm import LLMSection  # noqa: F401 (registers)
 from privaudit.report._sections_membership import MetricsSection  # noqa: F401 (registers)
 from privaudit.report._sections_risk import RiskSection  # noqa: F401 (registers)
 from privaudit.report._sections_slices import SlicesSection  # noqa: F401 (registers)
+from privaudit.report._sections_strong import (  # noqa: F401 (registers)
+    StrongMembershipSection,
+)
 from privaudit.report._sections_study import StudySection  # noqa: F401 (registers)
 from privaudit.report._sections_synthetic import SyntheticSection  # noqa: F401 (registers)
 from privaudit.report._verdict import Verdict, attack_verdict, disqualified, target_verdict
