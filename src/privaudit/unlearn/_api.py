@@ -1,0 +1,90 @@
+"""One entry point for every unlearning algorithm: :func:`unlearn`."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from privaudit._validation import param_error
+from privaudit.unlearn._basic import fine_tune, gradient_ascent, retrain
+from privaudit.unlearn._common import DataPair
+from privaudit.unlearn._distill import bad_teacher, scrub
+from privaudit.unlearn._saliency import salun, sfr_on
+
+__all__ = ["METHODS", "unlearn"]
+
+#: The algorithms by their short name in the Apollo paper's tables.
+METHODS: dict[str, Callable[..., Any]] = {
+    "RT": retrain,
+    "FT": fine_tune,
+    "GA": gradient_ascent,
+    "BT": bad_teacher,
+    "SCRUB": scrub,
+    "SalUn": salun,
+    "SFR-on": sfr_on,
+}
+
+
+def unlearn(
+    model: Any,
+    forget: DataPair,
+    retain: DataPair,
+    *,
+    method: str = "GA",
+    random_state: int = 0,
+    **hyperparameters: Any,
+) -> Any:
+    """Unlearn the ``forget`` records from a torch classifier; return a new model.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The original classifier, returning logits of shape ``(n_records, n_classes)``; it is
+        never modified (every method works on a deep copy or a fresh network). If it has a
+        ``classes_`` attribute (privaudit's torch recipes set it), labels are read in that
+        order; otherwise labels must be the integers ``0 .. n_classes - 1``.
+    forget, retain : (X, y)
+        The records to forget and the records to keep. A record (feature row) in both is
+        refused; that ``forget`` was in the training set cannot be checked here.
+    method : {"RT", "FT", "GA", "BT", "SCRUB", "SalUn", "SFR-on"}, default="GA"
+        The algorithm (see :data:`METHODS` and each function's documentation).
+    random_state : int, default=0
+        Seeds every random draw (inside a forked torch generator: the caller's global
+        random state is untouched); the same seed gives the same weights.
+    **hyperparameters
+        The method's own keyword arguments (``epochs``, ``lr``, ``batch_size``...).
+
+    Returns
+    -------
+    torch.nn.Module
+        The unlearned model, in evaluation mode.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, overlapping sets, a model that is not a classifier or a bad
+        hyperparameter (the message names the parameter).
+    TypeError
+        For a hyperparameter the method does not take.
+
+    References
+    ----------
+    .. [1] Tang, Joshi, Kundu. "Apollo: A Posteriori Label-Only Membership Inference Attack
+       Towards Machine Unlearning" (the algorithms it audits).
+
+    Examples
+    --------
+    >>> import torch  # doctest: +SKIP
+    >>> new = unlearn(net, (X_f, y_f), (X_r, y_r), method="SCRUB", epochs=5)  # doctest: +SKIP
+    """
+    func = METHODS.get(method) if isinstance(method, str) else None
+    if func is None:
+        raise param_error("method", "unlearn", f"one of {sorted(METHODS)}", method)
+    known = set(inspect.signature(func).parameters) - {"model", "forget", "retain",
+                                                        "random_state"}
+    unknown = sorted(set(hyperparameters) - known)
+    if unknown:
+        raise param_error("hyperparameters", f"unlearn(method={method!r})",
+                          f"among {sorted(known)}", f"<unknown {unknown}>", error=TypeError)
+    return func(model, forget, retain, random_state=random_state, **hyperparameters)
