@@ -10,10 +10,12 @@ modify the input model. torch is imported only when an algorithm runs.
 from privaudit.unlearn._api import METHODS, unlearn
 from privaudit.unlearn._basic import fine_tune, gradient_ascent, retrain
 from privaudit.unlearn._distill import bad_teacher, scrub
+from privaudit.unlearn._recipe import UnlearningRecipe
 from privaudit.unlearn._saliency import salun, sfr_on
 
 __all__ = [
     "METHODS",
+    "UnlearningRecipe",
     "bad_teacher",
     "fine_tune",
     "gradient_ascent",
