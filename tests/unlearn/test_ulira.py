@@ -37,10 +37,7 @@ def world():
     train, held, pop = perm[:300], perm[300:340], perm[340:700]
     forget, retain = train[:40], train[40:]
     audit = np.r_[forget, held]
-    labels = np.r_[np.ones(40), np.zeros(40)].astype(int)
-    original = RECIPE.train(X[train], y[train], random_state=0)
-    return dict(X=X, y=y, forget=forget, retain=retain, audit=audit, pop=pop,
-                labels=labels, original=original)
+    return dict(X=X, y=y, forget=forget, retain=retain, audit=audit, pop=pop)
 
 
 def test_a_pool_of_unlearned_shadows_for_u_lira(world):
