@@ -241,3 +241,21 @@ def test_functions_fit_on_a_screen() -> None:
                 body = node.body[1:] if isinstance(node.body[0], ast.Expr) else node.body
                 lines = {n.lineno for b in body for n in ast.walk(b) if hasattr(n, "lineno")}
                 assert len(lines) <= 60, f"{path.name}:{node.name} has {len(lines)} lines"
+
+
+def test_records_outside_the_training_set_are_refused(digits):
+    X, y = digits["X"], digits["y"]
+    train = np.r_[digits["f"], digits["r"]]
+    forget, retain = _sets(digits)
+    outside = (X[digits["te"][:3]], y[digits["te"][:3]])
+    with pytest.raises(ValueError, match=r"'forget' parameter of unlearn.*3 record\(s\)"):
+        unlearn(digits["net"], outside, retain, method="GA", training_set=(X[train], y[train]))
+    relabelled = (forget[0], (forget[1] + 1) % 10)  # the same images, other labels
+    with pytest.raises(ValueError, match="'forget' parameter of unlearn"):
+        unlearn(digits["net"], relabelled, retain, method="GA",
+                training_set=(X[train], y[train]))
+    with pytest.raises(ValueError, match="'retain' parameter of unlearn"):
+        unlearn(digits["net"], forget, outside, method="GA", training_set=(X[train], y[train]))
+    new = unlearn(digits["net"], forget, retain, method="FT", epochs=1,
+                  training_set=(X[train], y[train]))
+    assert new is not digits["net"]

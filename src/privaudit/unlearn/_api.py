@@ -33,6 +33,7 @@ def unlearn(
     *,
     method: str = "GA",
     random_state: int = 0,
+    training_set: DataPair | None = None,
     **hyperparameters: Any,
 ) -> Any:
     """Unlearn the ``forget`` records from a torch classifier; return a new model.
@@ -52,6 +53,11 @@ def unlearn(
     random_state : int, default=0
         Seeds every random draw (inside a forked torch generator: the caller's global
         random state is untouched); the same seed gives the same weights.
+    training_set : (X, y), optional
+        The original model's training set: when given, every forget and retain record
+        must be in it (features and label), or the request is refused before any work
+        (unlearning a record the model never saw is a silent no-op that an audit would
+        then score as "forgotten").
     **hyperparameters
         The method's own keyword arguments (``epochs``, ``lr``, ``batch_size``...).
 
@@ -87,4 +93,28 @@ def unlearn(
     if unknown:
         raise param_error("hyperparameters", f"unlearn(method={method!r})",
                           f"among {sorted(known)}", f"<unknown {unknown}>", error=TypeError)
+    if training_set is not None:
+        _check_in_training_set(forget, retain, training_set)
     return func(model, forget, retain, random_state=random_state, **hyperparameters)
+
+
+def _check_in_training_set(forget: DataPair, retain: DataPair, training: DataPair) -> None:
+    """Every forget and retain record (features and label) must be a training record."""
+    import numpy as np
+    import pandas as pd
+
+    from privaudit._rows import rows_found_in
+
+    def rows(pair: DataPair) -> Any:
+        X, y = np.asarray(pair[0]), np.asarray(pair[1])
+        frame = pd.DataFrame(X.reshape(len(X), -1))
+        frame[frame.shape[1]] = y.astype(str)
+        return frame
+
+    train = rows(training)
+    for name, pair in (("forget", forget), ("retain", retain)):
+        missing = np.flatnonzero(~rows_found_in(rows(pair), train))
+        if missing.size:
+            raise param_error(name, "unlearn", "records of the training set (features and "
+                              "label)", f"<{missing.size} record(s) not in it, e.g. row "
+                              f"{int(missing[0])}>")
