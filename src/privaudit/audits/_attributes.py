@@ -283,12 +283,11 @@ class _AttributeAudit:
         if name == SHADOW_AI and attack.membership_attack is None:
             attack = attack.set_params(membership_attack=self.shadow_attack())
         attack.fit(pop, i.truth_pop, self.known_pop)
+        guesses, posteriors = attack.guess(audited, self.known)  # one scoring
         return AttributeResult(
-            candidates=list(i.attribute.candidates), guesses=attack.predict(audited,
-                                                                            self.known),
+            candidates=list(i.attribute.candidates), guesses=guesses,
             members=i.labels, truth=None if i.alpha is not None else i.truth,
-            truth_values=i.truth_values, alpha=i.alpha,
-            posteriors=attack.posteriors(audited, self.known),
+            truth_values=i.truth_values, alpha=i.alpha, posteriors=posteriors,
             model_free=self.model_free(), attack=name, target=self.tgt.name,
             sensitive_attribute=i.attribute.label,
             parameters=_parameters(attack), extra=self._theory(name))

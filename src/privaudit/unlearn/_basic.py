@@ -8,15 +8,14 @@ from typing import Any
 from privaudit._validation import param_error
 from privaudit.unlearn._common import (
     DataPair,
-    batches,
     common_hyper,
+    descend,
     finish,
     fresh,
     optimizer,
     positive_int,
     prepare,
     seeded,
-    step,
     student,
 )
 
@@ -123,9 +122,8 @@ def retrain(
         if model_factory is None:
             _refit_input_statistics(net, task.X_retain)
         opt = optimizer(net, "adam", lr, 0.0, weight_decay, func)
-        for _ in range(epochs):
-            for idx in batches(task.X_retain.shape[0], batch_size, gen):
-                step(opt, F.cross_entropy(net(task.X_retain[idx]), task.y_retain[idx]))
+        descend(opt, task.X_retain.shape[0], epochs, batch_size, gen,
+                lambda idx: F.cross_entropy(net(task.X_retain[idx]), task.y_retain[idx]))
     return finish(net)
 
 
@@ -185,9 +183,8 @@ def fine_tune(
     with seeded(task.torch, random_state, func) as gen:
         net = student(model)
         opt = optimizer(net, optimizer_name, lr, momentum, weight_decay, func)
-        for _ in range(epochs):
-            for idx in batches(task.X_retain.shape[0], batch_size, gen):
-                step(opt, F.cross_entropy(net(task.X_retain[idx]), task.y_retain[idx]))
+        descend(opt, task.X_retain.shape[0], epochs, batch_size, gen,
+                lambda idx: F.cross_entropy(net(task.X_retain[idx]), task.y_retain[idx]))
     return finish(net)
 
 
@@ -244,7 +241,6 @@ def gradient_ascent(
     with seeded(task.torch, random_state, func) as gen:
         net = student(model)
         opt = optimizer(net, optimizer_name, lr, momentum, weight_decay, func)
-        for _ in range(epochs):
-            for idx in batches(task.X_forget.shape[0], batch_size, gen):
-                step(opt, -F.cross_entropy(net(task.X_forget[idx]), task.y_forget[idx]))
+        descend(opt, task.X_forget.shape[0], epochs, batch_size, gen,
+                lambda idx: -F.cross_entropy(net(task.X_forget[idx]), task.y_forget[idx]))
     return finish(net)

@@ -16,16 +16,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privaudit._validation import param_error
+from privaudit.targets import import_torch
 
 #: A data set as the algorithms take it: ``(X, y)`` with one label per record.
 DataPair = tuple[Any, Any]
 
 
-def import_torch() -> Any:
-    """Import torch, or raise an ImportError naming the extra that installs it."""
-    from privaudit.targets import import_torch as _import
-
-    return _import()
 
 
 def positive_int(value: Any, param: str, func: str, *, zero: bool = False) -> int:
@@ -215,6 +211,15 @@ def optimizer(net: Any, name: str, lr: float, momentum: float, weight_decay: flo
     if name == "adam":
         return torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
     raise param_error("optimizer_name", func, "'sgd' or 'adam'", name)
+
+
+def descend(opt: Any, n: int, epochs: int, batch_size: int, gen: Any,
+            loss_of: Callable[[Any], Any], mask: dict[str, Any] | None = None,
+            net: Any = None) -> None:
+    """``epochs`` passes over ``n`` records in shuffled batches, one :func:`step` each."""
+    for _ in range(epochs):
+        for idx in batches(n, batch_size, gen):
+            step(opt, loss_of(idx), mask, net)
 
 
 def step(opt: Any, loss: Any, mask: dict[str, Any] | None = None, net: Any = None,

@@ -9,6 +9,7 @@ from privaudit.unlearn._common import (
     DataPair,
     batches,
     common_hyper,
+    descend,
     distill_kl,
     finish,
     fresh,
@@ -98,9 +99,8 @@ def bad_teacher(
         with torch.no_grad():
             target = torch.cat([bad(task.X_forget), good(task.X_retain[keep])])
         opt = optimizer(net, optimizer_name, lr, momentum, weight_decay, func)
-        for _ in range(epochs):
-            for idx in batches(X.shape[0], batch_size, gen):
-                step(opt, distill_kl(net(X[idx]), target[idx], temperature))
+        descend(opt, X.shape[0], epochs, batch_size, gen,
+                lambda idx: distill_kl(net(X[idx]), target[idx], temperature))
     return finish(net)
 
 

@@ -11,6 +11,7 @@ from privaudit.unlearn._common import (
     Task,
     batches,
     common_hyper,
+    descend,
     finish,
     optimizer,
     positive_float,
@@ -114,9 +115,8 @@ def salun(
         X = torch.cat([task.X_forget, task.X_retain])
         y = torch.cat([(task.y_forget + shift) % task.n_classes, task.y_retain])
         opt = optimizer(net, optimizer_name, lr, momentum, weight_decay, func)
-        for _ in range(epochs):
-            for idx in batches(X.shape[0], batch_size, gen):
-                step(opt, F.cross_entropy(net(X[idx]), y[idx]), mask, net)
+        descend(opt, X.shape[0], epochs, batch_size, gen,
+                lambda idx: F.cross_entropy(net(X[idx]), y[idx]), mask, net)
     return finish(net)
 
 

@@ -103,12 +103,24 @@ class AttributeAttack(BaseAttack):
     def predict(self, siblings: SiblingOutputs | None,
                 known: NDArray[np.float64] | None = None) -> NDArray[np.int64]:
         """Index of each record's guessed candidate (ties to the more common value)."""
-        return best_candidates(self.score(siblings, known), self.prior_)
+        return self._guesses(self.score(siblings, known))
 
     def posteriors(self, siblings: SiblingOutputs | None,
                    known: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
         """A belief over the candidates per record (rows sum to 1)."""
-        return softmax_rows(self.score(siblings, known))
+        return self._beliefs(self.score(siblings, known))
+
+    def guess(self, siblings: SiblingOutputs | None, known: NDArray[np.float64] | None = None
+              ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """:meth:`predict` and :meth:`posteriors` from one scoring of the records."""
+        scores = self.score(siblings, known)
+        return self._guesses(scores), self._beliefs(scores)
+
+    def _guesses(self, scores: NDArray[np.float64]) -> NDArray[np.int64]:
+        return best_candidates(scores, self.prior_)
+
+    def _beliefs(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        return softmax_rows(scores)
 
 
 class ModelInversionAttack(AttributeAttack):
@@ -289,10 +301,8 @@ class MembershipAttributeAttack(AttributeAttack):
         return np.asarray(flat, dtype=np.float64).reshape(siblings.n_records,
                                                           siblings.n_candidates)
 
-    def predict(self, siblings: SiblingOutputs | None,
-                known: NDArray[np.float64] | None = None) -> NDArray[np.int64]:
+    def _guesses(self, scores: NDArray[np.float64]) -> NDArray[np.int64]:
         """Each record's guess; -1 where a hard rule makes none."""
-        scores = self.score(siblings, known)
         if self.rule == "most-member-like":
             return best_candidates(scores, self.prior_)
         member = scores >= self.threshold
@@ -349,9 +359,8 @@ class _ClassifierGuess(AttributeAttack):
                 self.model_.predict_proba(features)
         return np.log(np.clip(proba, 1e-300, None))
 
-    def posteriors(self, siblings: SiblingOutputs | None,
-                   known: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-        return np.exp(self.score(siblings, known))
+    def _beliefs(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.exp(scores)  # the scores are the classifier's log-probabilities
 
 
 def _need_known(known: NDArray[np.float64] | None, who: str) -> NDArray[np.float64]:
