@@ -618,7 +618,10 @@ def load_torch_model(
 
     try:
         if allow_pickle:
-            # The caller's documented opt-in for a file they wrote: unpickling runs its code.
+            # Why this full unpickle is acceptable: it runs only when the caller passes
+            # allow_pickle=True (default False) for a file they wrote themselves, as the
+            # docstring says; privaudit never passes it, the CLI cannot reach it, and every
+            # other path (the default here, the caches) is weights_only=True or safetensors.
             obj = torch.load(file, map_location=map_location, weights_only=False)
         else:
             obj = torch.load(file, map_location=map_location, weights_only=True)

@@ -169,8 +169,10 @@ def _load_shared(token: str, path: str) -> dict[str, Any]:
     shared = _WORKER_SHARED.get(token)
     if shared is None:
         # Safe to unpickle: never a user's file, but the one the parent process wrote a moment
-        # ago for this map call (mkstemp: mode 0600, unguessable name), carrying the same
-        # objects the executor itself pickles to send task arguments to workers.
+        # ago for this map call (mkstemp: mode 0600, unguessable name, removed when the call
+        # ends), carrying the same objects the executor itself pickles to send task
+        # arguments to workers; its path comes from the parent, never from a file or a
+        # configuration (docs/security.md, "Known limits").
         with open(path, "rb") as fh:
             shared = pickle.load(fh)
         _WORKER_SHARED.clear()  # keep only the current call's data
