@@ -55,6 +55,17 @@ def _train_task(
     return model, time.perf_counter() - start
 
 
+def _train_chunk_task(
+    recipe: Any, chunk_indices: list[NDArray[np.int64]], seeds: list[int], *, X: Any, y: Any
+) -> list[tuple[Any, float]]:
+    """Train several models in one task with ``recipe.train_many``, timed as equal shares."""
+    start = time.perf_counter()
+    datasets = [(_take_rows(X, idx), _take_rows(y, idx)) for idx in chunk_indices]
+    models = recipe.train_many(datasets, random_states=seeds)
+    seconds = (time.perf_counter() - start) / max(len(models), 1)
+    return [(model, seconds) for model in models]
+
+
 class _Trainer:
     """Trains a pool's models through an executor, into memory or into the cache."""
 
@@ -69,6 +80,10 @@ class _Trainer:
 
     def run(self, todo: list[int], on_model: Callable[[int, Any], None]) -> None:
         """Train models ``todo``; ``on_model(i, model)`` as each finishes."""
+        chunks = self._chunks(todo)
+        if chunks is not None:
+            self._run_chunks(chunks, on_model)
+            return
         tasks = [(self.recipe, self.train_indices[i], int(self.seeds[i])) for i in todo]
         for t, (model, secs) in self.executor.map_unordered(
             _train_task, tasks, shared={"X": self.X, "y": self.y}
@@ -76,6 +91,34 @@ class _Trainer:
             self.train_seconds[todo[t]] = secs
             on_model(todo[t], model)
             self.tick()
+
+    def _chunks(self, todo: list[int]) -> list[list[int]] | None:
+        """Groups of models to train together, or None to train them one per task.
+
+        A recipe with ``stack > 1`` and a ``train_many`` method (the built-in torch recipes)
+        trains up to ``stack`` models per task, in chunks small enough to keep every worker
+        busy. Which models share a chunk changes nothing in any of them, so the models are
+        the same whatever the number of workers or the models left to train.
+        """
+        stack = getattr(self.recipe, "stack", 1)
+        if (not todo or not isinstance(stack, numbers.Integral) or stack <= 1
+                or not callable(getattr(self.recipe, "train_many", None))):
+            return None
+        workers = max(1, int(getattr(self.executor, "n_workers", 1)))
+        size = min(int(stack), math.ceil(len(todo) / workers))
+        return [todo[s:s + size] for s in range(0, len(todo), size)]
+
+    def _run_chunks(self, chunks: list[list[int]], on_model: Callable[[int, Any], None]) -> None:
+        """Train each chunk in one task; report its models as the chunk finishes."""
+        tasks = [(self.recipe, [self.train_indices[i] for i in chunk],
+                  [int(self.seeds[i]) for i in chunk]) for chunk in chunks]
+        for t, results in self.executor.map_unordered(
+            _train_chunk_task, tasks, shared={"X": self.X, "y": self.y}
+        ):
+            for i, (model, secs) in zip(chunks[t], results, strict=True):
+                self.train_seconds[i] = secs
+                on_model(i, model)
+                self.tick()
 
     def into_cache(self, cache: ModelCache, missing: list[int]) -> int:
         """Train the missing models into the cache, each under its lock; return how many.

@@ -100,7 +100,7 @@ class _TorchRecipe:
     _param_names: tuple[str, ...] = ()
 
     def _common(self, epochs: Any, lr: Any, weight_decay: Any, batch_size: Any,
-                classes: Any, num_threads: Any) -> None:
+                classes: Any, num_threads: Any, stack: Any) -> None:
         func = type(self).__name__
         self.epochs = _positive_int(epochs, "epochs", func)
         self.lr = _non_negative_float(lr, "lr", func, positive=True)
@@ -115,14 +115,27 @@ class _TorchRecipe:
         self.classes = classes
         self.num_threads = None if num_threads is None else _positive_int(
             num_threads, "num_threads", func)
+        self.stack = _positive_int(stack, "stack", func)
 
     def get_params(self) -> dict[str, Any]:
         """The constructor parameters and their values."""
         return {k: getattr(self, k) for k in self._param_names}
 
+    def _identity_params(self) -> dict[str, Any]:
+        """The parameters that identify the trained weights.
+
+        ``stack`` is left out at its default (1), so that fingerprints, file headers and
+        run keys are those of the recipes from before it existed; any other value is kept:
+        stacked models differ from sequential ones in the last bits.
+        """
+        params = self.get_params()
+        if params.get("stack") == 1:
+            del params["stack"]
+        return params
+
     def _params_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for k, v in self.get_params().items():
+        for k, v in self._identity_params().items():
             if isinstance(v, np.ndarray):
                 out[k] = _classes_to_json(v)
             elif isinstance(v, tuple):
@@ -132,7 +145,7 @@ class _TorchRecipe:
         return out
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        args = ", ".join(f"{k}={v!r}" for k, v in self._identity_params().items())
         return f"{type(self).__name__}({args})"
 
     def fingerprint(self) -> str:
@@ -143,7 +156,7 @@ class _TorchRecipe:
             "code_version": RECIPE_CODE_VERSION,
             "torch_recipe_version": TORCH_RECIPE_VERSION,
             "torch": torch.__version__,
-            "params": canonical(self.get_params()),
+            "params": canonical(self._identity_params()),
         })
 
     # ------------------------------------------------------------------ subclasses
@@ -224,6 +237,41 @@ class _TorchRecipe:
         net.classes_ = classes
         return net
 
+    def train_many(self, datasets: Sequence[tuple[Any, ArrayLike]], *,
+                   random_states: Sequence[int]) -> list[Any]:
+        """Train one network per ``(X, y)`` in ``datasets``, ``stack`` of them at a time.
+
+        Parameters
+        ----------
+        datasets : sequence of (X, y)
+            Training sets, of any lengths.
+        random_states : sequence of int
+            One seed per training set, as in :meth:`train`.
+
+        Returns
+        -------
+        list of TorchClassifierNet
+            The networks in the order of ``datasets``. With ``stack=1``, exactly
+            ``[train(X, y, random_state=s) ...]``; otherwise trained together over stacked
+            parameters (``torch.func``), equal to those within float rounding; how they are
+            grouped changes nothing in any of them.
+        """
+        if len(datasets) != len(random_states):
+            raise param_error("random_states", f"{type(self).__name__}.train_many",
+                              f"one seed per dataset ({len(datasets)})",
+                              f"<{len(random_states)} seeds>")
+        if self.stack == 1:
+            return [self.train(X, y, random_state=s)
+                    for (X, y), s in zip(datasets, random_states, strict=True)]
+        _torch()  # an ImportError naming the extra, before _stacked imports torch
+        from privaudit.training._stacked import train_stacked
+
+        out: list[Any] = []
+        for start in range(0, len(datasets), self.stack):
+            end = start + self.stack
+            out += train_stacked(self, datasets[start:end], random_states[start:end])
+        return out
+
     # ------------------------------------------------------------------ files
     def _metadata(self, net: Any) -> dict[str, Any]:
         return {
@@ -267,8 +315,9 @@ class _TorchRecipe:
         if not isinstance(meta, dict):
             raise ValueError(f"{file!r} was not written by a privaudit torch recipe.")
         expected = {"recipe": type(self).__name__, "torch_recipe_version": TORCH_RECIPE_VERSION,
-                    "params": self._params_json()}
+                    "params": _without_stack(self._params_json())}
         found = {k: meta.get(k) for k in expected}
+        found["params"] = _without_stack(found["params"])
         if json.dumps(found, sort_keys=True) != json.dumps(expected, sort_keys=True):
             raise ValueError(
                 f"{file!r} was written by {meta.get('recipe')} with other hyperparameters "
@@ -318,6 +367,14 @@ class TorchMLPRecipe(_TorchRecipe):
         torch threads while training (restored afterwards). One thread makes the weights
         bit-identical across executors and machines with the same torch build; ``None``
         keeps torch's setting.
+    stack : int, default=1
+        How many models :meth:`train_many` (and so a
+        :class:`~privaudit.training.ReferencePool`) trains at once, vectorised over stacked
+        parameters with ``torch.func``: much faster for small networks. ``1`` trains them
+        one by one with :meth:`train`. Stacked models equal sequential ones within float
+        rounding, not bit for bit, so a value other than 1 is part of the fingerprint; how
+        the models are grouped changes nothing in any of them. Files saved with any value
+        load with any other (the networks are the same).
 
     Notes
     -----
@@ -341,7 +398,7 @@ class TorchMLPRecipe(_TorchRecipe):
     """
 
     _param_names = ("hidden", "epochs", "lr", "weight_decay", "batch_size", "classes",
-                    "num_threads")
+                    "num_threads", "stack")
 
     def __init__(
         self,
@@ -353,9 +410,10 @@ class TorchMLPRecipe(_TorchRecipe):
         batch_size: int = 64,
         classes: ArrayLike | None = None,
         num_threads: int | None = 1,
+        stack: int = 1,
     ) -> None:
         self.hidden = _int_tuple(hidden, "hidden", "TorchMLPRecipe", allow_empty=True)
-        self._common(epochs, lr, weight_decay, batch_size, classes, num_threads)
+        self._common(epochs, lr, weight_decay, batch_size, classes, num_threads, stack)
 
     def _build(self, n_features: int, n_classes: int) -> Any:
         from privaudit.training._torch_nets import MLPClassifierNet
@@ -391,6 +449,8 @@ class TorchCNNRecipe(_TorchRecipe):
         Labels of the output columns (default: those in the training set).
     num_threads : int or None, default=1
         torch threads while training (see :class:`TorchMLPRecipe`).
+    stack : int, default=1
+        Models trained together by :meth:`train_many` (see :class:`TorchMLPRecipe`).
 
     References
     ----------
@@ -399,7 +459,7 @@ class TorchCNNRecipe(_TorchRecipe):
     """
 
     _param_names = ("image_shape", "channels", "hidden", "epochs", "lr", "weight_decay",
-                    "batch_size", "classes", "num_threads")
+                    "batch_size", "classes", "num_threads", "stack")
 
     def __init__(
         self,
@@ -413,6 +473,7 @@ class TorchCNNRecipe(_TorchRecipe):
         batch_size: int = 64,
         classes: ArrayLike | None = None,
         num_threads: int | None = 1,
+        stack: int = 1,
     ) -> None:
         func = "TorchCNNRecipe"
         shape = _int_tuple(image_shape, "image_shape", func, allow_empty=False)
@@ -423,7 +484,7 @@ class TorchCNNRecipe(_TorchRecipe):
         self.image_shape = shape
         self.channels = _int_tuple(channels, "channels", func, allow_empty=False)
         self.hidden = _positive_int(hidden, "hidden", func)
-        self._common(epochs, lr, weight_decay, batch_size, classes, num_threads)
+        self._common(epochs, lr, weight_decay, batch_size, classes, num_threads, stack)
 
     def _check_features(self, n_features: int) -> None:
         expected = int(np.prod(self.image_shape))
@@ -439,6 +500,13 @@ class TorchCNNRecipe(_TorchRecipe):
 
         self._check_features(n_features)
         return CNNClassifierNet(self.image_shape, n_classes, self.channels, self.hidden)
+
+
+def _without_stack(params: Any) -> Any:
+    """File-header parameters without ``stack``: it changes how models train, not what."""
+    if not isinstance(params, dict):
+        return params
+    return {k: v for k, v in params.items() if k != "stack"}
 
 
 def _safetensors(module: str) -> Any:

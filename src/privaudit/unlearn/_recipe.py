@@ -69,6 +69,8 @@ class UnlearningRecipe:
         self.method = method
         self.params = dict(params or {})
         self.suffix = getattr(self.recipe, "suffix", ".bin")
+        #: Models the pool trains together (the base recipe's ``stack``, e.g. torch.func).
+        self.stack = getattr(self.recipe, "stack", 1)
 
     def __repr__(self) -> str:
         return (f"UnlearningRecipe({self.recipe!r}, method={self.method!r}, "
@@ -85,6 +87,16 @@ class UnlearningRecipe:
     def train(self, X: Any, y: Any, *, random_state: int) -> Any:
         """Train on ``(X, y)``, then unlearn the candidate rows among them (same seed)."""
         model = self.recipe.train(X, y, random_state=random_state)
+        return self._unlearn(model, X, y, random_state)
+
+    def train_many(self, datasets: list[tuple[Any, Any]], *,
+                   random_states: list[int]) -> list[Any]:
+        """Train with the base recipe's ``train_many`` (stacked), then unlearn each."""
+        models = self.recipe.train_many(datasets, random_states=random_states)
+        return [self._unlearn(m, X, y, s)
+                for m, (X, y), s in zip(models, datasets, random_states, strict=True)]
+
+    def _unlearn(self, model: Any, X: Any, y: Any, random_state: int) -> Any:
         forget = rows_found_in(_frame(X), _frame(self.candidates[0]))
         if not forget.any() or forget.all():
             return model  # nothing to forget (or nothing left to retain)
