@@ -11,6 +11,7 @@ from privaudit.audits import (
     audit_llm,
     audit_model,
     audit_synthetic,
+    audit_unlearning,
 )
 from privaudit.exceptions import (
     BaselineWarning,
@@ -37,4 +38,5 @@ __all__ = [
     "audit_llm",
     "audit_model",
     "audit_synthetic",
+    "audit_unlearning",
 ]

@@ -16,7 +16,9 @@ holdout records; :class:`PrivacyEvaluator` gives its results in the source docum
 dict shapes) and :func:`audit_generator` (the generator behind synthetic data, attacked
 through shadow runs as in TAPAS, one result per target record and attack) and
 :func:`audit_attributes` (attribute inference against a model: guesses on members and
-non-members beside model-free guesses, :class:`ModelFreeBaseline`).
+non-members beside model-free guesses, :class:`ModelFreeBaseline`) and
+:func:`audit_unlearning` (an unlearned model: its forgotten records against records it never
+trained on, with U-MIA, U-LiRA and the label-only Apollo attack).
 """
 
 from privaudit.audits._attributes import (
@@ -72,6 +74,7 @@ from privaudit.audits._synthetic import (
     SyntheticBaseline,
     audit_synthetic,
 )
+from privaudit.audits._unlearning import UNLEARNING_ATTACKS, audit_unlearning
 
 __all__ = [
     "DEFAULT_ATTACKS",
@@ -90,6 +93,7 @@ __all__ = [
     "SMI_ATTACKS",
     "SMI_METRICS",
     "SYNTHETIC_CHECKS",
+    "UNLEARNING_ATTACKS",
     "AuditRun",
     "Baseline",
     "BlindBaselineCheck",
@@ -106,6 +110,7 @@ __all__ = [
     "audit_llm",
     "audit_model",
     "audit_synthetic",
+    "audit_unlearning",
     "default_attacks",
     "digest",
     "guide_output",

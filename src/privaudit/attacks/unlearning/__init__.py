@@ -2,9 +2,14 @@
 
 Results are :class:`~privaudit.results.AttackResult` with labels 1 = unlearned record,
 0 = never trained on. :class:`UMIAAttack` (U-MIA) trains an RBF SVM on a surrogate
-unlearned model's outputs.
+unlearned model's outputs; :class:`ULiRAAttack` (U-LiRA) is the per-example likelihood
+ratio over shadows that trained on each record and unlearned it; :class:`ApolloAttack`
+(online and offline) searches near each record for the artefacts of approximate
+unlearning and reads only the target's labels there.
 """
 
+from privaudit.attacks.unlearning._apollo import ApolloAttack
+from privaudit.attacks.unlearning._ulira import ULiRAAttack
 from privaudit.attacks.unlearning._umia import UMIAAttack
 
-__all__ = ["UMIAAttack"]
+__all__ = ["ApolloAttack", "ULiRAAttack", "UMIAAttack"]
