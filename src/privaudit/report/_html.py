@@ -31,6 +31,9 @@ from privaudit.report._sections_strong import (  # noqa: F401 (registers)
 )
 from privaudit.report._sections_study import StudySection  # noqa: F401 (registers)
 from privaudit.report._sections_synthetic import SyntheticSection  # noqa: F401 (registers)
+from privaudit.report._sections_unlearning import (  # noqa: F401 (registers)
+    UnlearningSection,
+)
 from privaudit.report._verdict import Verdict, attack_verdict, disqualified, target_verdict
 from privaudit.results import (
     DEFAULT_FPRS,

@@ -1,0 +1,507 @@
+"""Machine-unlearning audits, reported as Apollo's paper does (Tang, Joshi and Kundu).
+
+For results of an unlearning audit (``result.audit.kind == "unlearning"``; labels 1 = a
+forgotten record, 0 = a record never trained on): one column per unlearning algorithm
+(``parameters["method"]``, else the target's name), one row per attack, each cell the
+attack's TPR at the lowest non-zero FPR the column's Apollo result reaches (the paper's
+"TPR@FPR" cells, e.g. ``18.0@6.0%``), with precision, recall and the AUC beside it; the
+paper's CIFAR-10 values (its Table II) in a second table for comparison; one log-log ROC
+figure per algorithm; and, for Apollo results that kept their search trajectories, the
+TPR and FPR over the UNDER and OVER search radii (its Figure 5). Exact retraining (RT) is
+the reference: every attack should be near chance on it, and the section says whether it
+is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import privaudit.metrics as pm
+from privaudit.report._common import figure_png, new_figure, png_data_uri
+from privaudit.report._format import cell, fmt
+from privaudit.report._section import ReportSection, register_section
+from privaudit.results import AttackResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from privaudit.report._html import HtmlReport
+
+__all__ = [
+    "PAPER_CIFAR10",
+    "UnlearningSection",
+    "algorithm_of",
+    "format_tpr_at_fpr",
+    "operating_point",
+    "rt_sanity",
+    "unlearning_table",
+]
+
+#: Attacks in the paper's row order; others follow alphabetically.
+ATTACK_ORDER: tuple[str, ...] = ("u-mia", "u-lira", "apollo", "apollo-offline")
+ATTACK_LABELS: dict[str, str] = {"u-mia": "U-MIA", "u-lira": "U-LiRA", "apollo": "Apollo",
+                                 "apollo-offline": "Apollo (Off)"}
+#: Approximate algorithms in the paper's column order; unknown names follow, RT comes last.
+ALGORITHM_ORDER: tuple[str, ...] = ("GA", "FT", "BT", "SCRUB", "SalUn", "SFR-on")
+REFERENCE = "RT"
+PAPER_ALGORITHMS: tuple[str, ...] = (*ALGORITHM_ORDER, REFERENCE)
+
+#: Tang, Joshi and Kundu's Table II (CIFAR-10, ResNet-18, 200 forgotten + 200 test
+#: records, 32 shadows): per attack and algorithm, (TPR %, FPR %).
+PAPER_CIFAR10: dict[str, dict[str, tuple[float, float]]] = {
+    "u-mia": {"GA": (16.5, 6.0), "FT": (11.5, 9.5), "BT": (95.0, 2.5), "SCRUB": (9.0, 4.0),
+              "SalUn": (15.5, 4.5), "SFR-on": (3.0, 2.5), "RT": (5.5, 4.5)},
+    "u-lira": {"GA": (68.5, 6.0), "FT": (6.5, 9.5), "BT": (28.0, 2.5), "SCRUB": (6.0, 4.0),
+               "SalUn": (20.0, 4.5), "SFR-on": (2.5, 2.5), "RT": (4.0, 4.5)},
+    "apollo": {"GA": (18.0, 6.0), "FT": (6.5, 9.5), "BT": (4.0, 2.5), "SCRUB": (21.5, 4.0),
+               "SalUn": (4.5, 4.5), "SFR-on": (10.0, 2.5), "RT": (5.0, 4.5)},
+    "apollo-offline": {"GA": (16.0, 6.0), "FT": (6.5, 9.5), "BT": (3.0, 2.5),
+                       "SCRUB": (15.0, 4.0), "SalUn": (7.5, 4.5), "SFR-on": (5.0, 2.5),
+                       "RT": (7.0, 4.5)},
+}
+#: The AUCs an attack on exact retraining (RT) is expected to stay within.
+CHANCE_BAND: tuple[float, float] = (0.4, 0.6)
+#: Slack when comparing an FPR with the operating FPR (both are ratios of counts).
+_TOL = 1e-12
+
+
+def _is_unlearning(result: Any) -> bool:
+    return isinstance(result, AttackResult) and result.audit.kind == "unlearning"
+
+
+def algorithm_of(result: AttackResult) -> str:
+    """The unlearning algorithm a result audits: ``parameters["method"]``, else the target."""
+    method = result.parameters.get("method")
+    return method if isinstance(method, str) and method else (result.target or "—")
+
+
+def attack_label(attack: str) -> str:
+    """The paper's name of an attack (``"u-lira"`` -> ``"U-LiRA"``)."""
+    return ATTACK_LABELS.get(attack, attack or "—")
+
+
+def _attack_key(attack: str) -> tuple[int, str]:
+    rank = ATTACK_ORDER.index(attack) if attack in ATTACK_ORDER else len(ATTACK_ORDER)
+    return rank, attack
+
+
+def _algorithm_key(algorithm: str) -> tuple[int, int, str]:
+    if algorithm == REFERENCE:
+        return 2, 0, ""
+    if algorithm in ALGORITHM_ORDER:
+        return 0, ALGORITHM_ORDER.index(algorithm), ""
+    return 1, 0, algorithm
+
+
+def format_tpr_at_fpr(tpr: float, fpr: float) -> str:
+    """The paper's cell: ``format_tpr_at_fpr(0.18, 0.06)`` -> ``"18.0@6.0%"``."""
+    if not (math.isfinite(tpr) and math.isfinite(fpr)):
+        return "—"
+    return f"{tpr * 100:.1f}@{fpr * 100:.1f}%"
+
+
+# ---------------------------------------------------------------------- ROC points
+def _roc(result: AttackResult) -> tuple[np.ndarray, np.ndarray] | None:
+    """Every ROC point of ``result`` (one per distinct score), or None with one class."""
+    if result.n_members == 0 or result.n_non_members == 0:
+        return None
+    curve = pm.roc_curve(result.labels, result.scores, drop_intermediate=False)
+    return curve.fpr, curve.tpr
+
+
+def smallest_positive_fpr(result: AttackResult) -> float:
+    """The lowest non-zero FPR among the ROC points of ``result`` (NaN with one class)."""
+    points = _roc(result)
+    if points is None:
+        return math.nan
+    positive = points[0][points[0] > 0]
+    return float(positive.min()) if positive.size else math.nan
+
+
+def operating_point(result: AttackResult, fpr: float) -> dict[str, float]:
+    """The ROC point of ``result`` with the best TPR at FPR <= ``fpr``.
+
+    Among the points with the same best TPR, the one with the lowest FPR (the highest
+    precision).
+
+    Parameters
+    ----------
+    result : AttackResult
+    fpr : float
+        The highest admissible false positive rate.
+
+    Returns
+    -------
+    dict
+        ``tpr`` (= recall), ``fpr`` (the point's own FPR), ``precision`` (TP / (TP + FP),
+        NaN when nothing is flagged), ``tp`` and ``fp`` (counts); all NaN when ``fpr`` is
+        NaN or the result has one class only.
+    """
+    points = _roc(result)
+    nan = {"tpr": math.nan, "fpr": math.nan, "precision": math.nan, "tp": math.nan,
+           "fp": math.nan}
+    if points is None or not math.isfinite(fpr):
+        return nan
+    fprs, tprs = points
+    ok = np.flatnonzero(fprs <= fpr + _TOL)  # never empty: the point (0, 0) is there
+    best = ok[np.lexsort((fprs[ok], -tprs[ok]))[0]]
+    tp = round(float(tprs[best]) * result.n_members)
+    fp = round(float(fprs[best]) * result.n_non_members)
+    return {"tpr": float(tprs[best]), "fpr": float(fprs[best]),
+            "precision": tp / (tp + fp) if tp + fp else math.nan, "tp": tp, "fp": fp}
+
+
+# ---------------------------------------------------------------------- the table
+def _columns(results: Sequence[AttackResult], indices: Sequence[int]
+             ) -> dict[str, list[int]]:
+    """Result indices per column, columns in the paper's order.
+
+    A column is an algorithm; when one algorithm was audited on several targets, each
+    target gets its own column (``"GA · model-b"``).
+    """
+    by_algorithm: dict[str, list[int]] = {}
+    for i in indices:
+        by_algorithm.setdefault(algorithm_of(results[i]), []).append(i)
+    columns: dict[str, list[int]] = {}
+    for algorithm in sorted(by_algorithm, key=_algorithm_key):
+        members = by_algorithm[algorithm]
+        targets = list(dict.fromkeys(results[i].target for i in members))
+        if len(targets) == 1:
+            columns[algorithm] = members
+            continue
+        for target in targets:
+            columns[f"{algorithm} · {target}"] = [i for i in members
+                                                 if results[i].target == target]
+    return columns
+
+
+def _column_fpr(results: Sequence[AttackResult], members: Sequence[int]
+                ) -> tuple[float, str]:
+    """The column's operating FPR and the attack it comes from (``"any"``: every result)."""
+    for attack in ("apollo", "apollo-offline"):
+        found = next((i for i in members if results[i].attack == attack), None)
+        if found is not None:
+            fpr = smallest_positive_fpr(results[found])
+            if math.isfinite(fpr):
+                return fpr, attack
+    fprs = [smallest_positive_fpr(results[i]) for i in members]
+    finite = [f for f in fprs if math.isfinite(f)]
+    return (min(finite), "any") if finite else (math.nan, "any")
+
+
+def _cell(results: Sequence[AttackResult], index: int, metrics: dict[str, Any],
+          target_fpr: float) -> dict[str, Any]:
+    result = results[index]
+    point = operating_point(result, target_fpr)
+    return {"index": index, "attack": result.attack, "target": result.target,
+            "tpr": point["tpr"], "recall": point["tpr"], "fpr": target_fpr,
+            "achieved_fpr": point["fpr"], "precision": point["precision"],
+            "tp": point["tp"], "fp": point["fp"],
+            "text": format_tpr_at_fpr(point["tpr"], target_fpr),
+            "auc": dict(metrics["auc"]), "n_members": result.n_members,
+            "n_non_members": result.n_non_members,
+            "queries_per_record": result.extra.get("queries_per_record")}
+
+
+def _metric_dicts(results: Sequence[AttackResult], indices: Sequence[int],
+                  metric_dicts: Sequence[dict[str, Any]] | None,
+                  options: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    if metric_dicts is not None:
+        return {i: metric_dicts[i] for i in indices}
+    return {i: results[i].metrics(fprs=(), **options) for i in indices}
+
+
+def unlearning_table(
+    results: Sequence[Any],
+    metric_dicts: Sequence[dict[str, Any]] | None = None,
+    *,
+    n_bootstrap: int = 200,
+    confidence: float = 0.95,
+    random_state: int | np.random.Generator | None = 0,
+) -> dict[str, Any]:
+    """The paper's table of an unlearning audit: TPR at each algorithm's lowest FPR.
+
+    Parameters
+    ----------
+    results : sequence
+        Results of any kind; only attack results of an unlearning audit
+        (``audit.kind == "unlearning"``) are read.
+    metric_dicts : sequence of dict, optional
+        ``results[i].metrics()`` for each result (as the HTML report computes them once);
+        when None, computed here for the unlearning results with the options below.
+    n_bootstrap, confidence, random_state
+        Of the AUC's interval, when ``metric_dicts`` is None
+        (see :meth:`AttackResult.metrics`).
+
+    Returns
+    -------
+    dict
+        ``columns``: one dict per algorithm (``name``, ``fpr``: the column's operating
+        FPR, ``fpr_source``: ``"apollo"``, ``"apollo-offline"`` or ``"any"``,
+        ``n_members``, ``n_non_members``) in the paper's order (RT last); ``rows``: one
+        per attack (``attack``, ``label``, ``cells``: per column a dict or None) in the
+        order U-MIA, U-LiRA, Apollo, Apollo (Off), then the others alphabetically. A cell
+        holds ``text`` (``"18.0@6.0%"``), ``tpr`` = ``recall``, ``fpr`` (the column's),
+        ``achieved_fpr`` (its point's own), ``precision``, ``tp``, ``fp``, ``auc``
+        (``{"value", "low", "high"}``), ``n_members``, ``n_non_members``,
+        ``queries_per_record`` (or None) and ``index`` (in ``results``). ``duplicates``
+        lists the (column, attack) pairs given more than once (the first is shown).
+
+    Notes
+    -----
+    The operating FPR of a column is the smallest non-zero FPR among the ROC points of its
+    Apollo result (online, else offline; else of any of its results); each attack's TPR is
+    the best it reaches at no more than that FPR, so the cells of a column compare the
+    attacks at one false-positive budget, as in the paper's tables.
+
+    References
+    ----------
+    .. [1] Tang, Y., Joshi, A. and Kundu, S. "Apollo: A Posteriori Label-Only Membership
+       Inference Attack Towards Machine Unlearning." 2025.
+    """
+    results = list(results)
+    indices = [i for i, r in enumerate(results) if _is_unlearning(r)]
+    options = {"n_bootstrap": n_bootstrap, "confidence": confidence,
+               "random_state": random_state}
+    metrics = _metric_dicts(results, indices, metric_dicts, options)
+    columns = _columns(results, indices)
+    attacks = sorted({results[i].attack for i in indices}, key=_attack_key)
+    out_columns, grid, duplicates = [], {a: [] for a in attacks}, []
+    for name, members in columns.items():
+        fpr, source = _column_fpr(results, members)
+        out_columns.append({"name": name, "algorithm": algorithm_of(results[members[0]]),
+                            "fpr": fpr, "fpr_source": source,
+                            "n_members": results[members[0]].n_members,
+                            "n_non_members": results[members[0]].n_non_members})
+        for attack in attacks:
+            mine = [i for i in members if results[i].attack == attack]
+            if len(mine) > 1:
+                duplicates.append((name, attack))
+            grid[attack].append(_cell(results, mine[0], metrics[mine[0]], fpr)
+                                if mine else None)
+    return {"columns": out_columns, "duplicates": duplicates,
+            "rows": [{"attack": a, "label": attack_label(a), "cells": grid[a]}
+                     for a in attacks]}
+
+
+def rt_sanity(table: dict[str, Any], band: tuple[float, float] = CHANCE_BAND) -> str | None:
+    """A line on the exact-retraining (RT) column: whether the attacks are near chance on it.
+
+    Parameters
+    ----------
+    table : dict
+        What :func:`unlearning_table` returns.
+    band : (float, float)
+        The AUCs counted as near chance.
+
+    Returns
+    -------
+    str or None
+        The line, naming every attack's AUC and TPR@FPR on RT; None without an RT column.
+    """
+    at = next((j for j, c in enumerate(table["columns"]) if c["algorithm"] == REFERENCE),
+              None)
+    if at is None:
+        return None
+    cells = [(row["label"], row["cells"][at]) for row in table["rows"]
+             if row["cells"][at] is not None]
+    low, high = band
+    numbers = ", ".join(f"{label} {fmt(c['auc']['value'], 2)} ({c['text']})"
+                        for label, c in cells)
+    outside = [(label, c) for label, c in cells
+               if not low <= c["auc"]["value"] <= high]  # NaN counts as outside
+    if not outside:
+        return (f"RT (exact retraining, the reference): every attack's AUC is within "
+                f"[{low:.1f}, {high:.1f}], near chance as it should be: {numbers}.")
+    names = ", ".join(f"{label} ({fmt(c['auc']['value'], 2)})" for label, c in outside)
+    return (f"RT (exact retraining, the reference): AUC outside [{low:.1f}, {high:.1f}] "
+            f"for {names}. A retrained model never saw the forgotten records, so what these "
+            f"attacks separate is not left-over memory (a difference between the two record "
+            f"sets, or too few records): read the other columns against RT, not against "
+            f"chance. All: {numbers}.")
+
+
+def paper_rows() -> list[dict[str, Any]]:
+    """The paper's CIFAR-10 table (Table II) as template rows, columns ``PAPER_ALGORITHMS``."""
+    return [{"label": attack_label(attack),
+             "cells": [format_tpr_at_fpr(tpr / 100, fpr / 100)
+                       for tpr, fpr in (values[a] for a in PAPER_ALGORITHMS)]}
+            for attack, values in PAPER_CIFAR10.items()]
+
+
+# ---------------------------------------------------------------------- figures
+def _style(ax: Axes) -> None:
+    ax.grid(True, color="#e3e3e3", linewidth=0.7)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def roc_figure(results: Sequence[AttackResult], aucs: Sequence[float], title: str,
+               operating_fpr: float) -> Figure:
+    """Log-log ROC curves of one algorithm's attacks, the diagonal and the operating FPR."""
+    from matplotlib import colormaps
+
+    fig = new_figure(5.4, 4.4)
+    ax = fig.subplots()
+    _style(ax)
+    floor_x = 1.0 / max(max(r.n_non_members for r in results), 1)
+    floor_y = 1.0 / max(max(r.n_members for r in results), 1)
+    palette = colormaps["tab10"].colors
+    for i, (result, auc) in enumerate(zip(results, aucs, strict=True)):
+        points = _roc(result)
+        if points is None:
+            continue
+        auc_text = f"AUC {auc:.3f}" if math.isfinite(auc) else "AUC undefined"
+        ax.plot(np.maximum(points[0], floor_x), np.maximum(points[1], floor_y),
+                color=palette[i % len(palette)], linewidth=1.6,
+                label=f"{attack_label(result.attack)} ({auc_text})")
+    low = min(floor_x, floor_y)
+    ax.plot([low, 1], [low, 1], color="#888888", linestyle=":", linewidth=1,
+            label="random guess")
+    if math.isfinite(operating_fpr):
+        ax.axvline(max(operating_fpr, floor_x), color="#b03a2e", linestyle="--",
+                   linewidth=0.9, label=f"operating FPR {operating_fpr:.1%}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(floor_x * 0.8, 1)  # room for the operating FPR at the floor
+    ax.set_ylim(floor_y, 1.05)
+    ax.set_xlabel("False positive rate")
+    ax.set_ylabel("True positive rate")
+    ax.set_title(title, fontsize=11)
+    ax.legend(loc="lower right", fontsize=8, frameon=True)
+    return fig
+
+
+def heatmap_grids(extra: dict[str, Any]) -> dict[str, Any] | None:
+    """``extra["heatmap"]`` checked: radii and the T x T TPR / FPR grids (None if unusable)."""
+    heat = extra.get("heatmap")
+    if not isinstance(heat, dict) or not isinstance(heat.get("radii"), list):
+        return None
+    radii = [float(r) for r in heat["radii"]]
+    grids = {}
+    for name in ("tpr", "fpr"):
+        grid = heat.get(name)
+        if grid is None:
+            continue
+        arr = np.asarray(grid, dtype=float)
+        if arr.shape == (len(radii), len(radii)):
+            grids[name] = arr
+    return {"radii": radii, **grids} if grids else None
+
+
+def _radius_ticks(ax: Axes, radii: Sequence[float]) -> None:
+    step = max(1, math.ceil(len(radii) / 6))
+    ticks = list(range(0, len(radii), step))
+    labels = [f"{radii[t]:g}" for t in ticks]
+    ax.set_xticks(ticks, labels)
+    ax.set_yticks(ticks, labels)
+    ax.set_xlabel("OVER-unlearning search radius")
+    ax.set_ylabel("UNDER-unlearning search radius")
+
+
+def heatmap_figure(grids: dict[str, Any], title: str) -> Figure:
+    """TPR (and FPR) of "UNDER at radius r_u or OVER at radius r_o", one panel each.
+
+    Rows of the grids are UNDER radii, columns OVER radii (the paper's Figure 5).
+    """
+    panels = [name for name in ("tpr", "fpr") if name in grids]
+    fig = new_figure(4.6 * len(panels) + 0.4, 4.0)
+    axes = np.atleast_1d(fig.subplots(1, len(panels)))
+    for ax, name in zip(axes, panels, strict=True):
+        image = ax.imshow(grids[name], origin="lower", aspect="auto",
+                          cmap="viridis" if name == "tpr" else "magma",
+                          interpolation="nearest")
+        _radius_ticks(ax, grids["radii"])
+        ax.set_title(f"{name.upper()} of forgotten records" if name == "tpr"
+                     else "FPR of never-seen records", fontsize=10)
+        fig.colorbar(image, ax=ax, label=name.upper(), shrink=0.85)
+    fig.suptitle(title, fontsize=11)
+    return fig
+
+
+# ---------------------------------------------------------------------- the section
+def _percent(rate: float) -> str:
+    return f"{rate * 100:.1f}%" if math.isfinite(rate) else "—"
+
+
+def _cell_view(c: dict[str, Any] | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {"text": c["text"], "auc": cell(c["auc"]), "precision": fmt(c["precision"]),
+            "recall": fmt(c["recall"]), "achieved_fpr": _percent(c["achieved_fpr"]),
+            "counts": f"TP {c['tp']:.0f} · FP {c['fp']:.0f}"
+            if math.isfinite(c["tp"]) else ""}
+
+
+def _notes(table: dict[str, Any]) -> list[str]:
+    notes = [f"{attack_label(row['attack'])} on {col['name']}: "
+             f"{c['queries_per_record']:.1f} label queries per record."
+             for row in table["rows"]
+             for col, c in zip(table["columns"], row["cells"], strict=True)
+             if c is not None and isinstance(c["queries_per_record"], (int, float))]
+    notes += [f"{attack_label(a)} on {name} was given more than once; the first is shown."
+              for name, a in table["duplicates"]]
+    return notes
+
+
+def _figures(table: dict[str, Any], results: Sequence[AttackResult],
+             title: str) -> dict[str, list[dict[str, str]]]:
+    rocs, heatmaps = [], []
+    for j, col in enumerate(table["columns"]):
+        cells = [row["cells"][j] for row in table["rows"] if row["cells"][j] is not None]
+        mine = [results[c["index"]] for c in cells]
+        name = f"{col['name']}{title}"
+        rocs.append({"title": name, "src": png_data_uri(figure_png(roc_figure(
+            mine, [c["auc"]["value"] for c in cells], name, col["fpr"])))})
+        for result in mine:
+            grids = heatmap_grids(result.extra)
+            if grids is not None:
+                label = f"{name}: {attack_label(result.attack)}"
+                heatmaps.append({"title": label, "src": png_data_uri(figure_png(
+                    heatmap_figure(grids, label)))})
+    return {"rocs": rocs, "heatmaps": heatmaps}
+
+
+def _block(results: Sequence[AttackResult], metric_dicts: Sequence[dict[str, Any]],
+           dataset: str) -> dict[str, Any]:
+    table = unlearning_table(results, metric_dicts)
+    columns = [{**c, "fpr_text": _percent(c["fpr"])} for c in table["columns"]]
+    return {"dataset": dataset, "columns": columns,
+            "rows": [{"label": r["label"], "cells": [_cell_view(c) for c in r["cells"]]}
+                     for r in table["rows"]],
+            "sanity": rt_sanity(table), "notes": _notes(table),
+            **_figures(table, results, f" ({dataset})" if dataset else "")}
+
+
+def unlearning_context(results: Sequence[Any], metric_dicts: Sequence[dict[str, Any]]
+                       ) -> dict[str, Any]:
+    """The template variables: one block per dataset audited, and the paper's table."""
+    datasets: dict[str, list[int]] = {}
+    for i, r in enumerate(results):
+        if _is_unlearning(r):
+            datasets.setdefault(r.dataset, []).append(i)
+    blocks = [_block([results[i] for i in idx], [metric_dicts[i] for i in idx], dataset)
+              for dataset, idx in datasets.items()]
+    return {"unlearning_blocks": blocks, "unlearning_paper_columns": list(PAPER_ALGORITHMS),
+            "unlearning_paper_rows": paper_rows()}
+
+
+class UnlearningSection(ReportSection):
+    """Attacks on unlearned models: TPR at each algorithm's lowest FPR, beside the paper."""
+
+    name, title, order = "unlearning", "Machine unlearning", 48
+
+    def applies_to(self, results: Sequence[Any]) -> bool:
+        return any(_is_unlearning(r) for r in results)
+
+    def context(self, report: HtmlReport) -> dict[str, Any]:
+        return unlearning_context(report.results, report.metric_dicts)
+
+
+register_section(UnlearningSection())
