@@ -143,3 +143,24 @@ def test_u_lira_refuses_plain_shadows_and_too_small_a_pool(world):
         ULiRAAttack(min_per_side=2).fit(bare)
     with pytest.raises(ValueError, match="'min_per_side' parameter"):
         ULiRAAttack(min_per_side=0).fit(bare)
+
+
+def test_shadows_of_another_architecture_still_find_gradient_ascent(world):
+    # The paper's Table V: shadows need not share the target's architecture (here two
+    # hidden layers of 64 against the target's one of 128); the attack weakens but holds.
+    other = TorchMLPRecipe(hidden=(64, 64), epochs=40, classes=world["classes"], stack=8)
+    results = _audit(world, "GA", GA, attacks=["u-lira", "apollo"])
+    X, y = world["X"], world["y"]
+    f, r = world["forget"], world["retain"]
+    model = unlearn(world["original"], (X[f], y[f]), (X[r], y[r]), method="GA",
+                    random_state=1, **GA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mismatched = audit_unlearning(
+            TorchTarget(model, name="GA"), (X[f], y[f]), (X[world["held"]], y[world["held"]]),
+            recipe=other, method="GA", params=GA, attacks=["u-lira", "apollo"],
+            population=(X[world["pop"]], y[world["pop"]]), train_size=1000, n_shadows=8)
+    for same, moved in zip(results, mismatched, strict=True):
+        assert moved.metrics()["auc"]["value"] > 0.6, moved.attack
+        assert moved.parameters["method"] == "GA"
+        assert same.attack == moved.attack
