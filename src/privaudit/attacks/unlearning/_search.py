@@ -134,11 +134,14 @@ def search_rounds(stack: ShadowStack, X: NDArray[np.float32], y_index: NDArray[n
     x = x0.clone()
     for t in range(settings.n_rounds):
         x.requires_grad_(True)
-        loss, _ = _loss(stack, x, y, inc, exc, settings)
+        loss, conf = _loss(stack, x, y, inc, exc, settings)
+        if t:  # this forward pass also gives the previous round's conf
+            yield t - 1, x.detach().numpy(), conf.detach().numpy().astype(np.float64)
         (grad,) = torch.autograd.grad(loss.sum(), x)
         with torch.no_grad():
             norm = grad.norm(dim=1, keepdim=True).clamp(min=1e-30)
             x = x - settings.eps * grad / norm
             x = _project(x, x0, t * settings.eps, (t + 1) * settings.eps, low, high)
-            _, conf = _loss(stack, x, y, inc, exc, settings)
-        yield t, x.detach().numpy(), conf.numpy().astype(np.float64)
+    with torch.no_grad():
+        _, conf = _loss(stack, x, y, inc, exc, settings)
+    yield settings.n_rounds - 1, x.numpy(), conf.numpy().astype(np.float64)
