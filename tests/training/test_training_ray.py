@@ -147,3 +147,19 @@ def test_ray_executor(ray_executor, tmp_path: Path) -> None:
     for a, b in zip(inline_runs.synthetic_, remote_runs.synthetic_, strict=True):
         pd.testing.assert_frame_equal(a, b)
     assert shadow(ray_executor, tmp_path / "gen").n_made_ == 0
+
+    # 8. Unlearning shadows (U-LiRA's and Apollo's) trained stacked over Ray: the models
+    # of one local process, bit for bit (a chunk of stacked models per Ray task).
+    from privaudit.training import TorchMLPRecipe
+    from privaudit.unlearn import UnlearningRecipe
+
+    recipe = UnlearningRecipe(
+        TorchMLPRecipe(hidden=(16,), epochs=3, classes=np.arange(10), stack=2),
+        (X[:20].astype(np.float32), y[:20]), method="GA", params={"epochs": 2})
+    Xf = X.astype(np.float32)
+    made = {name: ReferencePool(recipe, 4, executor=executor, random_state=0).fit(
+        Xf, y, audited=np.arange(20)) for name, executor in (("local", LocalExecutor(n_jobs=1)),
+                                                            ("ray", ray_executor))}
+    for a, b in zip(made["local"].models_, made["ray"].models_, strict=True):
+        for pa, pb in zip(a.state_dict().values(), b.state_dict().values(), strict=True):
+            np.testing.assert_array_equal(pa.numpy(), pb.numpy())
