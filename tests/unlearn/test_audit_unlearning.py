@@ -164,3 +164,17 @@ def test_shadows_of_another_architecture_still_find_gradient_ascent(world):
         assert moved.metrics()["auc"]["value"] > 0.6, moved.attack
         assert moved.parameters["method"] == "GA"
         assert same.attack == moved.attack
+
+
+def test_training_set_checks_both_sides_of_the_labels(world):
+    X, y = world["X"], world["y"]
+    f, h, p = world["forget"], world["held"], world["pop"]
+    train = np.r_[world["forget"], world["retain"]]
+    common = dict(recipe=world["recipe"], method="GA", population=(X[p], y[p]))
+    with pytest.raises(ValueError, match="'forget' parameter of audit_unlearning"):
+        audit_unlearning(world["original"], (X[h[:5]], y[h[:5]]), (X[h[5:]], y[h[5:]]),
+                         training_set=(X[train], y[train]), **common)
+    with pytest.raises(ValueError, match="'heldout' parameter of audit_unlearning"):
+        audit_unlearning(world["original"], (X[f], y[f]), (X[train[200:210]],
+                                                           y[train[200:210]]),
+                         training_set=(X[train], y[train]), **common)

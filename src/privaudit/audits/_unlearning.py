@@ -56,6 +56,28 @@ def _check_disjoint(a: tuple[Any, Any], b: tuple[Any, Any], param: str, other: s
                           f"<{shared.size} shared, e.g. row {int(shared[0])}>")
 
 
+def _check_training_set(training_set: Any, forget: Any, heldout: Any) -> None:
+    """Forgotten records were trained on; held-out records were not (else labels lie)."""
+    import pandas as pd
+
+    from privaudit._rows import rows_found_in
+
+    def frame(X: Any) -> Any:
+        return pd.DataFrame(np.asarray(X).reshape(len(X), -1))
+
+    train = frame(_pair(training_set, "training_set")[0])
+    outside = np.flatnonzero(~rows_found_in(frame(forget[0]), train))
+    if outside.size:
+        raise param_error("forget", _FUNC, "records of the original training set "
+                          "('training_set'): the model cannot unlearn what it never saw",
+                          f"<{outside.size} outside it, e.g. row {int(outside[0])}>")
+    inside = np.flatnonzero(rows_found_in(frame(heldout[0]), train))
+    if inside.size:
+        raise param_error("heldout", _FUNC, "records outside the original training set "
+                          "('training_set'): a held-out record must never have been "
+                          "trained on", f"<{inside.size} in it, e.g. row {int(inside[0])}>")
+
+
 def _plan(attacks: Any, target: Any) -> list[str]:
     names = list(UNLEARNING_ATTACKS if attacks is None else attacks)
     unknown = [a for a in names if a not in UNLEARNING_ATTACKS]
@@ -164,6 +186,7 @@ def audit_unlearning(
     population: tuple[Any, Any],
     params: dict[str, Any] | None = None,
     train_size: int | None = None,
+    training_set: tuple[Any, Any] | None = None,
     attacks: Sequence[str] | None = None,
     attack_params: dict[str, dict[str, Any]] | None = None,
     n_shadows: int = 16,
@@ -198,7 +221,12 @@ def audit_unlearning(
         Other records of the distribution, disjoint from the audited ones: shadow data.
     train_size : int, optional
         The original model's training-set size (shadows train on as many records, or
-        they memorise differently). Default: half the population.
+        they memorise differently). Default: the size of ``training_set`` if given, else
+        half the population.
+    training_set : (X, y), optional
+        The original model's training set, when the auditor has it: every forgotten
+        record must be in it and no held-out record may be (checked by value before any
+        work), the two ways an audit's labels can silently lie.
     attacks : sequence of str, optional
         Among :data:`UNLEARNING_ATTACKS` (default: all).
     attack_params : dict, optional
@@ -229,7 +257,8 @@ def audit_unlearning(
     Raises
     ------
     ValueError
-        Overlapping forget / held-out / population records, an unknown method or attack,
+        Overlapping forget / held-out / population records, forgotten records outside
+        or held-out records inside ``training_set``, an unknown method or attack,
         probability attacks on a label-only target, a bad ``train_size``, too few shadows.
 
     References
@@ -256,6 +285,10 @@ def audit_unlearning(
     if tgt.task != "classification":
         raise param_error("target", _FUNC, "a classifier", f"<task {tgt.task!r}>")
     names = _plan(attacks, tgt)
+    if training_set is not None:
+        _check_training_set(training_set, _pair(forget, "forget"), _pair(heldout, "heldout"))
+        if train_size is None:
+            train_size = len(training_set[1])
     inputs = _inputs(forget, heldout, population, train_size)
     rec = as_recipe(recipe, func=_FUNC)
     shadows = dict(recipe=rec, method=method, params=dict(params or {}),
