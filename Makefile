@@ -16,6 +16,10 @@ OUT ?= demo-report
 ANONYMETER_VENV ?= .venv-anonymeter
 # SDV 2 pins pandas < 3: the SDV adapter's end-to-end test runs SDV in its own environment.
 SDV_VENV ?= .venv-sdv
+# flair brings a torch of its own (unpinned): the flair NER backend's end-to-end test runs it
+# in its own environment, with the flair release the safe loader was written against.
+FLAIR_VENV ?= .venv-flair
+FLAIR_SPEC ?= flair==0.15.1
 
 .PHONY: demo test lint bench clean venv
 
@@ -44,12 +48,20 @@ $(SDV_VENV)/.installed: pyproject.toml
 	$(SDV_VENV)/bin/python -m pip install --quiet -e .
 	touch $@
 
+$(FLAIR_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(FLAIR_VENV)
+	$(if $(TORCH_SPEC),$(FLAIR_VENV)/bin/python -m pip install --quiet '$(TORCH_SPEC)')
+	$(FLAIR_VENV)/bin/python -m pip install --quiet '$(FLAIR_SPEC)'
+	$(FLAIR_VENV)/bin/python -m pip install --quiet -e '.[text]'
+	touch $@
+
 venv: $(VENV)/.installed
 
 demo: $(VENV)/.installed
 	$(BIN)/privaudit demo --out $(OUT)
 
-test: $(VENV)/.installed-dev $(ANONYMETER_VENV)/.installed $(SDV_VENV)/.installed
+test: $(VENV)/.installed-dev $(ANONYMETER_VENV)/.installed $(SDV_VENV)/.installed \
+      $(FLAIR_VENV)/.installed
 	$(BIN)/python -m pytest -n 2 --timeout 600 $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
@@ -59,4 +71,4 @@ bench: $(VENV)/.installed-dev
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(ANONYMETER_VENV) $(SDV_VENV) build dist src/*.egg-info .pytest_cache .ruff_cache $(OUT)
+	rm -rf $(VENV) $(ANONYMETER_VENV) $(SDV_VENV) $(FLAIR_VENV) build dist src/*.egg-info .pytest_cache .ruff_cache $(OUT)

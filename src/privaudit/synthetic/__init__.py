@@ -11,7 +11,8 @@ risks (:class:`SinglingOutEvaluator`, :class:`LinkabilityEvaluator`,
 :class:`InferenceEvaluator`, anonymeter's arguments plus ``random_state``) count how often
 an attacker reading the synthetic table singles out, links or infers training records,
 beside a random-guess baseline and control records. :func:`text_privacy` reads text
-columns: named entities and nominal mentions (spaCy), stylistic outliers and
+columns: named entities (spaCy, or a flair tagger loaded without unpickling code:
+:func:`load_flair_tagger`) and nominal mentions (spaCy), stylistic outliers and
 memorisation in one sentence-embedding space.
 :func:`privaudit.audit_synthetic` runs them all on the audit spine.
 
@@ -22,10 +23,18 @@ Generators with known privacy, for demos, tests and the generator audit
 copula, CTGAN, TVAE, CopulaGAN; ``privaudit[sdv]``) as such a generator, and
 :func:`from_sdv_synthesizer` turns an SDV synthesizer object into one.
 
-Nothing here imports spaCy, torch, SDV or sentence-transformers at module level.
+Nothing here imports spaCy, torch, flair, SDV or sentence-transformers at module level.
 """
 
 from privaudit.synthetic._distinguish import Distinguisher
+from privaudit.synthetic._flair import (
+    FLAIR_EMBEDDINGS,
+    FLAIR_SAFE_GLOBALS,
+    FlairCheckpointError,
+    FlairNER,
+    flair_ner,
+    load_flair_tagger,
+)
 from privaudit.synthetic._generators import (
     BUILTIN_GENERATORS,
     DPBayesianNetwork,
@@ -62,12 +71,16 @@ from privaudit.synthetic._text_privacy import (
 
 __all__ = [
     "BUILTIN_GENERATORS",
+    "FLAIR_EMBEDDINGS",
+    "FLAIR_SAFE_GLOBALS",
     "SDTYPES",
     "TEXT_THRESHOLDS",
     "Counts",
     "DPBayesianNetwork",
     "Distinguisher",
     "EncodedTable",
+    "FlairCheckpointError",
+    "FlairNER",
     "InferenceEvaluator",
     "LinkabilityEvaluator",
     "MixedTypeEncoder",
@@ -79,12 +92,14 @@ __all__ = [
     "closeness_checks",
     "copying_generator",
     "exact_matches",
+    "flair_ner",
     "from_sdv_synthesizer",
     "gaussian_copula",
     "gower_distances",
     "identical_match_share",
     "independent_marginals",
     "inference_guesses_correct",
+    "load_flair_tagger",
     "mean_cosine_distances",
     "nearest_neighbors",
     "nearest_similarities",

@@ -3,13 +3,15 @@
 The source's ``text_privacy`` metric, for a synthetic corpus against the original
 (training) corpus, and a holdout corpus of real texts the generator never saw when given:
 
-- **named entities** (spaCy): persons, organisations, places and other named things (the
-  CoNLL scheme PER / ORG / LOC / MISC; dates and numbers are not entities here), filtered
-  as the source does (shorter than 2 or longer than 50 characters, digits only, URLs,
-  e-mail addresses); the entity density (entities per token, over the corpus) and the
-  overlap: the share of the original's distinct entities found again in the synthetic
-  corpus, beside the holdout's overlap with the original (unseen real text shares names
-  too: only overlap above it is alarming);
+- **named entities** (spaCy; or a flair tagger with ``ner="flair"``, read by
+  :func:`~privaudit.synthetic.load_flair_tagger`, which runs no code from the file):
+  persons, organisations, places and other named things (the CoNLL scheme PER / ORG /
+  LOC / MISC; dates and numbers are not entities here), filtered as the source does
+  (shorter than 2 or longer than 50 characters, digits only, URLs, e-mail addresses);
+  the entity density (entities per token, over the corpus) and the overlap: the share of
+  the original's distinct entities found again in the synthetic corpus, beside the
+  holdout's overlap with the original (unseen real text shares names too: only overlap
+  above it is alarming);
 - **nominal mentions**: proper nouns, nouns in subject position and nouns naming a role,
   a relationship or a family member; density and overlap the same way;
 - **stylistic outliers**: texts whose mean cosine distance to their own corpus lies more
@@ -60,9 +62,10 @@ TEXT_THRESHOLDS: dict[str, float] = {
     "memorization_similarity": 0.95, "memorization_percentage_high": 1.0,
 }
 
-_LABELS = {"PERSON": "PER", "ORG": "ORG", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC",
-           "NORP": "MISC", "PRODUCT": "MISC", "EVENT": "MISC", "WORK_OF_ART": "MISC",
-           "LAW": "MISC", "LANGUAGE": "MISC"}
+#: spaCy's OntoNotes labels (and flair's, which are the same or CoNLL's) to CoNLL's.
+_LABELS = {"PERSON": "PER", "PER": "PER", "MISC": "MISC", "ORG": "ORG", "GPE": "LOC",
+           "LOC": "LOC", "FAC": "LOC", "NORP": "MISC", "PRODUCT": "MISC", "EVENT": "MISC",
+           "WORK_OF_ART": "MISC", "LAW": "MISC", "LANGUAGE": "MISC"}
 _URL = re.compile(r"(https?://|www\.)\S+|\S+@\S+\.\w+")
 #: Roles, relationships and family terms counted as nominal mentions wherever they stand.
 ROLE_WORDS = frozenset("""
@@ -96,12 +99,76 @@ def _annotate(doc: Any) -> dict[str, Any]:
             "tokens": sum(1 for t in doc if not t.is_space)}
 
 
+def _ner_pipeline(nlp: Any = None, ner: str = "spacy", flair_model: Any = None,
+                 func: str = "annotate_texts") -> Any:
+    """The pipeline that annotates texts: spaCy's, or spaCy's with flair's entities.
+
+    Parameters
+    ----------
+    nlp : spacy.Language or FlairNER, optional
+        A ready pipeline (default: the packaged English spaCy pipeline).
+    ner : {"spacy", "flair"}, default="spacy"
+        The named-entity recogniser. ``"flair"`` reads the tagger ``flair_model`` with
+        :func:`~privaudit.synthetic.load_flair_tagger` (no code in the file runs) and keeps
+        ``nlp`` for tokens and nominal mentions.
+    flair_model : path-like, optional
+        The flair SequenceTagger file; required with ``ner="flair"`` only.
+    func : str
+        The public function whose arguments these are (for error messages).
+
+    Returns
+    -------
+    object
+        A pipeline with ``pipe(texts, batch_size=...)`` and ``meta``.
+    """
+    if ner not in ("spacy", "flair"):
+        raise param_error("ner", func, "'spacy' or 'flair'", ner)
+    if ner == "spacy":
+        if flair_model is not None:
+            raise param_error("flair_model", func, "None unless ner='flair'", flair_model)
+        return nlp if nlp is not None else load_spacy()
+    if flair_model is None:
+        raise param_error("flair_model", func, "a flair SequenceTagger file with ner='flair'",
+                          None, error=TypeError)
+    from privaudit.synthetic._flair import flair_ner
+
+    return flair_ner(flair_model, nlp)
+
+
 def annotate_texts(texts: Sequence[str], *, nlp: Any = None, batch_size: int = 64,
-                   cache_dir: Any = None) -> list[dict[str, Any]]:
-    """Entities, nominal mentions and token counts of each text (cached when asked)."""
-    model = nlp if nlp is not None else load_spacy()
-    name = f"{model.meta.get('name', SPACY_PIPELINE)}@{model.meta.get('version', '?')}"
-    return cached(cache_dir, "json", ["annotate/1", name, list(texts)], lambda: [
+                   cache_dir: Any = None, ner: str = "spacy",
+                   flair_model: Any = None) -> list[dict[str, Any]]:
+    """Entities, nominal mentions and token counts of each text (cached when asked).
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts.
+    nlp : spacy.Language or FlairNER, optional
+        The pipeline (default: the packaged English spaCy pipeline). A
+        :class:`~privaudit.synthetic.FlairNER` takes its entities from a flair tagger.
+    batch_size : int, default=64
+        Texts per batch.
+    cache_dir : path, optional
+        Where the annotations are cached, keyed by the pipeline's name and version (a
+        flair tagger's file digest) and the texts. A pipeline without a name is not cached.
+    ner : {"spacy", "flair"}, default="spacy"
+        The named-entity recogniser; ``"flair"`` needs ``flair_model``.
+    flair_model : path-like, optional
+        A flair SequenceTagger file (``privaudit[flair]``), read without unpickling code.
+
+    Returns
+    -------
+    list of dict
+        Per text: ``entities`` (``[text, label]``, lower-cased, labels PER / ORG / LOC /
+        MISC), ``nominals`` (lemmas) and ``tokens`` (spaCy's, whichever recogniser).
+    """
+    model = _ner_pipeline(nlp, ner, flair_model, "annotate_texts")
+    name = model.meta.get("name", SPACY_PIPELINE)
+    if name is None:
+        cache_dir = None  # a pipeline without an identity is never cached
+    key = ["annotate/1", f"{name}@{model.meta.get('version', '?')}", list(texts)]
+    return cached(cache_dir, "json", key, lambda: [
         _annotate(doc) for doc in model.pipe(list(texts), batch_size=batch_size)])
 
 
@@ -247,6 +314,7 @@ def text_privacy(synthetic: Sequence[str], original: Sequence[str], *,
                  embed: Callable[[Sequence[str]], np.ndarray] | None = None,
                  checks: Sequence[str] = ("named_entities", "nominal_mentions",
                                           "stylistic_outliers", "memorization"),
+                 ner: str = "spacy", flair_model: Any = None,
                  ) -> dict[str, Any]:
     """The source's text privacy metrics, with the holdout baselines (see the module).
 
@@ -263,10 +331,16 @@ def text_privacy(synthetic: Sequence[str], original: Sequence[str], *,
     batch_size : int, default=64
         Texts per spaCy / encoder batch.
     nlp, embed : optional
-        A spaCy pipeline and an encoder (texts -> unit vectors) to use instead of the
-        packaged ones.
+        A spaCy pipeline (or a :class:`~privaudit.synthetic.FlairNER`) and an encoder
+        (texts -> unit vectors) to use instead of the packaged ones.
     checks : sequence of str
         Which of the four analyses to run.
+    ner : {"spacy", "flair"}, default="spacy"
+        The named-entity recogniser; ``"flair"`` reads the tagger ``flair_model`` (a
+        SequenceTagger file, ``privaudit[flair]``) without unpickling code, and spaCy still
+        gives the tokens and nominal mentions.
+    flair_model : path-like, optional
+        The flair tagger's file, with ``ner="flair"``.
 
     Returns
     -------
@@ -291,7 +365,8 @@ def text_privacy(synthetic: Sequence[str], original: Sequence[str], *,
                           "stylistic_outliers, memorization", sorted(unknown))
     out: dict[str, Any] = {}
     if {"named_entities", "nominal_mentions"} & set(checks):
-        ann = {k: annotate_texts(v, nlp=nlp, batch_size=batch_size, cache_dir=cache_dir)
+        pipeline = _ner_pipeline(nlp, ner, flair_model, _FUNC)
+        ann = {k: annotate_texts(v, nlp=pipeline, batch_size=batch_size, cache_dir=cache_dir)
                for k, v in corpora.items()}
         _warn_empty(ann)
         if "named_entities" in checks:
