@@ -9,7 +9,7 @@ from privaudit.studies import DEMO_PARTS, run_demo_parts
 
 
 def test_every_part_is_an_audit_kind_and_model_is_there():
-    assert list(DEMO_PARTS) == ["model", "llm", "synthetic", "generator"]
+    assert list(DEMO_PARTS) == ["model", "llm", "synthetic", "generator", "unlearning"]
     assert all(callable(part) for part in DEMO_PARTS.values())
 
 
@@ -31,7 +31,7 @@ def test_only_runs_the_named_parts_in_order(monkeypatch):
 
 
 def test_unknown_kind_is_one_readable_line(tmp_path):
-    result = CliRunner().invoke(app, ["demo", "--only", "unlearning", "--out",
+    result = CliRunner().invoke(app, ["demo", "--only", "nope", "--out",
                                       str(tmp_path / "r")])
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]

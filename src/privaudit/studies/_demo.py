@@ -71,12 +71,33 @@ def _generator_part(random_state: int, n_reference_models: int, n_jobs: int,
     return run_generator_study(random_state=random_state, progress=progress)
 
 
+def _unlearning_part(random_state: int, n_reference_models: int, n_jobs: int,
+                     progress: Any) -> list[Any]:
+    """Apollo's Table II, quick: seven unlearning algorithms, four attacks each, on TV16.
+
+    The quick setting's 8 shadows per pool (not ``n_reference_models``): they train
+    together (stacked) in this process, faster than worker processes at this size. The
+    shadows are cached in a temporary folder for the run, so that the offline ones,
+    the same for every algorithm, train once.
+    """
+    import tempfile
+
+    from privaudit.studies._unlearning_study import run_unlearning_study
+
+    say = progress if callable(progress) else (lambda message: None)
+    say("Running the unlearning study (quick: Apollo's Table II on TV16)")
+    with tempfile.TemporaryDirectory(prefix="privaudit-unlearning-") as work:
+        return run_unlearning_study(quick=True, random_state=random_state,
+                                    directory=work, progress=progress)
+
+
 #: Audit kind -> the demo part that shows it, in the order the demo runs them.
 DEMO_PARTS: dict[str, Callable[..., list[Any]]] = {
     "model": _model_part,
     "llm": _llm_part,
     "synthetic": _synthetic_part,
     "generator": _generator_part,
+    "unlearning": _unlearning_part,
 }
 
 

@@ -165,6 +165,8 @@ class TorchTarget(BaseTarget):
         if task == "classification":
             if classes is None:
                 classes = getattr(module, "classes_", None)
+                if classes is not None and np.size(classes) == 0:
+                    classes = None  # a privaudit network built, not trained: no labels yet
             if classes is None:
                 width = _last_out_features(module)
                 if width is None:
