@@ -92,17 +92,14 @@ def load_attribute_config(path: str | Path) -> AttributeRun:
 def run_attribute_audit(run: AttributeRun, *, progress: Any = None) -> Path:
     """Load the model and the tables, run the attribute attacks, write the report."""
     from privaudit.audits import audit_attributes
-    from privaudit.cli._config import ModelAuditFile, _to_config
+    from privaudit.cli._config import model_sections
     from privaudit.cli._datafiles import load_records
     from privaudit.cli._run import _load_recipe, _load_target
     from privaudit.report import build_report
     from privaudit.training import get_executor
 
     schema = run.config
-    shared = {k: getattr(schema, k) for k in ModelAuditFile.model_fields
-              if k in AttributeAuditFile.model_fields and k not in ("attacks",
-                                                                     "attack_params")}
-    cfg = _to_config(ModelAuditFile(**shared), run.base, run.source)
+    cfg = model_sections(schema, run.base, run.source)
     target = _load_target(cfg, run.base)
     (X, y, labels, _ids), population = load_records(cfg, target)
     s = schema.sensitive

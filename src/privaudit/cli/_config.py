@@ -68,7 +68,7 @@ from privaudit.cli._reading import read_config
 from privaudit.cli._run import run_audit_config
 from privaudit.cli._sections import AuditFile, Name
 
-__all__ = ["AuditConfig", "ConfigError", "load_audit_config", "run_audit_config"]
+__all__ = ["AuditConfig", "ConfigError", "load_audit_config", "model_sections", "run_audit_config"]
 
 _DEFAULT_ATTACKS = ["loss", "confidence", "entropy", "modified-entropy"]
 
@@ -186,6 +186,18 @@ class AuditConfig:
 def _at(base: Path, value: str) -> Path:
     path = Path(value)
     return path if path.is_absolute() else base / path
+
+
+def model_sections(schema: AuditFile, base: Path, source: str) -> AuditConfig:
+    """The ``audit model`` sections of another kind's file, as an :class:`AuditConfig`.
+
+    For kinds that audit a saved model with ``audit model``'s ``target``, ``data`` and
+    ``population`` (``audit attribute``, ``audit unlearning``): their own ``attacks`` and
+    ``attack_params`` are left out (other names than the membership attacks').
+    """
+    shared = {k: getattr(schema, k) for k in ModelAuditFile.model_fields
+              if k in type(schema).model_fields and k not in ("attacks", "attack_params")}
+    return _to_config(ModelAuditFile(**shared), base, source)
 
 
 def _to_config(schema: ModelAuditFile, base: Path, source: str) -> AuditConfig:
