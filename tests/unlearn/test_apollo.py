@@ -181,6 +181,12 @@ def test_offline_apollo_on_shadows_that_never_saw_the_records(world):
         ApolloAttack(online=True).fit(pool)  # a plain pool has nothing unlearned
     with pytest.raises(ValueError, match="an offline pool"):
         ApolloAttack(online=False).fit(world["pool"])
+    with pytest.raises(TypeError, match="'calibration' parameter"):
+        ApolloAttack(online=False).fit(pool, calibration={"model": None})
+    with pytest.raises(ValueError, match="'calibration' parameter"):
+        ApolloAttack(online=False).fit(pool, calibration={
+            "model": None, "X": world["X"][:4], "y": world["y"][:4],
+            "labels": [1, 0, 1, 0], "in_mask": np.zeros((2, 4), bool)})
 
 
 def test_bad_input_is_refused_with_the_parameter_named(world):

@@ -30,12 +30,35 @@ def _apollo(audit: Any, online: bool, params: dict[str, Any], progress: Any,
 
     i = audit.inputs
     pool = audit.online_pool(progress) if online else audit.offline_pool(progress)
-    attack = ApolloAttack(online=online, **params).fit(pool, audited=np.arange(len(i.y)))
+    attack = ApolloAttack(online=online, **params)
+    calibration = None
+    if not online and attack.kind == "auto":
+        calibration = _calibration(audit, pool, progress)
+    attack.fit(pool, audited=np.arange(len(i.y)), calibration=calibration)
     return attack.run(audit.target, i.X, i.y, i.labels, trajectories=trajectories)
 
 
+def _calibration(audit: Any, pool: Any, progress: Any) -> dict[str, Any]:
+    """Offline Apollo's check of which artefact to look for: U-MIA's surrogate."""
+    i = audit.inputs
+    model, forget, heldout = _surrogate(audit, progress)
+    rows = np.r_[forget, heldout]
+    return {"model": model, "X": i.X_pop[rows], "y": i.y_pop[rows],
+            "labels": np.r_[np.ones(forget.size, np.int8), np.zeros(heldout.size, np.int8)],
+            "in_mask": pool.in_mask_[:, len(i.y) + rows]}
+
+
 def _surrogate(audit: Any, progress: Any) -> tuple[Any, Any, Any]:
-    """U-MIA's surrogate: the first offline shadow, unlearning a share of its records."""
+    """U-MIA's surrogate: the first offline shadow, unlearning a share of its records.
+
+    Made once per audit (U-MIA and offline Apollo's calibration share it).
+    """
+    if getattr(audit, "surrogate_", None) is None:
+        audit.surrogate_ = _make_surrogate(audit, progress)
+    return audit.surrogate_
+
+
+def _make_surrogate(audit: Any, progress: Any) -> tuple[Any, Any, Any]:
     from privaudit.unlearn import unlearn
 
     i, s = audit.inputs, audit.shadows

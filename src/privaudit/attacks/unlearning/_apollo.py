@@ -70,9 +70,9 @@ class ApolloAttack(BaseAttack):
         paper's Figure 5), and the wrong one scores below chance (on TV16 after gradient
         ascent: UNDER AUC 0.67, OVER 0.30). ``"auto"``, online: the kind that finds the
         unlearned records of one shadow playing the target (its labels only, searched on
-        the other shadows), as the attacker can check without the target; offline
-        (no shadow unlearned anything): ``"under"``. ``"both"``: the higher of a record's
-        two ranks among the audited records.
+        the other shadows), as the attacker can check without the target; offline: the
+        same on ``fit``'s ``calibration`` model, else ``"under"``. ``"both"``: the higher
+        of a record's two ranks among the audited records.
     eps : float or "auto", default="auto"
         Width of the search shells, in the features' units. ``"auto"``: half the median
         distance from an audited record to its nearest other audited record, divided by
@@ -148,7 +148,8 @@ class ApolloAttack(BaseAttack):
         if not isinstance(self.eps, str) or self.eps != "auto":
             _real(self.eps, "eps")
 
-    def fit(self, shadows: Any, audited: ArrayLike | None = None) -> ApolloAttack:
+    def fit(self, shadows: Any, audited: ArrayLike | None = None,
+            calibration: dict[str, Any] | None = None) -> ApolloAttack:
         """Take the shadow models and which audited records each trained on.
 
         Parameters
@@ -160,6 +161,14 @@ class ApolloAttack(BaseAttack):
         audited : array-like of int, optional
             Rows of the pool's data that are the audited records, in the order ``run``
             gets them (default: the pool's ``audited`` rows).
+        calibration : dict, optional
+            Offline, for ``kind="auto"``: a model that unlearned some records with the
+            audited algorithm (``"model"``, e.g. U-MIA's surrogate, itself the pool's
+            first shadow), records it forgot and records it never saw (``"X"``, ``"y"``,
+            ``"labels"``: 1 = forgotten) and which shadows trained on each (``"in_mask"``,
+            ``(n_shadows, n_records)``, the pool's rows). The kind that finds its
+            forgotten records is used on the target (without it, UNDER: an
+            over-unlearning algorithm then scores below chance).
         """
         func = f"{_FUNC}.fit"
         self._check_params()
@@ -176,6 +185,7 @@ class ApolloAttack(BaseAttack):
                               "audited record) for offline Apollo", "<an online pool>")
         self.models_ = models
         self.in_mask_ = in_mask
+        self.calibration_ = _check_calibration(calibration, len(models), func)
         return self
 
     def _check_fitted(self, func: str) -> None:
@@ -221,6 +231,21 @@ class ApolloAttack(BaseAttack):
         if self.online:
             return 2, "online Apollo needs unlearned and never-trained shadows per record"
         return 1, "offline Apollo needs shadows that never saw the audited records"
+
+
+def _check_calibration(value: Any, n_models: int, func: str) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    keys = {"model", "X", "y", "labels", "in_mask"}
+    if not isinstance(value, dict) or set(value) != keys:
+        raise param_error("calibration", func, f"None or a dict with keys {sorted(keys)}",
+                          f"<{type(value).__name__}>", error=TypeError)
+    n = len(value["y"])
+    mask = np.asarray(value["in_mask"], dtype=bool)
+    if len(value["X"]) != n or len(value["labels"]) != n or mask.shape != (n_models, n):
+        raise param_error("calibration", func, f"X, y, labels of one length n and an "
+                          f"in_mask of shape ({n_models}, n)", "<other shapes>")
+    return {**value, "in_mask": mask}
 
 
 def _check_online(pool: Any, in_mask: NDArray[np.bool_], func: str) -> None:

@@ -151,29 +151,56 @@ def _heatmap(answers: dict[str, Any], labels: NDArray[np.int8], eps: float,
     }
 
 
-def _calibrated_kind(attack: Any, flat: NDArray[np.float32], y_idx: NDArray[np.int64],
-                    y: NDArray[Any], tail: tuple[int, ...], settings: dict[str, Any]
-                    ) -> tuple[str, dict[str, float]]:
-    """The search kind that finds the unlearned records of a shadow playing the target.
+def _calibration_case(attack: Any, flat: NDArray[np.float32], y: NDArray[Any]
+                      ) -> tuple[Any, NDArray[Any], NDArray[Any], NDArray[np.bool_],
+                                 NDArray[np.bool_]] | None:
+    """(pseudo-target, records, labels, which other shadows saw each, truth) or None.
 
-    Online shadows know which audited records they unlearned: the first one answers as the
-    target would (its labels only), the others search; the kind with the higher AUC on it
-    is used on the target. Nothing of the target is read.
+    Online: the first shadow plays the target on the audited records (it unlearned those
+    it saw). Offline: the ``calibration`` given to ``fit`` (a surrogate that unlearned some
+    population records, e.g. U-MIA's, and its forgotten vs unseen records).
+    """
+    if attack.online:
+        truth = attack.in_mask_[0]
+        if len(attack.models_) < 3 or truth.all() or not truth.any():
+            return None
+        return attack.models_[0], flat, y, attack.in_mask_[1:], truth
+    cal = getattr(attack, "calibration_", None)
+    if cal is None:
+        return None
+    X_cal = np.ascontiguousarray(np.asarray(cal["X"], dtype=np.float32).reshape(
+        len(cal["y"]), -1))
+    return (cal["model"], X_cal, np.asarray(cal["y"]), np.asarray(cal["in_mask"])[1:],
+            np.asarray(cal["labels"]).astype(bool))
+
+
+def _calibrated_kind(attack: Any, flat: NDArray[np.float32], y: NDArray[Any],
+                     classes: Any, tail: tuple[int, ...], settings: dict[str, Any]
+                     ) -> tuple[str, dict[str, float]]:
+    """The search kind that finds the unlearned records of a model playing the target.
+
+    Shadows that know which records they unlearned answer as the target would (labels
+    only) while the other shadows search; the kind with the higher AUC there is used on
+    the target. Nothing of the target is read. Without such a model (offline, no
+    ``calibration``): UNDER.
     """
     from sklearn.metrics import roc_auc_score
 
     from privaudit.attacks.unlearning._search import ShadowStack
 
-    truth = attack.in_mask_[0]
-    rest = attack.in_mask_[1:]
-    if len(attack.models_) < 3 or truth.all() or not truth.any():
+    case = _calibration_case(attack, flat, y)
+    if case is None or not case[4].any() or case[4].all():
         return "under", {}
+    pseudo, X_cal, y_cal, seen, truth = case
+    y_idx = label_indices(y_cal, classes, func="ApolloAttack.fit",
+                          param="calibration").astype(np.int64)
     stack = ShadowStack(attack.models_[1:])
-    asker = _Asker(as_target(attack.models_[0]), y, tail)
+    asker = _Asker(as_target(pseudo), y_cal, tail)
+    masks = (seen, ~seen) if attack.online else (np.zeros_like(seen), ~seen)
     aucs = {}
     for kind in ("under", "over"):
-        scores = _one_search(attack, kind, stack, flat, y_idx, (rest, ~rest), settings,
-                             asker, False)[0]
+        scores = _one_search(attack, kind, stack, X_cal, y_idx, masks, settings, asker,
+                             False)[0]
         aucs[kind] = float(roc_auc_score(truth, scores))
     return max(aucs, key=lambda k: aucs[k]), aucs
 
@@ -209,8 +236,7 @@ def apollo_run(attack: Any, target: Any, X: Any, y: Any, labels: Any, *, record_
     start = int(getattr(resolved, "n_queries", 0))
     kind, calibration = attack.kind, {}
     if kind == "auto":
-        kind, calibration = (_calibrated_kind(attack, flat, y_idx, y_arr, tail, settings)
-                             if attack.online else ("under", {}))
+        kind, calibration = _calibrated_kind(attack, flat, y_arr, classes, tail, settings)
     every_round = bool(trajectories)
     kinds = ("under", "over") if kind == "both" or every_round else (kind,)
     found = {k: _one_search(attack, k, stack, flat, y_idx, masks, settings, asker,
