@@ -216,8 +216,10 @@ def apollo_search(args: argparse.Namespace) -> None:
           f"vs {full_target.n_queries / n:.0f} asking every round of both searches "
           f"(the authors' code: 2 T = {2 * rounds}); scores equal: "
           f"{np.array_equal(full.scores, result.scores)}")
+    calibration = ", ".join(f"{k} {v:.2f}" for k, v in result.extra["calibration_auc"].items())
     print(f"  AUC {roc_auc_score(w['labels'], result.scores):.3f} "
-          f"(GA-unlearned TV16 MLP; kind {result.extra['kind']})")
+          f"(GA-unlearned TV16 MLP; kind {result.extra['kind']}, chosen on a shadow: "
+          f"{calibration})")
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["normalised_tables", "row_hashes", "rows_found_in", "table_digest"]
+__all__ = ["normalised_tables", "row_hashes", "rows_found_in", "table_digest", "with_label"]
 
 _MISSING = "\x00<missing>"
 
@@ -33,6 +33,17 @@ def _as_frame(table: Any) -> pd.DataFrame:
         arr = np.asarray(table)
         frame = pd.DataFrame(arr.reshape(len(arr), -1))
     frame.columns = range(frame.shape[1])
+    return frame
+
+
+def with_label(X: Any, y: Any) -> pd.DataFrame:
+    """The records as a model sees them: features by position, then the label (as text).
+
+    For "is this (record, label) in that training set?" questions with
+    :func:`rows_found_in`.
+    """
+    frame = _as_frame(X)
+    frame[frame.shape[1]] = np.asarray(y).astype(str)
     return frame
 
 

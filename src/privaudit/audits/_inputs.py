@@ -45,26 +45,15 @@ def population_overlap(X: Any, y: Any, X_pop: Any, y_pop: Any) -> tuple[int, int
         How many audited rows equal some population row, and the first such pair
         (positions, from 0; ``-1`` when none).
     """
-    from privaudit._rows import rows_found_in
+    from privaudit._rows import rows_found_in, with_label
 
-    audited, pop = _with_label(X, y), _with_label(X_pop, y_pop)
+    audited, pop = with_label(X, y), with_label(X_pop, y_pop)
     shared = np.flatnonzero(rows_found_in(audited, pop))
     if not shared.size:
         return 0, -1, -1
     first = int(shared[0])
     partner = np.flatnonzero(rows_found_in(pop, audited.iloc[[first]]))
     return int(shared.size), int(partner[0]), first
-
-
-def _with_label(X: Any, y: Any) -> Any:
-    """The rows as the model sees them: features by position, then the label."""
-    import pandas as pd
-
-    frame = (X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else
-             pd.DataFrame(np.asarray(X).reshape(len(X), -1)))
-    frame.columns = range(frame.shape[1])
-    frame[frame.shape[1]] = np.asarray(y).astype(str)
-    return frame
 
 
 def _check_population_disjoint(X: Any, y: Any, X_pop: Any, y_pop: Any,

@@ -43,14 +43,9 @@ def _pair(value: Any, param: str) -> tuple[NDArray[Any], NDArray[Any]]:
 
 def _check_disjoint(a: tuple[Any, Any], b: tuple[Any, Any], param: str, other: str,
                     why: str) -> None:
-    import pandas as pd
-
     from privaudit._rows import rows_found_in
 
-    def frame(X: Any) -> Any:
-        return pd.DataFrame(np.asarray(X).reshape(len(X), -1))
-
-    shared = np.flatnonzero(rows_found_in(frame(a[0]), frame(b[0])))
+    shared = np.flatnonzero(rows_found_in(a[0], b[0]))
     if shared.size:
         raise param_error(param, _FUNC, f"records disjoint from '{other}' ({why})",
                           f"<{shared.size} shared, e.g. row {int(shared[0])}>")
@@ -58,20 +53,15 @@ def _check_disjoint(a: tuple[Any, Any], b: tuple[Any, Any], param: str, other: s
 
 def _check_training_set(training_set: Any, forget: Any, heldout: Any) -> None:
     """Forgotten records were trained on; held-out records were not (else labels lie)."""
-    import pandas as pd
-
     from privaudit._rows import rows_found_in
 
-    def frame(X: Any) -> Any:
-        return pd.DataFrame(np.asarray(X).reshape(len(X), -1))
-
-    train = frame(_pair(training_set, "training_set")[0])
-    outside = np.flatnonzero(~rows_found_in(frame(forget[0]), train))
+    train = _pair(training_set, "training_set")[0]
+    outside = np.flatnonzero(~rows_found_in(forget[0], train))
     if outside.size:
         raise param_error("forget", _FUNC, "records of the original training set "
                           "('training_set'): the model cannot unlearn what it never saw",
                           f"<{outside.size} outside it, e.g. row {int(outside[0])}>")
-    inside = np.flatnonzero(rows_found_in(frame(heldout[0]), train))
+    inside = np.flatnonzero(rows_found_in(heldout[0], train))
     if inside.size:
         raise param_error("heldout", _FUNC, "records outside the original training set "
                           "('training_set'): a held-out record must never have been "
@@ -134,6 +124,13 @@ class _UnlearningAudit:
     def __init__(self, target: Any, inputs: _Inputs, shadows: dict[str, Any]) -> None:
         self.target, self.inputs, self.shadows = target, inputs, shadows
         self._pools: dict[str, Any] = {}
+        self._outputs: Any = None
+
+    def target_outputs(self) -> Any:
+        """The target's answers on the audited records, queried once for U-MIA and U-LiRA."""
+        if self._outputs is None:
+            self._outputs = self.target.query(self.inputs.X, self.inputs.y)
+        return self._outputs
 
     def _pool(self, recipe: Any, mode: str, fraction: float, progress: Any) -> Any:
         from privaudit.training import ReferencePool

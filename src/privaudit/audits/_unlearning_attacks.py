@@ -21,7 +21,8 @@ def _u_lira(audit: Any, params: dict[str, Any], progress: Any) -> Any:
                        description="querying the unlearned shadows")
     reference = ReferenceOutputs(audited=tuple(outputs), audited_in=pool.in_mask_[:, :n],
                                  mode="online", pool=pool)
-    return ULiRAAttack(**params).fit(reference).run(audit.target, i.X, i.y, i.labels)
+    return ULiRAAttack(**params).fit(reference).run(
+        outputs=audit.target_outputs(), labels=i.labels, target_name=audit.target.name)
 
 
 def _apollo(audit: Any, online: bool, params: dict[str, Any], progress: Any,
@@ -89,7 +90,7 @@ def _u_mia(audit: Any, params: dict[str, Any], progress: Any, seed: int) -> Any:
     attack = UMIAAttack(**{"random_state": seed, **params}).fit(
         _query(model, i.X_pop[forget], i.y_pop[forget]),
         _query(model, i.X_pop[heldout], i.y_pop[heldout]))
-    return attack.run(audit.target.query(i.X, i.y), i.labels, target_name=audit.target.name)
+    return attack.run(audit.target_outputs(), i.labels, target_name=audit.target.name)
 
 
 def run_unlearning_attack(audit: Any, name: str, params: dict[str, Any], progress: Any,

@@ -19,12 +19,12 @@ the model-free guesses are fitted on it, never on the audited records.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
+from privaudit.cli._config import ModelKindRun
 from privaudit.cli._errors import ConfigError, key_error
 from privaudit.cli._sections import AuditFile, Name, Section
 
@@ -51,16 +51,6 @@ class AttributeAuditFile(AuditFile):
     attack_params: dict[Name, dict[Name, Any]] = Field(default_factory=dict)
 
 
-@dataclass
-class AttributeRun:
-    """A checked configuration, its folder and where the report goes."""
-
-    config: AttributeAuditFile
-    base: Path
-    out: Path
-    source: str
-
-
 def _check(schema: AttributeAuditFile, source: str) -> None:
     from privaudit.attacks.attribute import ATTRIBUTE_ATTACKS
     from privaudit.audits import MODEL_FREE_GUESSES, SHADOW_AI
@@ -77,19 +67,14 @@ def _check(schema: AttributeAuditFile, source: str) -> None:
             raise key_error(f"attack_params.{name}", f"one of {known}", name, source)
 
 
-def load_attribute_config(path: str | Path) -> AttributeRun:
+def load_attribute_config(path: str | Path) -> ModelKindRun:
     """Read and check the configuration file of ``privaudit audit attribute``."""
-    from privaudit.cli._reading import read_config
+    from privaudit.cli._config import load_model_kind
 
-    path = Path(path)
-    schema = read_config(path, AttributeAuditFile)
-    _check(schema, str(path))
-    out = schema.report.out or "attribute-report"
-    out_path = Path(out) if Path(out).is_absolute() else path.parent / out
-    return AttributeRun(schema, path.parent, out_path, str(path))
+    return load_model_kind(path, AttributeAuditFile, _check, "attribute-report")
 
 
-def run_attribute_audit(run: AttributeRun, *, progress: Any = None) -> Path:
+def run_attribute_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     """Load the model and the tables, run the attribute attacks, write the report."""
     from privaudit.audits import audit_attributes
     from privaudit.cli._config import model_sections

@@ -68,7 +68,8 @@ from privaudit.cli._reading import read_config
 from privaudit.cli._run import run_audit_config
 from privaudit.cli._sections import AuditFile, Name
 
-__all__ = ["AuditConfig", "ConfigError", "load_audit_config", "model_sections", "run_audit_config"]
+__all__ = ["AuditConfig", "ConfigError", "ModelKindRun", "load_audit_config", "load_model_kind",
+           "model_sections", "run_audit_config"]
 
 _DEFAULT_ATTACKS = ["loss", "confidence", "entropy", "modified-entropy"]
 
@@ -186,6 +187,29 @@ class AuditConfig:
 def _at(base: Path, value: str) -> Path:
     path = Path(value)
     return path if path.is_absolute() else base / path
+
+
+@dataclass
+class ModelKindRun:
+    """A checked configuration on ``audit model``'s sections, its folder, its report folder.
+
+    For ``audit attribute`` and ``audit unlearning``.
+    """
+
+    config: Any
+    base: Path
+    out: Path
+    source: str
+
+
+def load_model_kind(path: str | Path, schema_type: type[AuditFile],
+                    check: Any, default_out: str) -> ModelKindRun:
+    """Read ``path`` with ``schema_type``, ``check(schema, source)``, place the report."""
+    path = Path(path)
+    schema = read_config(path, schema_type)
+    check(schema, str(path))
+    return ModelKindRun(schema, path.parent, _at(path.parent, schema.report.out or default_out),
+                        str(path))
 
 
 def model_sections(schema: AuditFile, base: Path, source: str) -> AuditConfig:

@@ -23,12 +23,12 @@ the shadows and is required; so is a torch recipe (the shadows unlearn as the ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
+from privaudit.cli._config import ModelKindRun
 from privaudit.cli._errors import key_error
 from privaudit.cli._sections import AuditFile, Name, Section
 
@@ -56,16 +56,6 @@ class UnlearningAuditFile(AuditFile):
     trajectories: bool = False
 
 
-@dataclass
-class UnlearningRun:
-    """A checked configuration, its folder and where the report goes."""
-
-    config: UnlearningAuditFile
-    base: Path
-    out: Path
-    source: str
-
-
 def _check(schema: UnlearningAuditFile, source: str) -> None:
     from privaudit.audits import UNLEARNING_ATTACKS
     from privaudit.unlearn import METHODS
@@ -91,16 +81,11 @@ def _check(schema: UnlearningAuditFile, source: str) -> None:
                             name, source)
 
 
-def load_unlearning_config(path: str | Path) -> UnlearningRun:
+def load_unlearning_config(path: str | Path) -> ModelKindRun:
     """Read and check the configuration file of ``privaudit audit unlearning``."""
-    from privaudit.cli._reading import read_config
+    from privaudit.cli._config import load_model_kind
 
-    path = Path(path)
-    schema = read_config(path, UnlearningAuditFile)
-    _check(schema, str(path))
-    out = schema.report.out or "unlearning-report"
-    out_path = Path(out) if Path(out).is_absolute() else path.parent / out
-    return UnlearningRun(schema, path.parent, out_path, str(path))
+    return load_model_kind(path, UnlearningAuditFile, _check, "unlearning-report")
 
 
 def _split(X: Any, y: Any, labels: Any) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
@@ -111,7 +96,7 @@ def _split(X: Any, y: Any, labels: Any) -> tuple[tuple[Any, Any], tuple[Any, Any
     return (X_arr[forgotten], y_arr[forgotten]), (X_arr[~forgotten], y_arr[~forgotten])
 
 
-def run_unlearning_audit(run: UnlearningRun, *, progress: Any = None) -> Path:
+def run_unlearning_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     """Load the model and the tables, run the unlearning attacks, write the report."""
     import numpy as np
 

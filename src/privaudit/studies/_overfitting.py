@@ -281,19 +281,16 @@ def _attribute_part(target: Any, data: TabularData, split: Any, labels: Any,
     Population rows that repeat an audited record (features and label) are left out: the
     attacker must not know an audited record's attribute.
     """
-    from privaudit._rows import rows_found_in
+    from privaudit._rows import rows_found_in, with_label
     from privaudit.audits import audit_attributes
 
     label, names, attack_params = SENSITIVE_ATTRIBUTES[data.name]
     columns = [data.feature_names.index(n) for n in names]
     audit = split.audit_indices
 
-    def with_label(idx: Any) -> Any:
-        import pandas as pd
-
-        return pd.DataFrame(np.c_[data.X[idx], data.y[idx]])
-
-    pop = split.population[~rows_found_in(with_label(split.population), with_label(audit))]
+    pop = split.population[~rows_found_in(
+        with_label(data.X[split.population], data.y[split.population]),
+        with_label(data.X[audit], data.y[audit]))]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # model-free baselines that win are the finding
         results = audit_attributes(

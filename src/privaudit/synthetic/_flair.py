@@ -1,8 +1,9 @@
 """flair's sequence taggers as the named-entity recogniser of the text checks.
 
 flair's own loader (``SequenceTagger.load``) reads a model file with
-``torch.load(weights_only=False)``: it unpickles whatever the file names, so a crafted
-``.pt`` file runs code when loaded. :func:`load_flair_tagger` is written by hand instead:
+``torch.load(weights_only=False)`` (never called here; privaudit's loader is safe: allow-listed
+``weights_only=True`` below): it unpickles whatever the file names, so a crafted ``.pt`` file
+runs code when loaded. :func:`load_flair_tagger` is written by hand instead:
 
 1. **Only an allow-listed unpickler reads the file.** flair saves with pickle protocol 4,
    which torch's ``weights_only`` unpickler does not read (it implements protocol 2's
@@ -289,8 +290,9 @@ def load_flair_tagger(path: str | os.PathLike[str]) -> Any:
     """A flair ``SequenceTagger`` read from ``path`` without unpickling code.
 
     Hand-written because flair's ``SequenceTagger.load`` calls
-    ``torch.load(weights_only=False)`` and so runs any code a crafted file holds; see the
-    module for what is read and how.
+    ``torch.load(weights_only=False)`` (never called here: this loader is safe, reading only
+    through ``weights_only=True`` with an allow-list) and so runs any code a crafted file
+    holds; see the module for what is read and how.
 
     Parameters
     ----------

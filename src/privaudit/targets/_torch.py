@@ -586,8 +586,9 @@ def load_torch_model(
     Raises
     ------
     ValueError
-        If the file holds something other than a state dict (e.g. a pickled module without
-        ``allow_pickle=True``), or if the weights do not fit the module.
+        If the file holds something other than a state dict (e.g. a pickled module: refused
+        by the safe default, read only with ``allow_pickle=True`` on the caller's own file),
+        or if the weights do not fit the module.
     """
     torch = import_torch()
     func = "load_torch_model"
@@ -620,8 +621,8 @@ def load_torch_model(
 
     try:
         if allow_pickle:
-            # Why this full unpickle is acceptable: it runs only when the caller passes
-            # allow_pickle=True (default False) for a file they wrote themselves, as the
+            # Safe here because this full unpickle runs only on the caller's explicit opt-in
+            # (allow_pickle=True; default False) for a file they wrote themselves, as the
             # docstring says; privaudit never passes it, the CLI cannot reach it, and every
             # other path (the default here, the caches) is weights_only=True or safetensors.
             obj = torch.load(file, map_location=map_location, weights_only=False)

@@ -174,7 +174,7 @@ def _load_shared(token: str, path: str) -> dict[str, Any]:
         # arguments to workers; its path comes from the parent, never from a file or a
         # configuration (docs/security.md, "Known limits").
         with open(path, "rb") as fh:
-            shared = pickle.load(fh)
+            shared = pickle.load(fh)  # safe: the parent's own 0600 temp file (see above)
         _WORKER_SHARED.clear()  # keep only the current call's data
         _WORKER_SHARED[token] = shared
         _WORKER_SHARED_PATHS[:] = [path]

@@ -101,19 +101,12 @@ def unlearn(
 def _check_in_training_set(forget: DataPair, retain: DataPair, training: DataPair) -> None:
     """Every forget and retain record (features and label) must be a training record."""
     import numpy as np
-    import pandas as pd
 
-    from privaudit._rows import rows_found_in
+    from privaudit._rows import rows_found_in, with_label
 
-    def rows(pair: DataPair) -> Any:
-        X, y = np.asarray(pair[0]), np.asarray(pair[1])
-        frame = pd.DataFrame(X.reshape(len(X), -1))
-        frame[frame.shape[1]] = y.astype(str)
-        return frame
-
-    train = rows(training)
+    train = with_label(*training)
     for name, pair in (("forget", forget), ("retain", retain)):
-        missing = np.flatnonzero(~rows_found_in(rows(pair), train))
+        missing = np.flatnonzero(~rows_found_in(with_label(*pair), train))
         if missing.size:
             raise param_error(name, "unlearn", "records of the training set (features and "
                               "label)", f"<{missing.size} record(s) not in it, e.g. row "

@@ -75,8 +75,9 @@ def _pair(value: Any, param: str, func: str) -> tuple[NDArray[np.float32], NDArr
 
 
 def _check_disjoint(X_forget: NDArray[Any], X_retain: NDArray[Any], func: str) -> None:
-    forget_rows = {row.tobytes() for row in X_forget.reshape(X_forget.shape[0], -1)}
-    shared = sum(row.tobytes() in forget_rows for row in X_retain.reshape(X_retain.shape[0], -1))
+    from privaudit._rows import rows_found_in
+
+    shared = int(rows_found_in(X_retain, X_forget).sum())
     if shared:
         raise param_error("retain", func, "disjoint from the forget set (no record in both)",
                           f"<{shared} record(s) also in forget>")

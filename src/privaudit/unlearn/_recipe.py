@@ -25,12 +25,6 @@ from privaudit.unlearn._api import METHODS, unlearn
 __all__ = ["UnlearningRecipe"]
 
 
-def _frame(X: Any) -> Any:
-    import pandas as pd
-
-    return pd.DataFrame(np.asarray(X).reshape(len(X), -1))
-
-
 class UnlearningRecipe:
     """A training recipe whose models unlearn the candidate records they trained on.
 
@@ -97,7 +91,7 @@ class UnlearningRecipe:
                 for m, (X, y), s in zip(models, datasets, random_states, strict=True)]
 
     def _unlearn(self, model: Any, X: Any, y: Any, random_state: int) -> Any:
-        forget = rows_found_in(_frame(X), _frame(self.candidates[0]))
+        forget = rows_found_in(X, self.candidates[0])
         if not forget.any() or forget.all():
             return model  # nothing to forget (or nothing left to retain)
         X, y = np.asarray(X), np.asarray(y)
