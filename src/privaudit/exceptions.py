@@ -12,6 +12,7 @@ __all__ = [
     "DegenerateInputWarning",
     "FidelityWarning",
     "NotFittedError",
+    "OutsideFolderError",
     "PrivauditWarning",
 ]
 
@@ -40,4 +41,14 @@ class NotFittedError(ValueError, AttributeError):
 
     Inherits from ``ValueError`` and ``AttributeError`` as scikit-learn's does, so code
     that catches either keeps working.
+    """
+
+
+class OutsideFolderError(ValueError):
+    """A path privaudit would read or write leaves the folder it belongs to.
+
+    Raised for ``../`` or an absolute path taken from a file's contents (a shard index, a
+    tokenizer's file list, a result's file names) and for a symbolic link, anywhere on the
+    way, that leads out of the folder (a planted ``results/`` or ``models.lock`` link).
+    Inherits from ``ValueError`` so that code catching bad input catches it too.
     """
