@@ -15,10 +15,14 @@ A root helper: it imports only ``privaudit.exceptions``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import stat
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "atomic_write",
@@ -26,9 +30,13 @@ __all__ = [
     "check_inside",
     "mkdir_inside",
     "open_inside",
+    "parse_json",
     "path_inside",
     "read_bytes_inside",
+    "read_json_inside",
+    "read_limited_inside",
     "read_text_inside",
+    "sha256_inside",
 ]
 
 
@@ -207,12 +215,137 @@ def open_inside(root: str | os.PathLike[str], *parts: str | os.PathLike[str],
 def read_bytes_inside(root: str | os.PathLike[str], *parts: str | os.PathLike[str],
                       what: str = "the file") -> bytes:
     """The bytes of a file inside ``root`` (see :func:`open_inside`)."""
-    fd = open_inside(root, *parts, what=what)
-    with os.fdopen(fd, "rb") as handle:
+    with _open_regular(root, parts, what) as handle:
         return handle.read()
+
+
+def _open_regular(root: str | os.PathLike[str], parts: tuple[str | os.PathLike[str], ...],
+                  what: str) -> Any:
+    """A binary handle on a regular file inside ``root``: never a link, FIFO or device.
+
+    Opened with ``O_NONBLOCK`` so that a FIFO planted in place of the file cannot block
+    the open, then refused unless ``fstat`` says it is a regular file.
+    """
+    fd = open_inside(root, *parts, flags=os.O_RDONLY | getattr(os, "O_NONBLOCK", 0),
+                     what=what)
+    handle = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        handle.close()
+        path = Path(os.fspath(root), *map(os.fspath, parts))
+        raise ValueError(f"{what} {path} is not a regular file.")
+    return handle
 
 
 def read_text_inside(root: str | os.PathLike[str], *parts: str | os.PathLike[str],
                      what: str = "the file") -> str:
     """The UTF-8 text of a file inside ``root`` (see :func:`open_inside`)."""
     return read_bytes_inside(root, *parts, what=what).decode("utf-8")
+
+
+# ------------------------------------------------------------ bounded reads and JSON
+#
+# Files in a folder privaudit owns are read whole, so each read has a size limit checked
+# on the open descriptor before anything is read (a 1 GB result.json is refused at once),
+# and every JSON document is parsed with limits: nesting depth (a 200,000-deep array would
+# otherwise raise RecursionError, here or in any later walk of the document), no NaN or
+# Infinity token, no number that overflows to infinity (1e999).
+
+#: Largest JSON document privaudit reads from a folder it owns (results, manifests).
+JSON_MAX_BYTES = 64 << 20
+#: Deepest nesting of arrays and objects accepted in such a document.
+JSON_MAX_DEPTH = 64
+
+
+def read_limited_inside(root: str | os.PathLike[str], *parts: str | os.PathLike[str],
+                        max_bytes: int, what: str = "the file") -> bytes:
+    """The bytes of a file inside ``root`` (see :func:`open_inside`), at most ``max_bytes``.
+
+    Raises
+    ------
+    privaudit.exceptions.OutsideFolderError
+        If the file leads out of ``root`` or is a link.
+    ValueError
+        If the file is larger than ``max_bytes`` (checked before reading), naming it.
+    """
+    with _open_regular(root, parts, what) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(max_bytes + 1) if size <= max_bytes else b""
+        if size > max_bytes or len(data) > max_bytes:
+            path = Path(os.fspath(root), *map(os.fspath, parts))
+            raise ValueError(f"{what} {path} is {max(size, len(data)):,} bytes long, more "
+                             f"than the {max_bytes:,} bytes privaudit reads from such a file.")
+    return data
+
+
+def parse_json(data: bytes | str, *, what: str = "the file",
+               max_depth: int = JSON_MAX_DEPTH) -> Any:
+    """Strict JSON with limits: the value, or a ValueError saying what is wrong.
+
+    Refused: text that is not UTF-8 or not JSON, the non-standard tokens ``NaN``,
+    ``Infinity`` and ``-Infinity``, numbers that overflow a float (``1e999``) or have more
+    digits than Python converts (``sys.get_int_max_str_digits``), and arrays or objects
+    nested more than ``max_depth`` deep. Never raises RecursionError.
+    """
+    def refuse(token: str) -> Any:
+        raise ValueError(f"the non-standard token {token}")
+
+    def finite(text: str) -> float:
+        value = float(text)
+        if value in (float("inf"), float("-inf")):
+            raise ValueError(f"the number {text:.40} overflows a float")
+        return value
+
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        doc = json.loads(text, parse_constant=refuse, parse_float=finite)
+    except RecursionError:
+        raise ValueError(f"{what} is nested more than {max_depth} levels deep") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"{what} is not valid JSON ({exc})") from None
+    if _depth(doc, max_depth) > max_depth:
+        raise ValueError(f"{what} is nested more than {max_depth} levels deep")
+    return doc
+
+
+def _depth(doc: Any, limit: int) -> int:
+    """Nesting depth of a parsed JSON value, walked without recursion (stops past ``limit``)."""
+    deepest = 0
+    stack = [(doc, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        if not isinstance(value, list):
+            continue
+        deepest = max(deepest, level)
+        if deepest > limit:
+            break
+        stack.extend((item, level + 1) for item in value)
+    return deepest
+
+
+def read_json_inside(root: str | os.PathLike[str], *parts: str | os.PathLike[str],
+                     what: str = "the file", max_bytes: int = JSON_MAX_BYTES,
+                     max_depth: int = JSON_MAX_DEPTH) -> Any:
+    """A JSON file inside ``root``, read by :func:`read_limited_inside` and :func:`parse_json`.
+
+    Raises
+    ------
+    privaudit.exceptions.OutsideFolderError
+        If the file leads out of ``root`` or is a link.
+    ValueError
+        If it is too large, not JSON or too deep; the message names the file.
+    """
+    data = read_limited_inside(root, *parts, max_bytes=max_bytes, what=what)
+    path = Path(os.fspath(root), *map(os.fspath, parts))
+    return parse_json(data, what=f"{what} {path}", max_depth=max_depth)
+
+
+def sha256_inside(root: str | os.PathLike[str], *parts: str | os.PathLike[str],
+                  what: str = "the file") -> str:
+    """Hex SHA-256 of a file inside ``root``, opened without following a link."""
+    digest = hashlib.sha256()
+    with _open_regular(root, parts, what) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
