@@ -23,6 +23,7 @@ __all__ = [
     "check_random_state",
     "check_real_array",
     "check_scores",
+    "paired_with_labels",
     "param_error",
     "warn_degenerate",
 ]
@@ -162,6 +163,27 @@ def check_binary_labels(
     return arr.astype(np.int8)
 
 
+def paired_with_labels(labels: Any, values: Any, *, func: str, param: str) -> Any:
+    """``values`` matched to ``labels`` row by row: by index when both are pandas objects.
+
+    Every function taking ``labels`` and a per-record array (scores, predictions) pairs
+    them through this one check. Two pandas Series (or DataFrame columns) are matched on
+    their index, as pandas itself would: when the indexes hold the same unique labels in
+    another order, ``values`` is reordered to ``labels``' index (a permutation loses
+    nothing and is what a user who sorted one of them meant); when they hold different
+    labels (or repeat one) no pairing is safe and a ``ValueError`` names ``param``. Pairing
+    such Series by position, as numpy would, scores each record against another record's
+    label without a word. Plain arrays, or one array and one Series, pair by position.
+    pandas is never imported: Series are recognised by duck typing (:func:`_is_pandas`).
+
+    Returns
+    -------
+    object
+        ``values``, reordered when needed (still a Series then).
+    """
+    return align_on_index({"labels": labels, param: values}, func=func)[param]
+
+
 def check_labels_scores(
     labels: ArrayLike,
     scores: ArrayLike,
@@ -169,7 +191,11 @@ def check_labels_scores(
     func: str,
     scores_param: str = "scores",
 ) -> tuple[NDArray[np.int8], NDArray[np.float64]]:
-    """Validate a (labels, scores) pair: 0/1 labels, finite scores, equal lengths."""
+    """Validate a (labels, scores) pair: 0/1 labels, finite scores, equal lengths.
+
+    Pandas Series are paired on their index (:func:`paired_with_labels`).
+    """
+    scores = paired_with_labels(labels, scores, func=func, param=scores_param)
     y = check_binary_labels(labels, func=func)
     s = check_scores(scores, func=func, param=scores_param)
     if y.shape[0] != s.shape[0]:
@@ -310,16 +336,23 @@ REFERENCE_MODES = ChoiceRule(("auto", "online", "offline"))
 
 
 def _is_pandas(obj: Any) -> bool:
-    return type(obj).__module__.startswith("pandas") and hasattr(obj, "index") \
-        and hasattr(obj, "iloc")
+    """Whether ``obj`` is a pandas Series or DataFrame, by duck typing (pandas not imported).
+
+    An object with a row ``index`` (itself with ``equals``), ``to_numpy`` and ``loc``:
+    a list has an ``index`` method but neither of the others.
+    """
+    return hasattr(obj, "to_numpy") and hasattr(obj, "loc") \
+        and hasattr(getattr(obj, "index", None), "equals")
 
 
 def _index_difference(index: Any, reference: Any) -> str:
-    missing = index.difference(reference)
     if len(index) != len(reference):
         return f"<an index of {len(index)} labels, not {len(reference)}>"
-    if len(missing):
-        return f"<an index with labels not in the first one's, e.g. {list(missing[:3])}>"
+    if not index.is_unique:
+        return "<an index with duplicated labels>"
+    extra = index.difference(reference)
+    if len(extra):
+        return f"<an index with labels not in the first one's, e.g. {list(extra[:3])}>"
     return "<the same index labels in another order>"
 
 

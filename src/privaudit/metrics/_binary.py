@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from privaudit._validation import (
     check_binary_labels,
     check_fraction,
+    paired_with_labels,
     param_error,
     warn_degenerate,
 )
@@ -30,6 +31,7 @@ class BinaryMetrics(NamedTuple):
 def _check_guesses(
     labels: ArrayLike, predictions: ArrayLike, func: str
 ) -> tuple[NDArray[np.int8], NDArray[np.int8]]:
+    predictions = paired_with_labels(labels, predictions, func=func, param="predictions")
     y = check_binary_labels(labels, func=func)
     p = check_binary_labels(predictions, func=func, param="predictions")
     if y.shape[0] != p.shape[0]:

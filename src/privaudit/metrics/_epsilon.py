@@ -16,6 +16,7 @@ from privaudit._validation import (
     check_random_state,
     check_real_array,
     check_scores,
+    paired_with_labels,
     param_error,
     warn_degenerate,
 )
@@ -190,14 +191,17 @@ def _epsilon_bounds(
 
 
 def _as_attacks(
-    scores: ArrayLike | Mapping[str, ArrayLike], n: int, func: str
+    labels: ArrayLike, scores: ArrayLike | Mapping[str, ArrayLike], n: int, func: str
 ) -> tuple[list[str], NDArray[np.float64]]:
     if isinstance(scores, Mapping):
         if not scores:
             raise param_error("scores", func, "a non-empty mapping", "<an empty mapping>")
         names = [str(name) for name in scores]
-        rows = [check_scores(v, func=func, param=f"scores[{k!r}]") for k, v in scores.items()]
+        rows = [check_scores(paired_with_labels(labels, v, func=func, param=f"scores[{k!r}]"),
+                             func=func, param=f"scores[{k!r}]") for k, v in scores.items()]
     else:
+        if getattr(scores, "ndim", None) == 1:  # a Series: matched on the labels' index
+            scores = paired_with_labels(labels, scores, func=func, param="scores")
         # Not converted to float here: each row goes through check_scores, which refuses
         # strings and ranks integers that float64 cannot hold exactly.
         arr = check_real_array(scores, func=func, param="scores")
@@ -346,7 +350,7 @@ def effective_epsilon_lower_bound(
     """
     func = "effective_epsilon_lower_bound"
     y = check_binary_labels(labels, func=func)
-    names, all_scores = _as_attacks(scores, y.shape[0], func)
+    names, all_scores = _as_attacks(labels, scores, y.shape[0], func)
     validation_split = check_fraction(validation_split, param="validation_split", func=func)
     levels = _check_levels(confidence_levels, func)
     selection_confidence = check_fraction(
