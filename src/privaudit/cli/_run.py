@@ -15,31 +15,22 @@ __all__ = ["run_audit_config"]
 
 
 def _import_object(spec: str, base: Path, key: str) -> Any:
-    """Import ``module:attribute``, looking in the configuration's folder first.
+    """The object ``module:attribute`` names: ``<base>/module.py``, or an installed module.
 
     Naming code in the configuration is how the user opts in to running it (as a
-    training script would); nothing is ever unpickled from a data or model file.
+    training script would); nothing is ever unpickled from a data or model file. Only the
+    named module's own file is trusted: the configuration's folder is never put on
+    ``sys.path``, so the module's imports come from the installed packages (a planted
+    ``sklearn.py`` beside the configuration is never run) and its imports of sibling files
+    do not resolve (the error says so). See :func:`privaudit._imports.import_named`.
     """
-    import importlib
-    import sys
+    from privaudit._imports import import_named
+    from privaudit.exceptions import OutsideFolderError
 
-    module_name, _, attribute = spec.partition(":")
-    folder = str(base.resolve())
-    added = folder not in sys.path
-    if added:
-        sys.path.insert(0, folder)
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"The {key!r} key names module {module_name!r}, which cannot be "
-                          f"imported ({exc}).") from None
-    finally:
-        if added:
-            sys.path.remove(folder)
-    if not hasattr(module, attribute):
-        raise ConfigError(f"The {key!r} key names {spec!r}, but {module_name!r} has no "
-                          f"{attribute!r}.")
-    return getattr(module, attribute)
+        return import_named(spec, base, key=key)
+    except (ImportError, AttributeError, OutsideFolderError) as exc:
+        raise ConfigError(" ".join(str(exc).split())) from None
 
 
 def _load_torch(cfg: AuditConfig, base: Path, name: str, where: str) -> Any:
