@@ -29,6 +29,7 @@ import copy
 import os
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,13 +39,14 @@ from privaudit._optional import import_optional
 from privaudit._progress import as_progress
 from privaudit._rows import rows_found_in
 from privaudit._validation import check_int, param_error
-from privaudit.exceptions import PrivauditWarning
+from privaudit.exceptions import OutsideFolderError, PrivauditWarning
 from privaudit.training._cache import CachedModels, ModelCache
 from privaudit.training._executors import get_executor
 from privaudit.training._hashing import callable_fingerprint, canonical, data_fingerprint
 from privaudit.training._pool import _seed_sequence, _Trainer, balanced_in_mask
 
-__all__ = ["KNOWLEDGE", "GeneratorRecipe", "GeneratorRuns"]
+__all__ = ["KNOWLEDGE", "GeneratorRecipe", "GeneratorRuns", "SavedGeneratorRuns",
+           "read_generator_runs"]
 
 _NAME = "GeneratorRuns"
 #: Bump when the way training sets or seeds are drawn changes (part of the cache key).
@@ -58,16 +60,21 @@ class GeneratorRecipe:
 
     Parameters
     ----------
-    generator : callable or object with ``fit`` and ``sample``
+    generator : callable or object with ``fit`` and ``sample`` or ``generate``
         ``generator(train, n_rows, random_state=seed) -> DataFrame``, or an object
-        (SDV / synthcity style) copied afresh for every run, fitted with ``fit(train)``
-        and sampled with ``sample(n_rows)``; it gets the run's seed through a
+        copied afresh for every run and fitted with ``fit(train)`` (a DataFrame): SDV /
+        synthcity style, sampled with ``sample(n_rows)``, or TAPAS style, sampled with
+        ``generate(n_rows)`` (given ``random_state=seed`` when its signature takes it; a
+        returned object whose ``data`` attribute is a DataFrame, as TAPAS's
+        ``TabularDataset``, is unwrapped). It gets the run's seed through a
         ``set_random_state(seed)`` method or a ``random_state`` attribute before fitting,
         or SDV's ``_set_random_state(seed)`` after (SDV synthesizers build their model in
         ``fit``; their sampling is then reproducible, while a neural synthesizer's
         training may still draw from torch's global state).
     n_rows : int
-        Rows of every synthetic table.
+        Rows of every synthetic table. A generator returning another number of rows is
+        refused (``ValueError`` naming it and both counts): the attacks compare tables
+        of one size.
     version : str, optional
         Bump to invalidate cached tables when something the generator calls changes (the
         fingerprint covers only its own source and parameters).
@@ -78,8 +85,8 @@ class GeneratorRecipe:
     def __init__(self, generator: Any, n_rows: int, *, version: str | None = None) -> None:
         if not callable(generator) and not _fits_and_samples(generator):
             raise param_error("generator", _NAME, "a callable (train, n_rows, random_state) "
-                              "or an object with fit and sample", f"<{type(generator).__name__}>",
-                              error=TypeError)
+                              "or an object with fit and sample (SDV) or fit and generate "
+                              "(TAPAS)", f"<{type(generator).__name__}>", error=TypeError)
         self.generator = generator
         self.n_rows = check_int(n_rows, param="n_synthetic_rows", func=_NAME, low=1)
         self.version = version
@@ -96,31 +103,50 @@ class GeneratorRecipe:
 
     def train(self, X: Any, y: Any, *, random_state: int) -> Any:
         """Run the generator on the training table ``X`` (``y`` is unused)."""
+        train = X.reset_index(drop=True)
+        if _fits_and_samples(self.generator):
+            table = self._fit_and_draw(train, int(random_state))
+        else:
+            table = self.generator(train, self.n_rows, random_state=int(random_state))
+        return self._checked(_unwrap(table), X)
+
+    def _fit_and_draw(self, train: Any, seed: int) -> Any:
+        """Fit a fresh copy of an object generator and draw ``n_rows`` rows from it."""
+        model = copy.deepcopy(self.generator)
+        seeded = _seed_before_fit(model, seed)
+        model.fit(train)
+        if callable(getattr(model, "_set_random_state", None)):
+            # SDV's synthesizers: their model exists only after fit, and sampling
+            # draws from the seed given here.
+            model._set_random_state(seed)
+            seeded = True
+        draw = getattr(model, "sample", None)
+        if not callable(draw):  # TAPAS style: generate(num_samples, random_state=None)
+            draw = model.generate
+            if _takes_random_state(draw):
+                return draw(self.n_rows, random_state=seed)
+        if not seeded:
+            warnings.warn(f"The generator {type(model).__name__} takes no seed (no "
+                          "random_state attribute, no set_random_state method): its "
+                          "runs are not reproducible.", PrivauditWarning, stacklevel=4)
+        return draw(self.n_rows)
+
+    def _checked(self, table: Any, X: Any) -> Any:
+        """The table, refused unless a DataFrame of ``n_rows`` rows with X's columns."""
         import pandas as pd
 
-        if _fits_and_samples(self.generator):
-            model = copy.deepcopy(self.generator)
-            seeded = _seed_before_fit(model, int(random_state))
-            model.fit(X.reset_index(drop=True))
-            if callable(getattr(model, "_set_random_state", None)):
-                # SDV's synthesizers: their model exists only after fit, and sampling
-                # draws from the seed given here.
-                model._set_random_state(int(random_state))
-                seeded = True
-            if not seeded:
-                warnings.warn(f"The generator {type(model).__name__} takes no seed (no "
-                              "random_state attribute, no set_random_state method): its "
-                              "runs are not reproducible.", PrivauditWarning, stacklevel=3)
-            table = model.sample(self.n_rows)
-        else:
-            table = self.generator(X.reset_index(drop=True), self.n_rows,
-                                   random_state=int(random_state))
+        name = _describe(self.generator)
         if not isinstance(table, pd.DataFrame):
-            raise TypeError(f"The generator returned a {type(table).__name__}; expected a "
-                            "pandas DataFrame with the training table's columns.")
+            raise TypeError(f"The generator {name} returned a {type(table).__name__}; "
+                            "expected a pandas DataFrame with the training table's columns.")
+        if len(table) != self.n_rows:
+            raise ValueError(f"The generator {name} returned {len(table)} rows; "
+                             f"n_synthetic_rows asked for {self.n_rows}: every synthetic "
+                             "table of the game must have that many rows.")
         missing = [c for c in X.columns if c not in table.columns]
         if missing:
-            raise ValueError(f"The generator's table lacks the training columns {missing[:5]}.")
+            raise ValueError(f"The generator {name}'s table lacks the training columns "
+                             f"{missing[:5]}.")
         return table[list(X.columns)].reset_index(drop=True)
 
     def save(self, table: Any, path: str | os.PathLike[str]) -> None:
@@ -129,20 +155,59 @@ class GeneratorRecipe:
         table.to_parquet(path, index=False)
 
     def load(self, path: str | os.PathLike[str]) -> Any:
-        """Read a table written by :meth:`save`."""
-        import pandas as pd
+        """Read a table written by :meth:`save`, never through a link.
 
-        import_optional("pyarrow", extra="report", purpose="Caching synthetic tables")
-        try:
-            return pd.read_parquet(path)
-        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-            raise ValueError(f"The cached synthetic table {os.fspath(path)} is not a Parquet "
-                             f"table ({exc}); delete it and rerun to make it again."
-                             ) from None
+        The file is opened with ``O_NOFOLLOW`` in its folder
+        (:func:`privaudit._files.read_bytes_inside`): a cached table replaced by a
+        symbolic link is refused (:class:`~privaudit.exceptions.OutsideFolderError`),
+        nothing is read from where it points.
+        """
+        from privaudit._files import read_bytes_inside
+
+        path = Path(os.fspath(path))
+        content = read_bytes_inside(path.parent, path.name, what="the cached synthetic table")
+        return _parquet_table(content, path)
+
+
+def _parquet_table(content: bytes, path: Path) -> Any:
+    """The table in the bytes of a cached Parquet file (data only: reading runs no code)."""
+    import io
+
+    import pandas as pd
+
+    import_optional("pyarrow", extra="report", purpose="Caching synthetic tables")
+    try:
+        return pd.read_parquet(io.BytesIO(content))
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise ValueError(f"The cached synthetic table {os.fspath(path)} is not a Parquet "
+                         f"table ({exc}); delete it and rerun to make it again.") from None
 
 
 def _fits_and_samples(obj: Any) -> bool:
-    return callable(getattr(obj, "fit", None)) and callable(getattr(obj, "sample", None))
+    """An object generator: ``fit`` with ``sample`` (SDV) or ``generate`` (TAPAS)."""
+    return callable(getattr(obj, "fit", None)) and (
+        callable(getattr(obj, "sample", None)) or callable(getattr(obj, "generate", None)))
+
+
+def _takes_random_state(method: Any) -> bool:
+    """Whether ``method`` accepts a ``random_state`` keyword (TAPAS's ``generate`` does)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "random_state" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def _unwrap(table: Any) -> Any:
+    """A TAPAS ``TabularDataset`` (a DataFrame in ``.data``) as its DataFrame."""
+    import pandas as pd
+
+    inner = getattr(table, "data", None)
+    if not isinstance(table, pd.DataFrame) and isinstance(inner, pd.DataFrame):
+        return inner
+    return table
 
 
 def _seed_before_fit(model: Any, seed: int) -> bool:
@@ -335,6 +400,31 @@ class GeneratorRuns:
                 "seed_entropy": str(ss.entropy),
                 "seed_spawn_key": [int(k) for k in ss.spawn_key]}
 
+    # ------------------------------------------------------------------ reuse
+    @classmethod
+    def from_cache(cls, folder: str | os.PathLike[str]) -> SavedGeneratorRuns:
+        """The synthetic tables of a finished game, read back from its cache folder.
+
+        How a user gets the tables of an audit back (to compute their own statistics, or
+        attack them with their own code): ``folder`` is a ``genruns-<key>`` folder of a
+        ``cache_dir``, as named by :attr:`cache_path_` or by a generator audit's results
+        (``result.extra["runs"]["test"]["cache"]``). Every table is checked against its
+        manifest's SHA-256 and read without following links.
+
+        Returns
+        -------
+        SavedGeneratorRuns
+            ``synthetic`` (the tables, in run order), ``in_mask`` (which target each run
+            trained on) and ``info`` (what the game was made from, ``pool.json``).
+
+        Raises
+        ------
+        ValueError
+            When a table is missing or does not match its manifest (the game is
+            unfinished or the folder was edited), naming the file.
+        """
+        return read_generator_runs(folder)
+
     # ------------------------------------------------------------------ run
     def run(self, progress: Any = None) -> GeneratorRuns:
         """Make every synthetic table (or find it in the cache); return ``self``."""
@@ -361,6 +451,7 @@ class GeneratorRuns:
             key = sha256_json({k: v for k, v in info.items() if k != "recipe_repr"})
             cache = ModelCache(self.cache_dir, key, info, recipe, prefix="genruns",
                                noun="synthetic table")
+            _check_cache_folder(self.cache_dir, cache.path)
             cache.prepare(in_mask)
             done = cache.finished(seeds.tolist(), indices)
         tables: list[Any] = [None] * self.n_runs
@@ -378,9 +469,111 @@ class GeneratorRuns:
             else:
                 trainer.run(missing, tables.__setitem__)
                 self.n_made_ = len(missing)
-        self.synthetic_: Sequence[Any] = (CachedModels(cache, self.n_runs)
-                                          if cache is not None else tables)
+        if cache is not None:  # read once: every attack of an audit reuses these tables
+            tables = list(CachedModels(cache, self.n_runs))
+        self.synthetic_: Sequence[Any] = tables
         self.in_mask_, self.seeds_, self.train_indices_ = in_mask, seeds, indices
         self.run_seconds_ = seconds
         self.cache_path_ = None if cache is None else cache.path
         return self
+
+
+# ---------------------------------------------------------------- the cache folder
+#
+# Every file of a ``genruns-<key>`` folder is privaudit's: none is a link leading out of
+# the cache root. The folder is created with mkdir_inside (a planted ``genruns-<key>``
+# link pointing elsewhere is refused before anything is written through it), every entry
+# already in it is checked before the cache reads or locks it (a ``models.lock``,
+# manifest or Parquet table symlinked outside, dangling or not, is refused), and every
+# table is then read with O_NOFOLLOW (GeneratorRecipe.load).
+
+_CACHE_FILES = ("pool.json", "in_mask.npy", "models.lock")
+
+
+def _check_cache_folder(root: str | os.PathLike[str], folder: Path) -> None:
+    """Create ``folder`` inside ``root``; refuse any entry of it that is a link out."""
+    from privaudit._files import mkdir_inside
+
+    mkdir_inside(root, folder.name, what=_FOLDER)
+    _check_entries(folder)
+
+
+def _check_entries(folder: Path) -> None:
+    """Refuse an entry of ``folder`` that is a link leading out of it (dangling or not)."""
+    from privaudit._files import check_inside
+
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_symlink() or entry.name in _CACHE_FILES:
+                check_inside(folder / entry.name, folder,
+                             what=f"the cache file {entry.name} of {_FOLDER}")
+
+
+_FOLDER = "the generator runs' cache folder"
+
+
+class SavedGeneratorRuns:
+    """The tables of a generator game read back from its cache (see ``from_cache``).
+
+    Attributes
+    ----------
+    synthetic : list of pandas.DataFrame
+        One synthetic table per run, in run order.
+    in_mask : ndarray of shape (n_runs, n_targets), bool
+        Whether target ``t`` was in run ``r``'s training set (in attribute inference:
+        whether run ``r`` trained on the target rather than its alternative).
+    info : dict
+        What the game was made from (``pool.json``: the recipe, the data's
+        fingerprints, the sizes, the seed).
+    folder : pathlib.Path
+        The cache folder read.
+    """
+
+    def __init__(self, synthetic: list[Any], in_mask: NDArray[np.bool_],
+                 info: dict[str, Any], folder: Path) -> None:
+        self.synthetic, self.in_mask, self.info, self.folder = synthetic, in_mask, info, folder
+
+    def __repr__(self) -> str:
+        return f"<SavedGeneratorRuns: {len(self.synthetic)} tables from {self.folder}>"
+
+
+def read_generator_runs(folder: str | os.PathLike[str]) -> SavedGeneratorRuns:
+    """Read the tables of a finished ``genruns-<key>`` cache folder (``from_cache``)."""
+    import io
+    import json
+
+    from privaudit._digest import sha256_hex
+    from privaudit._files import read_bytes_inside, read_text_inside
+
+    folder = Path(os.fspath(folder))
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder: give the genruns-<key> folder of a "
+                         "generator audit's cache_dir.")
+    _check_entries(folder)
+    try:
+        info = json.loads(read_text_inside(folder, "pool.json", what="the game's pool.json"))
+        mask = np.load(io.BytesIO(read_bytes_inside(folder, "in_mask.npy")),
+                       allow_pickle=False)
+    except OutsideFolderError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{folder} is not a finished generator game's cache folder "
+                         f"(pool.json and in_mask.npy: {exc}).") from None
+    tables = []
+    for i in range(len(mask)):
+        name = f"model-{i:05d}"
+        try:
+            manifest = json.loads(read_text_inside(folder, f"{name}.json"))
+            content = read_bytes_inside(folder, f"{name}{GeneratorRecipe.suffix}")
+        except OutsideFolderError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"The synthetic table {i} of {folder} is missing or unreadable "
+                             f"({exc}); rerun the audit with this cache_dir.") from None
+        path = folder / f"{name}{GeneratorRecipe.suffix}"
+        if not isinstance(manifest, dict) or manifest.get("model_sha256") != sha256_hex(
+                content):
+            raise ValueError(f"{path} does not match its manifest's SHA-256; rerun the "
+                             "audit with this cache_dir.")
+        tables.append(_parquet_table(content, path))
+    return SavedGeneratorRuns(tables, np.asarray(mask, dtype=bool), info, folder)
