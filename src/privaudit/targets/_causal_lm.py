@@ -24,6 +24,7 @@ from privaudit._digest import DIGITS, Hasher
 from privaudit._optional import import_optional
 from privaudit._validation import check_int, param_error
 from privaudit.targets._fingerprint import module_fingerprint
+from privaudit.targets._hf_folder import FolderError, check_model_folder, is_interrupt, quiet_stderr
 
 __all__ = ["CausalLMTarget", "load_causal_lm"]
 
@@ -160,13 +161,15 @@ def _offline() -> Any:
 
 @contextmanager
 def _quiet(transformers: Any) -> Any:
-    """No loading bars from transformers (privaudit shows its own progress)."""
+    """No loading bars or load reports from transformers (privaudit says what is wrong)."""
     logging = transformers.utils.logging
-    shown = logging.is_progress_bar_enabled()
+    shown, verbosity = logging.is_progress_bar_enabled(), logging.get_verbosity()
     logging.disable_progress_bar()
+    logging.set_verbosity_error()
     try:
         yield
     finally:
+        logging.set_verbosity(verbosity)
         if shown:
             logging.enable_progress_bar()
 
@@ -195,9 +198,10 @@ def _check_folder(path: Any) -> Path:
     return folder
 
 
+
 def load_causal_lm(path: str | os.PathLike[str], *, name: str = "", torch_dtype: Any = None,
                    max_length: int = 512, batch_size: int = 8) -> CausalLMTarget:
-    """Load a causal LM and its tokenizer from a local folder, safely.
+    """Load a causal LM and its tokenizer from a local folder, safely and faithfully.
 
     Parameters
     ----------
@@ -220,30 +224,163 @@ def load_causal_lm(path: str | os.PathLike[str], *, name: str = "", torch_dtype:
     ------
     FileNotFoundError
         If the folder does not exist (a hub id is named as such).
+    privaudit.exceptions.OutsideFolderError
+        If a file transformers would read lies outside the folder: a symbolic link leading
+        out, a shard or tokenizer file named by absolute path or with ``..``.
     ValueError
         If it holds no safetensors weights (pickled ``pytorch_model.bin`` only is refused:
-        unpickling can run code), or the configuration needs remote code.
+        unpickling can run code), the configuration needs remote code or is not a causal
+        language model, a weight is missing or unexpected (it would be random), or the
+        tokenizer is absent, does not load or does not fit the model. The message names
+        the file, the key or the weights.
 
     Notes
     -----
-    ``from_pretrained`` runs with ``local_files_only=True``, ``use_safetensors=True`` and
-    ``trust_remote_code=False``, inside a block where the hub is offline: no request is
-    made, no pickle is read (transformers' fallback to ``pytorch_model.bin`` is off), and a
-    configuration's ``auto_map`` pointing at custom code is never imported.
+    Before transformers reads anything, every file it will open is checked
+    (:mod:`privaudit.targets._hf_folder`). ``from_pretrained`` then runs with
+    ``local_files_only=True``, ``use_safetensors=True`` and ``trust_remote_code=False``,
+    inside a block where the hub is offline: no request is made, no pickle is read
+    (transformers' fallback to ``pytorch_model.bin`` is off), and a configuration's
+    ``auto_map`` pointing at custom code is never imported. Its loading report must be
+    clean: no weight missing (randomly initialised), unexpected or of another shape;
+    weights transformers ties (GPT-2's ``lm_head`` to the embeddings) are not missing.
     """
     transformers = import_optional("transformers", extra="llm",
                                    purpose="Loading a causal language model")
     folder = _check_folder(path)
+    _check_config(check_model_folder(folder), folder, transformers)
     options = {"local_files_only": True, "trust_remote_code": False}
     with _offline(), _quiet(transformers):
-        try:
-            model = transformers.AutoModelForCausalLM.from_pretrained(
-                folder, use_safetensors=True, dtype=torch_dtype, **options)
-            tokenizer = transformers.AutoTokenizer.from_pretrained(folder, **options)
-        except (OSError, ValueError, KeyError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-            raise param_error("path", _FUNC, "a folder transformers can load without "
-                              "remote code or downloads", f"<{folder}: {first[:300]}>") from None
+        tokenizer = _loaded(folder, "tokenizer", lambda: transformers.AutoTokenizer
+                            .from_pretrained(folder, **options))
+        model, info = _loaded(folder, "model", lambda: transformers.AutoModelForCausalLM
+                              .from_pretrained(folder, use_safetensors=True, dtype=torch_dtype,
+                                               output_loading_info=True, **options))
+    _check_loading_info(info, folder, type(model).__name__)
+    _check_tokenizer_fits(tokenizer, model, folder)
     model.eval()
     return CausalLMTarget(model, tokenizer, name=name or folder.name, max_length=max_length,
                           batch_size=batch_size)
+
+
+def _loaded(folder: Path, what: str, load: Any) -> Any:
+    """``load()``, any failure (a Rust panic included) as one error naming the folder."""
+    try:
+        with quiet_stderr():
+            return load()
+    except BaseException as exc:  # a Rust panic is a BaseException
+        if is_interrupt(exc) or isinstance(exc, FolderError):
+            raise
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        raise FolderError(
+            f"{_FUNC}: the {what} in {folder} does not load: transformers, local files only, "
+            f"no remote code, says {type(exc).__name__}: {text[:300]}") from None
+
+
+def _check_config(config: dict[str, Any], folder: Path, transformers: Any) -> None:
+    """Refuse a configuration that is not a causal LM's, before building the model."""
+    _check_dtypes(config, folder)
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise FolderError(f"The 'model_type' key of {folder / 'config.json'} must be a "
+                          f"model type such as 'gpt2' or 'llama'. Got {model_type!r} instead.")
+    auto = transformers.models.auto.modeling_auto
+    causal = auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    if model_type not in causal:
+        if model_type in auto.CONFIG_MAPPING_NAMES:  # unknown types: remote code, refused
+            raise FolderError(f"{folder / 'config.json'} describes a {model_type!r} model, "
+                              "which is not a causal language model (transformers has no "
+                              "causal-LM class for it).")
+        return
+    if model_type in _ENCODERS_WITH_LM_HEAD and not config.get("is_decoder"):
+        raise FolderError(f"{folder / 'config.json'} describes a {model_type!r} encoder (a "
+                          "masked language model, 'is_decoder' not true), not a causal "
+                          "language model.")
+    _check_architectures(config, folder, auto, model_type)
+
+
+#: Encoders whose causal-LM class works only with ``is_decoder: true`` in the configuration.
+_ENCODERS_WITH_LM_HEAD = frozenset({
+    "bart", "bert", "big_bird", "camembert", "data2vec-text", "electra", "ernie", "mbart",
+    "megatron-bert", "mvp", "reformer", "rembert", "roberta", "roberta-prelayernorm",
+    "roc_bert", "roformer", "xlm-roberta", "xlm-roberta-xl", "xmod"})
+
+
+def _class_names(mapping: dict[str, Any]) -> set[str]:
+    out: set[str] = set()
+    for value in mapping.values():
+        out.update([value] if isinstance(value, str) else value)
+    return out
+
+
+def _check_architectures(config: dict[str, Any], folder: Path, auto: Any,
+                         model_type: str) -> None:
+    """``architectures`` must name the class ``model_type`` loads (or its base model)."""
+    listed = config.get("architectures") or []
+    if not isinstance(listed, list):
+        return
+    known_classes = set().union(*(_class_names(getattr(auto, n)) for n in dir(auto)
+                                  if n.endswith("_MAPPING_NAMES") and n != "CONFIG_MAPPING_NAMES"))
+    known = [a for a in listed if isinstance(a, str) and a in known_classes]
+    loads = auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type]
+    fits = _class_names({0: loads}) | _class_names(
+        {0: auto.MODEL_MAPPING_NAMES.get(model_type, ())})
+    if known and not fits.intersection(known):
+        raise FolderError(
+            f"{folder / 'config.json'} says the model is {', '.join(known)} but its "
+            f"model_type {model_type!r} loads {loads}: the configuration does not describe "
+            "these weights (or the model is not a causal language model).")
+
+
+def _check_dtypes(config: dict[str, Any], folder: Path) -> None:
+    """``dtype`` / ``torch_dtype`` keys (nested configurations too) name torch dtypes."""
+    torch = import_optional("torch", extra="llm", purpose="Loading a causal language model")
+    docs = [("", config)] + [(f"{k}.", v) for k, v in config.items() if isinstance(v, dict)]
+    for prefix, doc in docs:
+        for key in ("dtype", "torch_dtype"):
+            value = doc.get(key)
+            if value is None or value == "auto":
+                continue
+            name = value.removeprefix("torch.") if isinstance(value, str) else None
+            if not name or not isinstance(getattr(torch, name, None), torch.dtype):
+                raise FolderError(f"The {prefix + key!r} key of {folder / 'config.json'} must "
+                                  "be a torch dtype such as 'float32' or 'bfloat16'. Got "
+                                  f"{str(value)[:60]!r} instead.")
+
+
+def _check_loading_info(info: dict[str, Any], folder: Path, model_class: str) -> None:
+    """Refuse a model whose weights did not all come from the folder's files."""
+    said = {"missing_keys": "missing from the weight files (they would be random)",
+            "unexpected_keys": "in the weight files but not in the model",
+            "mismatched_keys": "of another shape than the model's",
+            "error_msgs": "loading errors"}
+    problems = []
+    for key, what in said.items():
+        items = sorted(str(k if isinstance(k, str) else k[0]) for k in info.get(key) or ())
+        if items:
+            more = f" and {len(items) - 5} more" if len(items) > 5 else ""
+            problems.append(f"{len(items)} {what}: {', '.join(items[:5])}{more}")
+    if problems:
+        raise FolderError(
+            f"{_FUNC}: the weights in {folder} do not match its config.json ({model_class}); "
+            + "; ".join(problems) + ". privaudit audits only the weights the folder holds.")
+
+
+def _check_tokenizer_fits(tokenizer: Any, model: Any, folder: Path) -> None:
+    """The tokenizer turns text into tokens the model has embeddings for."""
+    try:
+        with quiet_stderr():
+            ids = tokenizer("A privacy audit of a language model.")["input_ids"]
+    except BaseException as exc:  # a Rust panic is a BaseException
+        if is_interrupt(exc):
+            raise
+        raise FolderError(f"{_FUNC}: the tokenizer in {folder} fails on a plain sentence "
+                          f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]}).") from None
+    if not ids:
+        raise FolderError(f"{_FUNC}: the tokenizer in {folder} turns text into no tokens "
+                          f"(its vocabulary has {len(tokenizer)} entries): it is damaged or "
+                          "not this model's tokenizer.")
+    rows = model.get_input_embeddings().num_embeddings
+    if len(tokenizer) > rows:
+        raise FolderError(f"{_FUNC}: the tokenizer in {folder} has {len(tokenizer)} tokens but "
+                          f"the model only {rows} embeddings: they do not belong together.")
