@@ -21,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import re
+import stat
 import sys
 import tempfile
 import threading
@@ -165,27 +167,36 @@ def _init_worker(threads: int, filters: list[Any], parent_pid: int) -> None:
         os.environ[var] = str(threads)
 
 
-def _load_shared(token: str, path: str) -> dict[str, Any]:
+def _load_shared(token: str, path: str, fn: Callable[..., Any]) -> dict[str, Any]:
     shared = _WORKER_SHARED.get(token)
     if shared is None:
-        # Safe to unpickle: never a user's file, but the one the parent process wrote a moment
-        # ago for this map call (mkstemp: mode 0600, unguessable name, removed when the call
-        # ends), carrying the same objects the executor itself pickles to send task
-        # arguments to workers; its path comes from the parent, never from a file or a
-        # configuration (docs/security.md, "Known limits").
-        with open(path, "rb") as fh:
-            shared = pickle.load(fh)  # safe: the parent's own 0600 temp file (see above)
+        try:
+            shared = _read_shared(path)
+        except Exception as exc:
+            raise _load_error(fn, "its shared arguments", f"{type(exc).__name__}: {exc}",
+                              import_failed=isinstance(exc, (ImportError, AttributeError)),
+                              ) from exc
         _WORKER_SHARED.clear()  # keep only the current call's data
         _WORKER_SHARED[token] = shared
         _WORKER_SHARED_PATHS[:] = [path]
     return shared
 
 
+def _read_shared(path: str) -> dict[str, Any]:
+    # Safe to unpickle: never a user's file, but the one the parent process wrote a moment
+    # ago for this map call (mkstemp: mode 0600, unguessable name, removed when the call
+    # ends), carrying the same objects the executor itself pickles to send task
+    # arguments to workers; its path comes from the parent, never from a file or a
+    # configuration (docs/security.md, "Known limits").
+    with open(path, "rb") as fh:
+        return pickle.load(fh)  # safe: the parent's own 0600 temp file (see above)
+
+
 def _run_in_worker(
     fn: Callable[..., Any], args: tuple[Any, ...], token: str | None, path: str | None,
     threads: int,
 ) -> Any:
-    shared = {} if token is None or path is None else _load_shared(token, path)
+    shared = {} if token is None or path is None else _load_shared(token, path, fn)
     with _thread_limits(threads):
         return fn(*args, **shared)
 
@@ -210,6 +221,119 @@ def _shared_dir() -> str | None:
 def _is_broken(pool: Any) -> bool:
     flags = getattr(pool, "_flags", None)
     return getattr(flags, "broken", None) is not None
+
+
+# ------------------------------------------------------------ why a worker could not run
+
+_IMPORTABLE = (
+    "A function run in worker processes must reach them: defined in an installed module, "
+    "in __main__ or a notebook (sent by value), or in a module privaudit loaded from a "
+    "configuration (sent by value); or use n_jobs=1."
+)
+
+
+def _qualname(fn: Any) -> str:
+    target = getattr(fn, "func", fn)  # functools.partial
+    name = getattr(target, "__qualname__", None) or type(target).__name__
+    module = getattr(target, "__module__", None)
+    return f"{module}.{name}" if module else name
+
+
+def _load_error(fn: Any, what: str, cause: str, *, import_failed: bool) -> Exception:
+    """The error of a task a worker could not load: names the function and the cause."""
+    cls = ImportError if import_failed else TypeError
+    return cls(f"A worker process could not load {what} of {_qualname(fn)}: {cause}. "
+               f"{_IMPORTABLE}")
+
+
+def _remote_cause(error: BaseException) -> str | None:
+    """The last line of a worker's traceback that loky attached to ``error`` (if any)."""
+    cause = error.__cause__
+    if cause is None or type(cause).__name__ != "_RemoteTraceback":
+        return None
+    # loky quotes the worker's traceback between lines of three double quotes.
+    lines = [line for line in str(cause).splitlines() if line.strip().strip('"')]
+    return lines[-1].strip() if lines else None
+
+
+def _explain_broken(error: BrokenProcessPool, fn: Any) -> Exception:
+    """Say why the pool broke: a task or result that could not be unpickled, or a death.
+
+    loky reports both as ``BrokenProcessPool``; only the second is a worker killed (out
+    of memory, a crash in native code). Unpickling failures name the function and the
+    worker's own error (``No module named ...``).
+    """
+    cause = _remote_cause(error)
+    if cause is not None and "un-serialize" in str(error):
+        what = "the task" if "task" in str(error) else "the result"
+        import_failed = cause.startswith(("ModuleNotFoundError", "ImportError")) or (
+            "Can't get attribute" in cause)
+        if what == "the result":
+            return _load_error(fn, "the result sent back by a worker", cause,
+                               import_failed=import_failed)
+        return _load_error(fn, what, cause, import_failed=import_failed)
+    return BrokenProcessPool(
+        "A privaudit worker process died before finishing its task (killed, out of memory, "
+        "or a crash in native code) while running "
+        f"{_qualname(fn)}. Rerun: with a cache_dir, finished models are kept; use fewer "
+        f"n_jobs if memory is short. (Original error: {' '.join(str(error).split())})")
+
+
+# ------------------------------------------- files left by a process group killed with -9
+
+# privaudit's shared-data files and loky's POSIX semaphores carry their owner's pid.
+_OWNED_FILE = re.compile(r"^(?:privaudit-shared-|sem\.loky-)(\d+)-[^/]+$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only checks that the process exists
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, another user's
+        return True
+    return True
+
+
+def sweep_stale_files(folder: str | None = None) -> list[str]:
+    """Remove shared-data files and loky semaphores whose owning process is dead.
+
+    A process group killed with ``kill -9`` (the parent and its workers at once) runs no
+    cleanup: its ``privaudit-shared-<pid>-*.pkl`` and loky's ``sem.loky-<pid>-*`` stay in
+    ``/dev/shm``. Every parallel call sweeps them: only regular files of this user whose
+    name carries the pid of a process that no longer exists (a live owner's files, another
+    user's and links are left alone). POSIX only (``os.kill(pid, 0)``).
+
+    Parameters
+    ----------
+    folder : str, optional
+        Where to look. Default: where the shared-data file is written (``/dev/shm``, or
+        the temporary folder).
+
+    Returns
+    -------
+    list of str
+        The files removed.
+    """
+    folder = folder or _shared_dir() or tempfile.gettempdir()
+    if os.name != "posix":
+        return []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        match = _OWNED_FILE.match(name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        path = os.path.join(folder, name)
+        with contextlib.suppress(OSError):
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+                os.remove(path)
+                removed.append(path)
+    return removed
 
 
 class LocalExecutor:
@@ -321,7 +445,10 @@ class LocalExecutor:
     def _write_shared(self, shared: dict[str, Any]) -> tuple[str | None, str | None]:
         if not shared:
             return None, None
-        fd, path = tempfile.mkstemp(prefix="privaudit-shared-", suffix=".pkl", dir=_shared_dir())
+        # The owner's pid in the name: a later call can tell a dead owner's file (a process
+        # group killed with -9) and remove it (sweep_stale_files).
+        fd, path = tempfile.mkstemp(prefix=f"privaudit-shared-{os.getpid()}-", suffix=".pkl",
+                                    dir=_shared_dir())
         try:
             with os.fdopen(fd, "wb") as fh:
                 _cloudpickle().dump(shared, fh, protocol=pickle.HIGHEST_PROTOCOL)
@@ -343,6 +470,7 @@ class LocalExecutor:
                 "file, lock or connection); or use n_jobs=1",
                 f"<{getattr(fn, '__qualname__', type(fn).__name__)}: {exc}>", error=TypeError,
             ) from exc
+        sweep_stale_files()
         token, path = self._write_shared(shared)
         try:
             yield from self._run_window(fn, tasks, token, path)
@@ -390,12 +518,7 @@ class LocalExecutor:
         if error is not None:
             if isinstance(error, BrokenProcessPool):
                 self._drop_pool()  # a broken pool cannot be reused
-                raise BrokenProcessPool(
-                    "A privaudit worker process died before finishing its task (killed, out "
-                    "of memory, or a crash in native code). Rerun: with a cache_dir, finished "
-                    "models are kept; use fewer n_jobs if memory is short. "
-                    f"(Original error: {error})"
-                ) from error
+                raise _explain_broken(error, fn) from error
             raise error
 
     def _drop_pool(self) -> None:
@@ -419,6 +542,25 @@ def _check_n_jobs(n_jobs: Any, func: str) -> int:
 
 def _import_ray() -> Any:
     return import_optional("ray", extra="distributed", purpose="The Ray executor")
+
+
+def _share_by_value_modules(ray_cloudpickle: Any) -> None:
+    """Pickle by value with Ray's cloudpickle every module cloudpickle pickles by value.
+
+    Ray vendors its own copy of cloudpickle; a module registered with cloudpickle (as
+    privaudit registers the modules it loads from a configuration's folder, which workers
+    cannot import by name) is registered with Ray's copy too, so its functions and classes
+    reach Ray workers, on this machine or another, as code.
+    """
+    cloudpickle = _cloudpickle()
+    listed = getattr(cloudpickle, "list_registry_pickle_by_value", None)
+    if listed is None or not hasattr(ray_cloudpickle, "register_pickle_by_value"):
+        return  # pragma: no cover - cloudpickle < 2
+    already = set(ray_cloudpickle.list_registry_pickle_by_value())
+    for name in sorted(set(listed()) - already):
+        module = sys.modules.get(name)
+        if module is not None:
+            ray_cloudpickle.register_pickle_by_value(module)
 
 
 def _run_ray_task(
@@ -520,6 +662,8 @@ class RayExecutor:
         if not tasks:
             return
         ray = self._ensure_ray()
+        _share_by_value_modules(import_optional("ray.cloudpickle", extra="distributed",
+                                                purpose="The Ray executor"))
         shared_refs = {k: ray.put(v) for k, v in (shared or {}).items()}
         remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=0)(_run_ray_task)
         threads = max(1, int(self.cpus_per_task))
