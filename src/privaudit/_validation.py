@@ -17,6 +17,9 @@ from numpy.typing import ArrayLike, NDArray
 from privaudit.exceptions import DegenerateInputWarning
 
 __all__ = [
+    "ParamsProblem",
+    "attack_params_problem",
+    "check_attack_params",
     "check_binary_labels",
     "check_fraction",
     "check_labels_scores",
@@ -456,3 +459,74 @@ def renamed(old_value: Any, old_name: str, new_value: Any, new_name: str, defaul
     warnings.warn(f"{func}: the parameter '{old_name}' is now called '{new_name}'; the old "
                   "name will be removed.", DeprecationWarning, stacklevel=3)
     return old_value
+
+
+@dataclass(frozen=True)
+class ParamsProblem:
+    """What is wrong in an ``attack_params`` mapping: where, what was expected, the value.
+
+    ``key`` is relative to ``attack_params`` (``"rmia"`` or ``"lira-offline.eps"``), so a
+    configuration names ``attack_params.<key>`` and the API ``attack_params[...]``.
+    """
+
+    key: str
+    expected: str
+    got: Any
+
+
+def attack_params_problem(attacks: Any, attack_params: Any, classes: Any, *,
+                          set_by_audit: Any = None) -> ParamsProblem | None:
+    """The one check of ``attack_params``, for every audit and configuration kind.
+
+    Each key must name a requested attack (parameters of an attack that does not run
+    would be ignored), each parameter must be one of that attack's constructor parameters
+    (the valid ones listed), and the attack built with them must accept the values: its
+    ``check_params()``, when it has one, checks ranges and combinations.
+
+    Parameters
+    ----------
+    attacks : sequence of str
+        The attacks that run.
+    attack_params : mapping
+        ``{attack name: {parameter: value}}``.
+    classes : callable
+        ``classes(name) -> the attack's class``.
+    set_by_audit : mapping, optional
+        ``{attack name: parameters the audit itself sets}`` (refused: not the user's).
+
+    Returns
+    -------
+    ParamsProblem or None
+        The first problem, or None when the mapping is right.
+    """
+    import inspect
+
+    for name, params in dict(attack_params or {}).items():
+        if name not in list(attacks):
+            return ParamsProblem(str(name), f"an attack listed in 'attacks' ({list(attacks)})",
+                                 name)
+        if not isinstance(params, dict):
+            return ParamsProblem(name, "a mapping of parameter names to values", params)
+        cls = classes(name)
+        fixed = set((set_by_audit or {}).get(name, ()))
+        allowed = sorted(set(inspect.signature(cls).parameters) - fixed)
+        for param in params:
+            if param not in allowed:
+                return ParamsProblem(f"{name}.{param}", f"one of {allowed}", param)
+        try:
+            check = getattr(cls(**params), "check_params", None)
+            if check is not None:
+                check()
+        except (TypeError, ValueError) as exc:
+            return ParamsProblem(name, f"values {cls.__name__} accepts ({exc})", params)
+    return None
+
+
+def check_attack_params(attacks: Any, attack_params: Any, classes: Any, *, func: str,
+                        set_by_audit: Any = None) -> None:
+    """Raise :func:`attack_params_problem`'s problem as the API's ``ValueError``."""
+    problem = attack_params_problem(attacks, attack_params, classes,
+                                    set_by_audit=set_by_audit)
+    if problem is not None:
+        raise param_error("attack_params", func, f"{problem.expected} (at "
+                          f"{problem.key!r})", problem.got)

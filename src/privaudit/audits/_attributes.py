@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from privaudit._validation import param_error
+from privaudit._validation import check_attack_params, check_directory, param_error
 from privaudit.audits._inputs import check_population, check_records
 from privaudit.audits._plan import named_attacks
 from privaudit.audits._run import AuditRun
@@ -92,6 +92,7 @@ class _Inputs:
     truth: NDArray[np.int64]            # candidate index per audited record
     truth_values: NDArray[np.float64] | None
     truth_pop: NDArray[np.int64]
+    record_ids: NDArray[Any] | None = None
 
 
 def _candidates(values: Any, candidates: Any, alpha: float | None, grid: int | None
@@ -122,10 +123,11 @@ def _candidates(values: Any, candidates: Any, alpha: float | None, grid: int | N
 
 
 def _check_inputs(X: Any, y: Any, labels: Any, population: Any, sensitive: Any,
-                  candidates: Any, alpha: Any, grid: Any, name: str) -> _Inputs:
+                  candidates: Any, alpha: Any, grid: Any, name: str,
+                  record_ids: Any = None) -> _Inputs:
     from privaudit.attacks.attribute import SensitiveAttribute
 
-    X, y, labels, _ = check_records(X, y, labels, None, func=_FUNC)
+    X, y, labels, record_ids = check_records(X, y, labels, record_ids, func=_FUNC)
     if population is None:
         raise param_error("population", _FUNC, "(X_population, y_population): the "
                           "attacker's records with the sensitive attribute, disjoint from "
@@ -142,7 +144,8 @@ def _check_inputs(X: Any, y: Any, labels: Any, population: Any, sensitive: Any,
     truth, truth_values = _truth(attribute, X, alpha, "X")
     truth_pop, _ = _truth(attribute, X_pop, alpha, "population")
     return _Inputs(X, np.asarray(y), labels, X_pop, np.asarray(y_pop), attribute,
-                   None if alpha is None else float(alpha), truth, truth_values, truth_pop)
+                   None if alpha is None else float(alpha), truth, truth_values, truth_pop,
+                   None if record_ids is None else np.asarray(record_ids))
 
 
 def _truth(attribute: Any, X: Any, alpha: float | None, where: str
@@ -165,7 +168,9 @@ def _plan(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
     """(name, attack) pairs; the model-free guesses run beside every attack, not as one.
 
     ``shadow-ai`` is a :class:`MembershipAttributeAttack` whose shadow attack the audit
-    fits when it runs (it needs the shadow models).
+    fits when it runs (it needs the shadow models). ``attack_params`` goes through the
+    one check of every audit (:func:`~privaudit._validation.check_attack_params`): keys
+    of requested attacks, their own parameters, values in range.
     """
     from privaudit.attacks.attribute import (
         ATTRIBUTE_ATTACKS,
@@ -174,20 +179,57 @@ def _plan(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
     )
 
     registry = {**ATTRIBUTE_ATTACKS, SHADOW_AI: MembershipAttributeAttack}
-    return named_attacks(attacks, attack_params, registry=registry, base=AttributeAttack,
+    plan = named_attacks(attacks, attack_params, registry=registry, base=AttributeAttack,
                          default=DEFAULT_ATTRIBUTE_ATTACKS, func=_FUNC,
                          excluded=MODEL_FREE_GUESSES)
+    items = DEFAULT_ATTRIBUTE_ATTACKS if attacks is None else attacks
+    by_name = [i for i in ([items] if isinstance(items, str) else items) if isinstance(i, str)]
+    # Attacks given as objects keep their own parameters: attack_params is for names.
+    check_attack_params(by_name, attack_params, registry.__getitem__, func=_FUNC)
+    for name, attack in plan:
+        try:
+            attack.check_params()
+        except (TypeError, ValueError) as exc:
+            raise param_error("attacks", _FUNC, f"attacks with valid parameters ({exc})",
+                              name) from None
+    return plan
+
+
+def _check_settings(plan: list[tuple[str, Any]], task: str, *, alpha: Any, n_grid: Any,
+                    candidates: Any, reference: Any, executor: Any, cache_dir: Any) -> None:
+    """Refuse settings this audit would not read (each names what reads it)."""
+    if n_grid is not None and (alpha is None or candidates is not None):
+        raise param_error("n_grid", _FUNC, "left out unless 'alpha' is given without "
+                          "'candidates' (the grid of a continuous attribute)", n_grid)
+    for name, attack in plan:
+        for param, why in attack.unused_params(task).items():
+            raise param_error("attack_params", _FUNC, f"parameters {name} reads on a "
+                              f"{task} target ({param!r} is {why})", {name: {param: getattr(
+                                  attack, param)}})
+    shadow = SHADOW_AI in [n for n, _ in plan]
+    given = {"reference": reference is not None, "cache_dir": cache_dir is not None,
+             "executor": not (isinstance(executor, str) and executor == "local")}
+    for param, is_given in given.items():
+        if is_given and not shadow:
+            raise param_error(param, _FUNC, f"left out unless {SHADOW_AI!r} runs (only "
+                              "its shadow models read it)", f"<{param} given>")
+    mode = getattr(reference, "mode", "auto")
+    if mode not in ("auto", "offline"):
+        raise param_error("reference", _FUNC, f"a ReferenceSpec with mode 'auto' or "
+                          f"'offline' ({SHADOW_AI}'s shadows train on the population "
+                          "only, never on audited records)", f"<mode {mode!r}>")
 
 
 class _AttributeAudit:
     """The audit's shared work: siblings queried once, model-free guesses fitted once."""
 
     def __init__(self, tgt: Any, inputs: _Inputs, random_state: int,
-                 reference: Any = None, executor: Any = "local") -> None:
+                 reference: Any = None, executor: Any = "local", cache_dir: Any = None
+                 ) -> None:
         from privaudit.attacks.attribute import known_features
 
         self.tgt, self.inputs, self.random_state = tgt, inputs, random_state
-        self.reference, self.executor = reference, executor
+        self.reference, self.executor, self.cache_dir = reference, executor, cache_dir
         a = inputs.attribute
         self.known = known_features(inputs.X, inputs.y, a)
         self.known_pop = known_features(inputs.X_pop, inputs.y_pop, a)
@@ -268,7 +310,7 @@ class _AttributeAudit:
         reference = collect_reference_outputs(
             recipe, i.X_pop, i.y_pop, X_population=i.X_pop, y_population=i.y_pop,
             n_models=spec.n_models, mode="offline", train_fraction=spec.train_fraction or 0.5,
-            executor=self.executor, random_state=self.random_state,
+            executor=self.executor, cache_dir=self.cache_dir, random_state=self.random_state,
             **({} if spec.to_target is None else {"to_target": spec.to_target}))
         return ShadowModelAttack(random_state=self.random_state).fit(reference)
 
@@ -290,7 +332,12 @@ class _AttributeAudit:
             truth_values=i.truth_values, alpha=i.alpha, posteriors=posteriors,
             model_free=self.model_free(), attack=name, target=self.tgt.name,
             sensitive_attribute=i.attribute.label,
-            parameters=_parameters(attack), extra=self._theory(name))
+            parameters=_parameters(attack), extra={**self._theory(name), **self._ids()})
+
+    def _ids(self) -> dict[str, Any]:
+        """The records' own ids, in the order of every per-record array of the result."""
+        ids = self.inputs.record_ids
+        return {} if ids is None else {"record_ids": ids.tolist()}
 
     def _theory(self, name: str) -> dict[str, Any]:
         """Theorem 5's prediction beside Adversary 4 (regression, two candidates)."""
@@ -339,6 +386,8 @@ def audit_attributes(
     attack_params: dict[str, dict[str, Any]] | None = None,
     reference: Any = None,
     executor: Any = "local",
+    cache_dir: Any = None,
+    record_ids: Any = None,
     name: str = "",
     dataset: str = "",
     random_state: int = 0,
@@ -370,7 +419,8 @@ def audit_attributes(
         Approximate attribute inference for a continuous attribute (Zhao et al.): a guess
         is right when within ``alpha`` of the truth.
     n_grid : int, optional
-        Grid size with ``alpha`` (default: spacing ``alpha``, at most 256 values).
+        Grid size with ``alpha`` (default: spacing ``alpha``, at most 256 values); refused
+        without ``alpha``.
     attacks : sequence of str or AttributeAttack, optional
         Among ``model-inversion``, ``confidence-ai``, ``loss-ai``, ``direct``,
         ``shadow-ai`` (Zhao et al.: Shokri's shadow-model attack over the siblings, its
@@ -379,12 +429,23 @@ def audit_attributes(
         Default :data:`DEFAULT_ATTRIBUTE_ATTACKS`. ``loss-ai`` is given
         the members' average training loss unless ``attack_params`` sets it.
     attack_params : dict, optional
-        ``{attack name: {parameter: value}}``.
+        ``{attack name: {parameter: value}}``, for attacks requested by name: an attack
+        that does not run, a parameter the attack does not have (the valid ones are
+        listed), a value out of range or a parameter the target makes unread
+        (``model-inversion``'s ``sigma`` on a classifier) is refused.
     reference : ReferenceSpec, optional
         The shadow models of ``shadow-ai`` (default: 8 clones of a scikit-learn target;
-        a ``recipe`` for any other model).
+        a ``recipe`` for any other model), trained offline on halves of the population
+        (mode ``"auto"`` or ``"offline"``; ``train_fraction`` default 0.5). Refused when
+        ``shadow-ai`` does not run, as are ``executor`` and ``cache_dir``.
     executor : {"local", "ray"} or Executor
         Where the shadow models train.
+    cache_dir : path, optional
+        Where the shadow models are cached and found again by a rerun.
+    record_ids : array-like, optional
+        One unique id per audited record (aligned on ``X``'s index when both are pandas
+        objects): each result keeps them in ``extra["record_ids"]``, in the order of its
+        per-record arrays. Default: none kept (records are their positions).
     name : str
         How reports name the attribute (default: the column).
     dataset : str
@@ -415,17 +476,22 @@ def audit_attributes(
     from privaudit.training import data_fingerprint
 
     inputs = _check_inputs(X, y, labels, population, sensitive, candidates, alpha, n_grid,
-                           name)
+                           name, record_ids)
     plan = _plan(attacks, attack_params)
     tgt = as_target(model)
+    _check_settings(plan, tgt.task, alpha=alpha, n_grid=n_grid, candidates=candidates,
+                    reference=reference, executor=executor, cache_dir=cache_dir)
+    if cache_dir is not None:
+        check_directory(cache_dir, param="cache_dir", func=_FUNC)
     model_part = target_fingerprint(tgt, func=_FUNC)
     identity = (tgt.name, type(tgt).__name__, model_part,
                 data_fingerprint(inputs.X, inputs.y), inputs.labels,
                 data_fingerprint(inputs.X_pop, inputs.y_pop), repr(inputs.attribute.column),
                 None if reference is None else repr(reference),
                 [repr(c) for c in inputs.attribute.candidates], inputs.alpha, dataset,
-                random_state)
-    audit = _AttributeAudit(tgt, inputs, random_state, reference, executor)
+                random_state, None if inputs.record_ids is None
+                else inputs.record_ids.astype(str))
+    audit = _AttributeAudit(tgt, inputs, random_state, reference, executor, cache_dir)
     run = AuditRun(func=_FUNC, target_name=tgt.name, identity=identity,
                    random_state=random_state, store=None if results_dir is None else
                    ResultsStore(results_dir), baseline=ModelFreeBaseline(),

@@ -12,13 +12,13 @@ reuses, checks against chance and saves every result.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from privaudit._validation import param_error
+from privaudit._validation import check_attack_params, param_error
 from privaudit.audits._run import AuditRun
 
 __all__ = ["UNLEARNING_ATTACKS", "audit_unlearning"]
@@ -68,12 +68,18 @@ def _check_training_set(training_set: Any, forget: Any, heldout: Any) -> None:
                           "trained on", f"<{inside.size} in it, e.g. row {int(inside[0])}>")
 
 
-def _plan(attacks: Any, target: Any) -> list[str]:
+def _plan(attacks: Any, target: Any, attack_params: Any = None) -> list[str]:
+    from privaudit.attacks.unlearning import SET_BY_AUDIT, unlearning_attack_class
+
     names = list(UNLEARNING_ATTACKS if attacks is None else attacks)
     unknown = [a for a in names if a not in UNLEARNING_ATTACKS]
     if unknown or not names:
         raise param_error("attacks", _FUNC, f"a non-empty subset of {list(UNLEARNING_ATTACKS)}",
                           unknown or names)
+    if len(set(names)) != len(names):
+        raise param_error("attacks", _FUNC, "names without repetition", names)
+    check_attack_params(names, attack_params, unlearning_attack_class, func=_FUNC,
+                        set_by_audit=SET_BY_AUDIT)
     if not getattr(target, "reveals_probabilities", True):
         refused = [a for a in names if a in _NEEDS_PROBABILITIES]
         if refused:
@@ -93,6 +99,20 @@ class _Inputs:
     train_size: int
 
 
+def _check_train_size(train_size: Any, n_population: int, n_forget: int) -> int:
+    """The original training set: at most the population, at least the forgotten records."""
+    if (isinstance(train_size, bool) or not isinstance(train_size, (int, np.integer))
+            or not 2 <= train_size <= n_population):
+        raise param_error("train_size", _FUNC, f"an int in [2, {n_population}] (the original "
+                          "model's training-set size; shadows train on as many records)",
+                          train_size)
+    if train_size < n_forget:
+        raise param_error("train_size", _FUNC, f"at least the number of forgotten records "
+                          f"({n_forget}): the original model trained on every one of them",
+                          f"<train_size {int(train_size)} < {n_forget} forgotten records>")
+    return int(train_size)
+
+
 def _inputs(forget: Any, heldout: Any, population: Any, train_size: Any) -> _Inputs:
     f, h, p = _pair(forget, "forget"), _pair(heldout, "heldout"), _pair(population,
                                                                          "population")
@@ -101,14 +121,39 @@ def _inputs(forget: Any, heldout: Any, population: Any, train_size: Any) -> _Inp
     _check_disjoint(p, audited, "population", "forget and heldout",
                     "shadows that never saw an audited record train on it")
     if train_size is None:
-        train_size = len(p[1]) // 2
-    if (isinstance(train_size, bool) or not isinstance(train_size, (int, np.integer))
-            or not 2 <= train_size <= len(p[1])):
-        raise param_error("train_size", _FUNC, f"an int in [2, {len(p[1])}] (the original "
-                          "model's training-set size; shadows train on as many records)",
-                          train_size)
+        train_size = max(len(p[1]) // 2, len(f[1]))
+    train_size = _check_train_size(train_size, len(p[1]), len(f[1]))
     labels = np.r_[np.ones(len(f[1]), np.int8), np.zeros(len(h[1]), np.int8)]
-    return _Inputs(audited[0], audited[1], labels, p[0], p[1], int(train_size))
+    return _Inputs(audited[0], audited[1], labels, p[0], p[1], train_size)
+
+
+def _record_ids(record_ids: Any, n: int) -> NDArray[Any] | None:
+    """The audited records' ids (forgotten first, then held-out), checked unique."""
+    from privaudit._validation import check_unique_ids
+
+    if record_ids is None:
+        return None
+    ids = np.asarray(record_ids.to_numpy() if hasattr(record_ids, "to_numpy")
+                     else record_ids)
+    if ids.ndim != 1 or ids.shape[0] != n:
+        raise param_error("record_ids", _FUNC, f"one id per audited record ({n}: the "
+                          "forgotten ones, then the held-out ones)", f"<shape {ids.shape}>")
+    check_unique_ids(ids, param="record_ids", func=_FUNC)
+    return ids
+
+
+def _check_settings(names: list[str], attack_params: dict[str, Any], *,
+                    forget_fraction: Any, trajectories: Any) -> None:
+    """Refuse settings that none of the attacks run would read."""
+    from privaudit.attacks.unlearning import unread_unlearning_settings
+
+    unread = unread_unlearning_settings(names, attack_params,
+                                        forget_fraction=forget_fraction,
+                                        trajectories=trajectories)
+    for param, readers in unread.items():
+        raise param_error(param, _FUNC, f"left out unless {readers} runs (no other attack "
+                          "reads it)", forget_fraction if param == "forget_fraction"
+                          else trajectories)
 
 
 def _query(model: Any, X: Any, y: Any) -> Any:
@@ -189,6 +234,7 @@ def audit_unlearning(
     n_shadows: int = 16,
     forget_fraction: float | None = None,
     trajectories: bool = False,
+    record_ids: Any = None,
     executor: Any = "local",
     cache_dir: Any = None,
     results_dir: Any = None,
@@ -218,8 +264,13 @@ def audit_unlearning(
         Other records of the distribution, disjoint from the audited ones: shadow data.
     train_size : int, optional
         The original model's training-set size (shadows train on as many records, or
-        they memorise differently). Default: the size of ``training_set`` if given, else
-        half the population.
+        they memorise differently): at least the number of forgotten records. Default:
+        the size of ``training_set`` if given, else half the population (or the number
+        of forgotten records, if larger). The pools'
+        training fractions follow from it (an online pool for U-LiRA and online Apollo,
+        whose shadows each see about ``train_size`` records of audited + population; an
+        offline pool on the population for offline Apollo and U-MIA): the attacks fix
+        which pool they read, so there is no ``mode`` or ``train_fraction`` to choose.
     training_set : (X, y), optional
         The original model's training set, when the auditor has it: every forgotten
         record must be in it and no held-out record may be (checked by value before any
@@ -227,15 +278,23 @@ def audit_unlearning(
     attacks : sequence of str, optional
         Among :data:`UNLEARNING_ATTACKS` (default: all).
     attack_params : dict, optional
-        Per attack name, constructor parameters (``{"apollo": {"n_rounds": 50}}``).
+        Per attack name, constructor parameters (``{"apollo": {"n_rounds": 50}}``), for
+        attacks that run, checked against each attack's parameters and ranges before any
+        work (``online`` is set by the name, ``apollo`` or ``apollo-offline``).
     n_shadows : int, default=16
         Shadows per pool (the paper: 16 to 32; Figure 6b finds more than 16 no better).
     forget_fraction : float, optional
         Share of its training set U-MIA's surrogate unlearns (default: the forget set's
-        share of ``train_size``).
+        share of ``train_size``); refused unless U-MIA, or offline Apollo with kind
+        ``"auto"`` (which reads the surrogate), runs.
     trajectories : bool, default=False
         Apollo also asks the target at every search round and stores the UNDER x OVER
-        grids of true/false positive rates (the paper's Figure 5).
+        grids of true/false positive rates (the paper's Figure 5); refused without
+        Apollo.
+    record_ids : array-like, optional
+        One unique id per audited record, the forgotten ones first then the held-out
+        ones (the order of the results' labels): each result carries them
+        (``record_ids``, the ``record_id`` column of ``scores.csv``). Default: positions.
     executor, cache_dir, random_state
         The reference pool's (local processes or Ray; cached, resumable shadows).
     results_dir : str or Path, optional
@@ -281,12 +340,16 @@ def audit_unlearning(
     tgt = as_target(target)
     if tgt.task != "classification":
         raise param_error("target", _FUNC, "a classifier", f"<task {tgt.task!r}>")
-    names = _plan(attacks, tgt)
+    names = _plan(attacks, tgt, attack_params)
+    attack_params = dict(attack_params or {})
+    _check_settings(names, attack_params, forget_fraction=forget_fraction,
+                    trajectories=trajectories)
     if training_set is not None:
         _check_training_set(training_set, _pair(forget, "forget"), _pair(heldout, "heldout"))
         if train_size is None:
             train_size = len(training_set[1])
     inputs = _inputs(forget, heldout, population, train_size)
+    ids = _record_ids(record_ids, len(inputs.labels))
     rec = as_recipe(recipe, func=_FUNC)
     shadows = dict(recipe=rec, method=method, params=dict(params or {}),
                    n_shadows=int(n_shadows), executor=executor, cache_dir=cache_dir,
@@ -296,7 +359,8 @@ def audit_unlearning(
                 data_fingerprint(inputs.X, inputs.y), inputs.labels,
                 data_fingerprint(inputs.X_pop, inputs.y_pop), rec.fingerprint(), method,
                 sorted((k, repr(v)) for k, v in shadows["params"].items()),
-                inputs.train_size, int(n_shadows), forget_fraction, dataset, random_state)
+                inputs.train_size, int(n_shadows), forget_fraction, dataset, random_state,
+                None if ids is None else ids.astype(str))
     audit = _UnlearningAudit(tgt, inputs, shadows)
     run = AuditRun(func=_FUNC, target_name=tgt.name, identity=identity,
                    random_state=random_state, store=None if results_dir is None
@@ -306,7 +370,6 @@ def audit_unlearning(
                    # identify it (one query per record, only when a result is saved).
                    answers=None if model_part is not None else
                    lambda: np.asarray(tgt.query(inputs.X, inputs.y).predictions, dtype=str))
-    attack_params = dict(attack_params or {})
     results = []
     with run.tracking(len(names), "Unlearning attacks"):
         for name in names:
@@ -316,6 +379,8 @@ def audit_unlearning(
                 result = audit.run(name, attack_params.get(name, {}), run.progress,
                                    trajectories)
                 result.parameters["method"] = method
+                if ids is not None:
+                    result = replace(result, record_ids=ids)
                 done = run.finish(name, parts, result)
             results.append(done)
     return results

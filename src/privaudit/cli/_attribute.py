@@ -10,8 +10,17 @@ The configuration (``--config``, YAML) has the sections of ``audit model`` (``ta
       alpha: null                  # a continuous attribute: right within alpha
       name: gender                 # how the report names it
     attacks: [model-inversion, confidence-ai, loss-ai, direct, shadow-ai]
-    attack_params: {model-inversion: {sigma: 0.5}}
-    reference: {n_models: 8}       # shadow-ai's shadow models (as in audit model)
+    attack_params: {model-inversion: {use_prior: false}}   # requested attacks only
+    reference: {n_models: 8}       # shadow-ai's shadow models (as in audit model; mode
+                                   # auto or offline: they train on the population)
+    executor: {name: local, n_jobs: 2}   # where shadow-ai's shadows train
+    cache_dir: .privaudit-cache    # shadow-ai's shadows, reused by a rerun
+
+``reference``, ``executor`` and ``cache_dir`` are read by ``shadow-ai`` only, and refused
+without it; ``attack_params`` are checked against each attack's own parameters (the same
+check as ``audit model``'s); ``model-inversion``'s ``sigma`` is for regression targets.
+``data.id_column`` names the records: every result keeps their ids
+(``extra["record_ids"]``).
 
 The population (the attacker's records, with the attribute) is required: the attacks and
 the model-free guesses are fitted on it, never on the audited records.
@@ -26,7 +35,7 @@ from pydantic import Field
 
 from privaudit.cli._config import ModelKindRun
 from privaudit.cli._errors import ConfigError, key_error
-from privaudit.cli._sections import AuditFile, Name, Section
+from privaudit.cli._sections import AuditFile, Name, Section, given_keys
 
 __all__ = ["AttributeAuditFile", "load_attribute_config", "run_attribute_audit"]
 
@@ -51,20 +60,42 @@ class AttributeAuditFile(AuditFile):
     attack_params: dict[Name, dict[Name, Any]] = Field(default_factory=dict)
 
 
+def _attack_names(schema: AttributeAuditFile) -> list[str]:
+    from privaudit.audits import DEFAULT_ATTRIBUTE_ATTACKS
+
+    return list(schema.attacks or DEFAULT_ATTRIBUTE_ATTACKS)
+
+
 def _check(schema: AttributeAuditFile, source: str) -> None:
-    from privaudit.attacks.attribute import ATTRIBUTE_ATTACKS
+    from privaudit.attacks.attribute import ATTRIBUTE_ATTACKS, MembershipAttributeAttack
     from privaudit.audits import MODEL_FREE_GUESSES, SHADOW_AI
+    from privaudit.cli._config import check_attack_params_key
 
     if schema.population is None:
         raise key_error("population", "the attacker's records with the sensitive attribute "
                         "(a table disjoint from data)", None, source)
-    known = sorted({*ATTRIBUTE_ATTACKS, SHADOW_AI} - set(MODEL_FREE_GUESSES))
+    registry = {**ATTRIBUTE_ATTACKS, SHADOW_AI: MembershipAttributeAttack}
+    known = sorted(set(registry) - set(MODEL_FREE_GUESSES))
     for i, name in enumerate(schema.attacks or []):
         if name not in known:
             raise key_error(f"attacks[{i}]", f"one of {known}", name, source)
-    for name in schema.attack_params:
-        if name not in known:
-            raise key_error(f"attack_params.{name}", f"one of {known}", name, source)
+    names = _attack_names(schema)
+    check_attack_params_key(names, schema.attack_params, registry.__getitem__, source)
+    _check_shadow_keys(schema, names, source)
+
+
+def _check_shadow_keys(schema: AttributeAuditFile, names: list[str], source: str) -> None:
+    """``reference``, ``executor`` and ``cache_dir`` are read by shadow-ai's shadows only."""
+    from privaudit.audits import SHADOW_AI
+
+    if SHADOW_AI not in names:
+        for key, value in given_keys(schema, "reference", "executor", "cache_dir").items():
+            raise key_error(key, f"left out unless {SHADOW_AI!r} is in 'attacks' (only its "
+                            "shadow models read it)", value, source)
+    if schema.reference.mode == "online":
+        raise key_error("reference.mode", f"'auto' or 'offline' ({SHADOW_AI}'s shadow models "
+                        "train on halves of the population, never on audited records)",
+                        schema.reference.mode, source)
 
 
 def load_attribute_config(path: str | Path) -> ModelKindRun:
@@ -74,19 +105,32 @@ def load_attribute_config(path: str | Path) -> ModelKindRun:
     return load_model_kind(path, AttributeAuditFile, _check, "attribute-report")
 
 
+def _shadow_settings(cfg: Any, run: ModelKindRun, names: list[str]) -> dict[str, Any]:
+    """``reference``, ``executor``, ``cache_dir`` for shadow-ai (refused without it)."""
+    from privaudit.audits import SHADOW_AI
+    from privaudit.cli._run import _load_recipe
+    from privaudit.training import get_executor
+
+    if SHADOW_AI not in names:
+        return {}
+    return {"reference": cfg.reference_spec(_load_recipe(cfg, run.base)),
+            "executor": get_executor(cfg.executor, n_jobs=cfg.n_jobs, address=cfg.address,
+                                     func="audit attribute"),
+            "cache_dir": cfg.cache_dir}
+
+
 def run_attribute_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     """Load the model and the tables, run the attribute attacks, write the report."""
     from privaudit.audits import audit_attributes
     from privaudit.cli._config import model_sections
     from privaudit.cli._datafiles import load_records
-    from privaudit.cli._run import _load_recipe, _load_target
+    from privaudit.cli._run import _load_target
     from privaudit.report import build_report
-    from privaudit.training import get_executor
 
     schema = run.config
     cfg = model_sections(schema, run.base, run.source)
     target = _load_target(cfg, run.base)
-    (X, y, labels, _ids), population = load_records(cfg, target)
+    (X, y, labels, ids), population = load_records(cfg, target)
     s = schema.sensitive
     missing = [c for c in ([s.column] if isinstance(s.column, str) else s.column)
                if c not in X.columns]
@@ -97,10 +141,8 @@ def run_attribute_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     results = audit_attributes(
         target, X, y, labels, sensitive=s.column, population=population,
         candidates=s.candidates, alpha=s.alpha, attacks=schema.attacks,
-        attack_params=schema.attack_params or None, name=s.name or "",
-        reference=cfg.reference_spec(_load_recipe(cfg, run.base)),
-        executor=get_executor(cfg.executor, n_jobs=cfg.n_jobs, address=cfg.address,
-                              func="audit attribute"),
+        attack_params=schema.attack_params or None, name=s.name or "", record_ids=ids,
+        **_shadow_settings(cfg, run, _attack_names(schema)),
         dataset=cfg.data_path.name, random_state=schema.random_state,
         results_dir=run.out / "results", progress=progress)
     return build_report(results, run.out, n_bootstrap=schema.report.n_bootstrap,

@@ -68,8 +68,8 @@ from privaudit.cli._reading import read_config
 from privaudit.cli._run import run_audit_config
 from privaudit.cli._sections import AuditFile, Name
 
-__all__ = ["AuditConfig", "ConfigError", "ModelKindRun", "load_audit_config", "load_model_kind",
-           "model_sections", "run_audit_config"]
+__all__ = ["AuditConfig", "ConfigError", "ModelKindRun", "check_attack_params_key",
+           "load_audit_config", "load_model_kind", "model_sections", "run_audit_config"]
 
 _DEFAULT_ATTACKS = ["loss", "confidence", "entropy", "modified-entropy"]
 
@@ -85,11 +85,30 @@ class ModelAuditFile(AuditFile):
     attack_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
+def check_attack_params_key(attacks: Any, attack_params: Any, classes: Any, source: str,
+                            *, set_by_audit: Any = None) -> None:
+    """``attack_params`` of any kind's file, by the API's one check, named as keys.
+
+    Keys must name attacks of ``attacks`` (those that run), parameters must be the
+    attack's own (listed when not), values must be accepted by the attack.
+    """
+    from privaudit._validation import attack_params_problem
+
+    problem = attack_params_problem(attacks, attack_params, classes,
+                                    set_by_audit=set_by_audit)
+    if problem is not None:
+        raise key_error(f"attack_params.{problem.key}", problem.expected, problem.got, source)
+
+
+def _membership_class(name: str) -> type:
+    from privaudit.attacks import get_attack
+
+    return type(get_attack(name))
+
+
 def _check_attacks(schema: ModelAuditFile, source: str) -> None:
     """Attack names the registry knows; parameters their constructors take."""
-    import inspect
-
-    from privaudit.attacks import available_attacks, get_attack
+    from privaudit.attacks import available_attacks
 
     known = sorted(available_attacks())
     for i, name in enumerate(schema.attacks):
@@ -97,20 +116,7 @@ def _check_attacks(schema: ModelAuditFile, source: str) -> None:
             raise key_error(f"attacks[{i}]", f"one of {known}", name, source)
         if name in schema.attacks[:i]:
             raise key_error(f"attacks[{i}]", "an attack not listed before", name, source)
-    for name, params in schema.attack_params.items():
-        if name not in schema.attacks:
-            raise key_error(f"attack_params.{name}", f"an attack listed in 'attacks' "
-                             f"({schema.attacks})", name, source)
-        allowed = sorted(inspect.signature(type(get_attack(name))).parameters)
-        for param in params:
-            if param not in allowed:
-                raise ConfigError(f"The 'attack_params.{name}.{param}' key of {source} is "
-                                  f"not known; expected one of {allowed}.")
-        try:
-            get_attack(name, **params)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"The 'attack_params.{name}' key of {source} is wrong: "
-                              f"{exc}") from None
+    check_attack_params_key(schema.attacks, schema.attack_params, _membership_class, source)
 
 
 def _check_recipe(schema: ModelAuditFile, source: str) -> None:

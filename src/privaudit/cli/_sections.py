@@ -49,6 +49,7 @@ __all__ = [
     "Section",
     "Seed",
     "TargetSection",
+    "given_keys",
     "rule",
 ]
 
@@ -233,3 +234,23 @@ class AuditFile(Section):
             optional = cls.optional_sections
             raw = {k: v for k, v in raw.items() if not (k in optional and v is None)}
         return raw
+
+
+def given_keys(schema: BaseModel, *names: str) -> dict[str, Any]:
+    """The keys of the top-level entries ``names`` written in the file, with their values.
+
+    A section gives its own keys (``reference.n_models``), a plain key itself
+    (``cache_dir``); defaults the file left out are not listed. For refusing keys that a
+    run would not read.
+    """
+    out: dict[str, Any] = {}
+    for name in names:
+        if name not in schema.model_fields_set:
+            continue
+        value = getattr(schema, name)
+        if isinstance(value, BaseModel):
+            out.update({f"{name}.{k}": getattr(value, k) for k in type(value).model_fields
+                        if k in value.model_fields_set})
+        else:
+            out[name] = value
+    return out

@@ -19,6 +19,15 @@ The configuration (``--config``, YAML) has the sections of ``audit model`` (``ta
 
 The population (records of the same distribution, disjoint from the audited ones) trains
 the shadows and is required; so is a torch recipe (the shadows unlearn as the target did).
+
+Every key has an effect or is refused: ``reference.mode`` (other than ``auto``) and
+``reference.train_fraction`` are refused, since each attack reads the pool it needs
+(online shadows that unlearned for U-LiRA and Apollo, offline ones for Apollo offline and
+U-MIA) and their training sets follow ``unlearning.train_size`` (at least the number of
+forgotten records); ``attack_params`` only for attacks that run, checked against their
+parameters; ``unlearning.forget_fraction`` only with U-MIA (or offline Apollo of kind
+``auto``), ``trajectories`` only with Apollo. ``data.id_column`` names the records: the
+results carry their ids (``record_id`` in ``scores.csv``).
 """
 
 from __future__ import annotations
@@ -57,7 +66,6 @@ class UnlearningAuditFile(AuditFile):
 
 
 def _check(schema: UnlearningAuditFile, source: str) -> None:
-    from privaudit.audits import UNLEARNING_ATTACKS
     from privaudit.unlearn import METHODS
 
     if schema.unlearning.method not in METHODS:
@@ -71,14 +79,49 @@ def _check(schema: UnlearningAuditFile, source: str) -> None:
         raise key_error("reference.recipe.type", "torch-mlp or torch-cnn (the shadows are "
                         "torch classifiers that unlearn as the target did)",
                         None if recipe is None else recipe.type, source)
+    _check_pools(schema, source)
+    _check_attacks(schema, source)
+
+
+def _check_pools(schema: UnlearningAuditFile, source: str) -> None:
+    """The attacks fix their pools; their training sets follow ``unlearning.train_size``."""
+    if schema.reference.mode != "auto":
+        raise key_error("reference.mode", "'auto' or left out (each attack reads the pool "
+                        "it needs: online shadows that unlearned for U-LiRA and Apollo, "
+                        "offline ones for Apollo offline and U-MIA)", schema.reference.mode,
+                        source)
+    if schema.reference.train_fraction is not None:
+        raise key_error("reference.train_fraction", "left out (the shadows train on as "
+                        "many records as the original model: set 'unlearning.train_size')",
+                        schema.reference.train_fraction, source)
+
+
+def _check_attacks(schema: UnlearningAuditFile, source: str) -> None:
+    from privaudit.attacks.unlearning import (
+        SET_BY_AUDIT,
+        unlearning_attack_class,
+        unread_unlearning_settings,
+    )
+    from privaudit.audits import UNLEARNING_ATTACKS
+    from privaudit.cli._config import check_attack_params_key
+
     for i, name in enumerate(schema.attacks or []):
-        if name not in UNLEARNING_ATTACKS:
-            raise key_error(f"attacks[{i}]", f"one of {list(UNLEARNING_ATTACKS)}", name,
-                            source)
-    for name in schema.attack_params:
-        if name not in UNLEARNING_ATTACKS:
-            raise key_error(f"attack_params.{name}", f"one of {list(UNLEARNING_ATTACKS)}",
-                            name, source)
+        if name not in UNLEARNING_ATTACKS or name in (schema.attacks or [])[:i]:
+            raise key_error(f"attacks[{i}]", f"one of {list(UNLEARNING_ATTACKS)}, not "
+                            "listed before", name, source)
+    names = list(schema.attacks or UNLEARNING_ATTACKS)
+    check_attack_params_key(names, schema.attack_params, unlearning_attack_class, source,
+                            set_by_audit=SET_BY_AUDIT)
+    given = {"unlearning.forget_fraction": schema.unlearning.forget_fraction,
+             "trajectories": schema.trajectories}
+    unread = unread_unlearning_settings(
+        names, schema.attack_params, forget_fraction=given["unlearning.forget_fraction"],
+        trajectories=given["trajectories"])
+    for key, value in given.items():
+        readers = unread.get(key.rpartition(".")[2])
+        if readers:
+            raise key_error(key, f"left out unless {readers} is in 'attacks' (no other "
+                            "attack reads it)", value, source)
 
 
 def load_unlearning_config(path: str | Path) -> ModelKindRun:
@@ -88,12 +131,25 @@ def load_unlearning_config(path: str | Path) -> ModelKindRun:
     return load_model_kind(path, UnlearningAuditFile, _check, "unlearning-report")
 
 
-def _split(X: Any, y: Any, labels: Any) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+def _split(X: Any, y: Any, labels: Any, ids: Any
+           ) -> tuple[tuple[Any, Any], tuple[Any, Any], Any]:
+    """Forgotten and held-out records, and the ids in the audit's order (forgotten first)."""
     import numpy as np
 
     forgotten = np.asarray(labels) == 1
     X_arr, y_arr = np.asarray(X, dtype=np.float32), np.asarray(y)
-    return (X_arr[forgotten], y_arr[forgotten]), (X_arr[~forgotten], y_arr[~forgotten])
+    order = None if ids is None else np.r_[np.asarray(ids)[forgotten],
+                                           np.asarray(ids)[~forgotten]]
+    return ((X_arr[forgotten], y_arr[forgotten]), (X_arr[~forgotten], y_arr[~forgotten]),
+            order)
+
+
+def _check_train_size(u: UnlearningSection, n_forget: int, run: ModelKindRun,
+                      data: str) -> None:
+    if u.train_size is not None and u.train_size < n_forget:
+        raise key_error("unlearning.train_size", f"at least the number of forgotten records "
+                        f"in {data} ({n_forget}): the original model trained on each",
+                        u.train_size, run.source)
 
 
 def run_unlearning_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
@@ -110,10 +166,11 @@ def run_unlearning_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     schema = run.config
     cfg = model_sections(schema, run.base, run.source)
     target = _load_target(cfg, run.base)
-    (X, y, labels, _ids), population = load_records(cfg, target)
-    forget, heldout = _split(X, y, labels)
-    recipe = _load_recipe(cfg, run.base)
+    (X, y, labels, ids), population = load_records(cfg, target)
+    forget, heldout, record_ids = _split(X, y, labels, ids)
     u = schema.unlearning
+    _check_train_size(u, len(forget[1]), run, cfg.data_path.name)
+    recipe = _load_recipe(cfg, run.base)
     params = dict(u.params)
     if u.method == "RT":
         params.setdefault("model_factory", recipe)  # retraining trains like the original
@@ -123,6 +180,7 @@ def run_unlearning_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
         train_size=u.train_size, attacks=schema.attacks,
         attack_params=schema.attack_params or None, n_shadows=schema.reference.n_models,
         forget_fraction=u.forget_fraction, trajectories=schema.trajectories,
+        record_ids=record_ids,
         executor=get_executor(cfg.executor, n_jobs=cfg.n_jobs, address=cfg.address,
                               func="audit unlearning"),
         cache_dir=cfg.cache_dir, dataset=cfg.data_path.name,

@@ -32,6 +32,30 @@ __all__ = ["ATTRIBUTE_ATTACKS", "AttributeAttack", "ConfidenceAttributeAttack",
            "MembershipAttributeAttack", "ModelInversionAttack", "PriorGuess",
            "get_attribute_attack"]
 
+def _real(value: Any, param: str, who: str, expected: str, low: float | None = None
+          ) -> float:
+    """``value`` as a finite float (``>= low``), or the error naming ``param``."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise param_error(param, who, expected, value, error=TypeError)
+    if not np.isfinite(value) or (low is not None and value < low):
+        raise param_error(param, who, expected, value)
+    return float(value)
+
+
+def _positive(value: Any, param: str, who: str) -> float:
+    out = _real(value, param, who, "a positive finite number", low=0.0)
+    if out <= 0:
+        raise param_error(param, who, "a positive finite number", value)
+    return out
+
+
+def _boolean(value: Any, param: str, who: str) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise param_error(param, who, "True or False", value, error=TypeError)
+
+
 class AttributeAttack(BaseAttack):
     """Base of the attribute attacks; see the module for the contract.
 
@@ -42,6 +66,13 @@ class AttributeAttack(BaseAttack):
     #: Whether the attack reads the model's answers (False: a model-free simulator).
     reads_model: ClassVar[bool] = True
     _tags = AttackTags()
+
+    def check_params(self) -> None:
+        """Refuse parameter values out of range (default: none to check)."""
+
+    def unused_params(self, task: str) -> dict[str, str]:
+        """Parameters set but never read on a target of ``task``, each with what it is."""
+        return {}
 
     def _check_fitted(self, func: str) -> None:
         if not hasattr(self, "prior_"):
@@ -156,14 +187,29 @@ class ModelInversionAttack(AttributeAttack):
         self.sigma = sigma
         self.use_prior = use_prior
 
+    def check_params(self) -> None:
+        """``sigma`` a positive finite number (or None), ``use_prior`` a bool."""
+        if self.sigma is not None:
+            _positive(self.sigma, "sigma", "ModelInversionAttack")
+        _boolean(self.use_prior, "use_prior", "ModelInversionAttack")
+
+    def unused_params(self, task: str) -> dict[str, str]:
+        """``sigma`` is the spread of a regression's errors: unread on a classifier."""
+        if self.sigma is None or task == "regression":
+            return {}
+        return {"sigma": "the spread of a regression's errors, read on regression "
+                         "targets only"}
+
     def _calibrate(self, siblings: SiblingOutputs | None, truth: NDArray[np.int64],
                    known: NDArray[np.float64] | None, keep: NDArray[np.bool_]) -> None:
+        self.check_params()
         own = siblings.losses[np.flatnonzero(keep), truth[keep]]  # type: ignore[union-attr]
         if siblings.loss_name == "squared_error":  # type: ignore[union-attr]
             sigma = self.sigma if self.sigma is not None else float(np.sqrt(own.mean()))
             if not np.isfinite(sigma) or sigma <= 0:
-                raise param_error("sigma", "ModelInversionAttack", "a positive number",
-                                  sigma)
+                raise param_error("sigma", "ModelInversionAttack", "a positive number "
+                                  "(the attacker's records have no error to estimate it "
+                                  "from: give sigma)", sigma)
             self.sigma_ = float(sigma)
         elif siblings.loss_name == "zero_one":  # type: ignore[union-attr]
             # Laplace-smoothed share of the attacker's records the model labels right.
@@ -228,13 +274,19 @@ class LossTargetAttributeAttack(AttributeAttack):
     def __init__(self, training_loss: float | None = None) -> None:
         self.training_loss = training_loss
 
+    def check_params(self) -> None:
+        """``training_loss`` a finite number >= 0 (None: the audit measures it)."""
+        if self.training_loss is not None:
+            _real(self.training_loss, "training_loss", "LossTargetAttributeAttack",
+                  "the model's average training loss (a finite number >= 0)", low=0.0)
+
     def _calibrate(self, siblings: SiblingOutputs | None, truth: NDArray[np.int64],
                    known: NDArray[np.float64] | None, keep: NDArray[np.bool_]) -> None:
-        value = self.training_loss
-        if value is None or not np.isfinite(value) or value < 0:
+        self.check_params()
+        if self.training_loss is None:
             raise param_error("training_loss", "LossTargetAttributeAttack",
-                              "the model's average training loss (a number >= 0)", value)
-        self.training_loss_ = float(value)
+                              "the model's average training loss (a number >= 0)", None)
+        self.training_loss_ = float(self.training_loss)
 
     def _scores(self, siblings: SiblingOutputs | None,
                 known: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -282,17 +334,36 @@ class MembershipAttributeAttack(AttributeAttack):
         self.threshold = threshold
         self.random_state = random_state
 
-    def _calibrate(self, siblings: SiblingOutputs | None, truth: NDArray[np.int64],
-                   known: NDArray[np.float64] | None, keep: NDArray[np.bool_]) -> None:
+    def check_params(self) -> None:
+        """A known ``rule``; ``threshold`` (a finite number) exactly with the hard rules.
+
+        ``random_state`` is read by Adversary 6's draws only; the membership attack may
+        come later (the audit fits Shadow AI's).
+        """
         who = "MembershipAttributeAttack"
-        if not callable(getattr(self.membership_attack, "score", None)):
-            raise param_error("membership_attack", who, "a fitted membership attack",
-                              self.membership_attack, error=TypeError)
         if self.rule not in self._RULES:
             raise param_error("rule", who, f"one of {list(self._RULES)}", self.rule)
-        if self.rule != "most-member-like" and self.threshold is None:
+        if self.rule == "most-member-like":
+            if self.threshold is not None:
+                raise param_error("threshold", who, "left out with rule "
+                                  "'most-member-like' (it ranks, no threshold)",
+                                  self.threshold)
+        elif self.threshold is None:
             raise param_error("threshold", who, f"the oracle's threshold with rule "
                               f"{self.rule!r}", None)
+        else:
+            _real(self.threshold, "threshold", who, "a finite number")
+        if self.random_state is not None and self.rule != "adversary-6":
+            raise param_error("random_state", who, "left out unless rule is 'adversary-6' "
+                              "(the only rule that draws)", self.random_state)
+
+    def _calibrate(self, siblings: SiblingOutputs | None, truth: NDArray[np.int64],
+                   known: NDArray[np.float64] | None, keep: NDArray[np.bool_]) -> None:
+        if not callable(getattr(self.membership_attack, "score", None)):
+            raise param_error("membership_attack", "MembershipAttributeAttack",
+                              "a fitted membership attack", self.membership_attack,
+                              error=TypeError)
+        self.check_params()
 
     def _scores(self, siblings: SiblingOutputs | None,
                 known: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -333,6 +404,19 @@ class _ClassifierGuess(AttributeAttack):
         self.estimator = estimator
         self.random_state = random_state
 
+    def check_params(self) -> None:
+        """``estimator`` a classifier with ``predict_proba``; ``random_state`` for the default."""
+        who = type(self).__name__
+        if self.estimator is not None:
+            if not all(callable(getattr(self.estimator, m, None))
+                       for m in ("fit", "predict_proba")):
+                raise param_error("estimator", who, "a scikit-learn classifier with "
+                                  "predict_proba", self.estimator, error=TypeError)
+            if self.random_state is not None:
+                raise param_error("random_state", who, "left out with an 'estimator' (it "
+                                  "seeds the default classifier only; seed the estimator)",
+                                  self.random_state)
+
     def _features(self, siblings: SiblingOutputs | None,
                   known: NDArray[np.float64] | None) -> NDArray[np.float64]:
         raise NotImplementedError
@@ -341,6 +425,7 @@ class _ClassifierGuess(AttributeAttack):
                    known: NDArray[np.float64] | None, keep: NDArray[np.bool_]) -> None:
         from sklearn.base import clone
 
+        self.check_params()
         model = (_default_classifier(self.random_state) if self.estimator is None
                  else clone(self.estimator))
         features = self._features(siblings, known)

@@ -9,7 +9,14 @@ unlearning and reads only the target's labels there.
 """
 
 from privaudit.attacks.unlearning._apollo import ApolloAttack
+from privaudit.attacks.unlearning._registry import (
+    SET_BY_AUDIT,
+    UNLEARNING_ATTACK_CLASSES,
+    unlearning_attack_class,
+    unread_unlearning_settings,
+)
 from privaudit.attacks.unlearning._ulira import ULiRAAttack
 from privaudit.attacks.unlearning._umia import UMIAAttack
 
-__all__ = ["ApolloAttack", "ULiRAAttack", "UMIAAttack"]
+__all__ = ["SET_BY_AUDIT", "UNLEARNING_ATTACK_CLASSES", "ApolloAttack", "ULiRAAttack",
+           "UMIAAttack", "unlearning_attack_class", "unread_unlearning_settings"]

@@ -137,7 +137,8 @@ class ApolloAttack(BaseAttack):
         """``"apollo"`` or ``"apollo-offline"``."""
         return "apollo" if self.online else "apollo-offline"
 
-    def _check_params(self) -> None:
+    def check_params(self) -> None:
+        """Refuse an unknown ``kind``; ``n_rounds``, ``alpha``, ``beta``, ``eps`` out of range."""
         if self.kind not in _KINDS:
             raise param_error("kind", _FUNC, f"one of {list(_KINDS)}", self.kind)
         n = self.n_rounds
@@ -171,7 +172,7 @@ class ApolloAttack(BaseAttack):
             over-unlearning algorithm then scores below chance).
         """
         func = f"{_FUNC}.fit"
-        self._check_params()
+        self.check_params()
         models = _pool_models(shadows)
         rows = np.asarray(shadows.audited_ if audited is None else audited, dtype=np.int64)
         if rows.size == 0:
@@ -222,7 +223,7 @@ class ApolloAttack(BaseAttack):
 
         func = f"{_FUNC}.run"
         self._check_fitted(func)
-        self._check_params()
+        self.check_params()
         return apollo_run(self, target, X, y, labels, record_ids=record_ids,
                           dataset=dataset, trajectories=trajectories, func=func)
 

@@ -71,6 +71,19 @@ class UMIAAttack(BaseAttack):
         self.features = features
         self.random_state = random_state
 
+    def check_params(self) -> None:
+        """``C`` a positive finite number; ``features`` a non-empty list of names."""
+        C = self.C
+        if isinstance(C, bool) or not isinstance(C, (int, float, np.integer, np.floating)) \
+                or not (np.isfinite(C) and C > 0):
+            raise param_error("C", _FUNC, "a positive finite number", C)
+        f = self.features
+        if isinstance(f, str) or not isinstance(f, Sequence) or not f \
+                or not all(isinstance(n, str) for n in f):
+            raise param_error("features", _FUNC, "a non-empty list of feature names (see "
+                              "privaudit.attacks.membership.output_features)", f,
+                              error=TypeError)
+
     def _check_fitted(self, func: str) -> None:
         if not hasattr(self, "model_"):
             raise NotFittedError(f"This UMIAAttack is not fitted: call fit(unlearned, "
@@ -83,8 +96,7 @@ class UMIAAttack(BaseAttack):
         from sklearn.svm import SVC
 
         func = f"{_FUNC}.fit"
-        if not (isinstance(self.C, (int, float)) and self.C > 0):
-            raise param_error("C", _FUNC, "a positive number", self.C)
+        self.check_params()
         a = output_features(_check_outputs(unlearned, "unlearned", func), self.features)[0]
         b = output_features(_check_outputs(heldout, "heldout", func), self.features)[0]
         if not len(a) or not len(b):
