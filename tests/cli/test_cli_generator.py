@@ -54,7 +54,7 @@ def test_a_configuration_audits_every_generator_and_writes_one_report(folder):
 @pytest.mark.parametrize("body, message", [
     ("generators: [{name: x, builtin: ctgan}]\n", "builtin"),
     ("generators: [{name: x, builtin: copying, callable: 'a:b'}]\n", "exactly one"),
-    ("generators: [{name: x, callable: 'nowhere:f'}]\n", "cannot be imported"),
+    ("generators: [{name: x, callable: 'nowhere:f'}]\n", "nowhere"),
     ("generators: [{name: x, builtin: copying}]\ngame: {n_test_runs: 3}\n", "n_test_runs"),
     ("generators: [{name: x, builtin: copying}]\ngame: {n_runs: 4}\n", "n_runs"),
     ("generators: []\n", "generators"),

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,8 @@ __all__ = ["DEFAULT_GENERATOR_ATTACKS", "audit_generator", "model_free_guesses",
 _FUNC = "audit_generator"
 #: Attacks run when ``attacks`` is None.
 DEFAULT_GENERATOR_ATTACKS = ("groundhog", "closest-distance", "local-neighbourhood", "domias")
+#: Targets chosen when neither ``targets`` nor ``n_targets`` is given.
+_DEFAULT_TARGETS = 5
 
 
 def vulnerable_records(data: pd.DataFrame, n_records: int, *, n_neighbors: int = 5,
@@ -96,8 +99,14 @@ class _Secret:
     alternatives: pd.DataFrame    # each target with values[0]
 
 
-def _check_secret(secret: Any, secret_values: Any, setup: _Setup) -> None:
-    """Set up TAPAS's binary attribute inference on ``setup`` (targets get ``values[1]``)."""
+def _check_secret(secret: Any, secret_values: Any, setup: _Setup,
+                  auxiliary_data: pd.DataFrame) -> None:
+    """Set up TAPAS's binary attribute inference on ``setup`` (targets get ``values[1]``).
+
+    Both values must occur in the secret column of ``auxiliary_data``: a value found
+    nowhere (a typo, ``"1"`` for ``1``) would make every alternative a record the
+    population never holds.
+    """
     if secret is None:
         if secret_values is not None:
             raise param_error("secret_values", _FUNC, "None unless 'secret' is given",
@@ -113,6 +122,12 @@ def _check_secret(secret: Any, secret_values: Any, setup: _Setup) -> None:
     if len(values) != 2 or len(list(secret_values)) != 2:
         raise param_error("secret_values", _FUNC, "two distinct values of the secret column "
                           "(TAPAS's binary attribute inference)", secret_values)
+    column = auxiliary_data[secret]
+    absent = [v for v in values if not column.isin([v]).any()]
+    if absent:
+        raise param_error("secret_values", _FUNC, f"values found in the column {secret!r} "
+                          f"of auxiliary_data (absent: {absent!r}; its most frequent: "
+                          f"{list(column.value_counts().index[:5])!r})", secret_values)
     targets, alternatives = setup.targets.copy(), setup.targets.copy()
     targets[secret], alternatives[secret] = values[1], values[0]
     setup.targets = targets
@@ -162,15 +177,16 @@ def _split(auxiliary_data: pd.DataFrame, targets: Any, n_targets: int,
     if isinstance(targets, pd.DataFrame):
         chosen, frame = np.empty(0, dtype=np.int64), targets.reset_index(drop=True)
         names = [f"target {i}" for i in range(len(frame))]
+        repeated = np.flatnonzero(frame.duplicated(keep="first").to_numpy()).tolist()
+        if repeated:
+            raise param_error("targets", _FUNC, "distinct target records (the rows at "
+                              f"positions {repeated[:10]} repeat an earlier one)",
+                              f"<DataFrame of {len(frame)} rows>")
     else:
         if targets is None:
             chosen = vulnerable_records(aux, n_targets, **exec_args)
         else:
-            chosen = np.asarray(targets)
-            if chosen.ndim != 1 or chosen.dtype.kind not in "iu" or chosen.size == 0 or (
-                    chosen.min() < 0 or chosen.max() >= len(aux)):
-                raise param_error("targets", _FUNC, "a DataFrame of target records or row "
-                                  f"positions in auxiliary_data (0..{len(aux) - 1})", targets)
+            chosen = _target_positions(targets, len(aux))
         frame = aux.iloc[chosen].reset_index(drop=True)
         names = [f"record {int(i)}" for i in chosen]
     rest = aux.drop(index=chosen).reset_index(drop=True)
@@ -181,6 +197,20 @@ def _split(auxiliary_data: pd.DataFrame, targets: Any, n_targets: int,
     return pool, reference, frame, names
 
 
+def _target_positions(targets: Any, n_rows: int) -> np.ndarray:
+    """Row positions of the targets: distinct integers in ``[0, n_rows)``."""
+    chosen = np.asarray(targets)
+    if chosen.ndim != 1 or chosen.dtype.kind not in "iu" or chosen.size == 0 or (
+            chosen.min() < 0 or chosen.max() >= n_rows):
+        raise param_error("targets", _FUNC, "a DataFrame of target records or row "
+                          f"positions in auxiliary_data (0..{n_rows - 1})", targets)
+    values, counts = np.unique(chosen, return_counts=True)
+    if (counts > 1).any():
+        raise param_error("targets", _FUNC, "distinct row positions (repeated: "
+                          f"{values[counts > 1].tolist()[:10]})", targets)
+    return chosen
+
+
 def _check_setup(auxiliary_data: Any, targets: Any, n_targets: Any, n_train_rows: Any,
                  n_synthetic_rows: Any, reference_fraction: Any, rng: np.random.Generator,
                  exec_args: dict[str, Any]) -> _Setup:
@@ -189,7 +219,11 @@ def _check_setup(auxiliary_data: Any, targets: Any, n_targets: Any, n_train_rows
     if not isinstance(auxiliary_data, pd.DataFrame) or len(auxiliary_data) < 4:
         raise param_error("auxiliary_data", _FUNC, "a pandas DataFrame of several records",
                           f"<{type(auxiliary_data).__name__}>", error=TypeError)
-    n_targets = check_int(n_targets, param="n_targets", func=_FUNC, low=1)
+    if targets is not None and n_targets is not None:
+        raise param_error("n_targets", _FUNC, "None when 'targets' is given (the targets "
+                          "are then the records given)", n_targets)
+    n_targets = check_int(_DEFAULT_TARGETS if n_targets is None else n_targets,
+                          param="n_targets", func=_FUNC, low=1)
     fraction = check_fraction(reference_fraction, param="reference_fraction", func=_FUNC,
                               low_inclusive=True)
     pool, reference, frame, names = _split(auxiliary_data, targets, n_targets, fraction, rng,
@@ -244,9 +278,15 @@ def _resolve_generator(generator: Any, generator_params: dict[str, Any],
 def _check_attacks(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
     from privaudit.attacks.generator import GENERATOR_ATTACKS, GeneratorAttack
 
-    return named_attacks(attacks, attack_params, registry=GENERATOR_ATTACKS,
+    plan = named_attacks(attacks, attack_params, registry=GENERATOR_ATTACKS,
                          base=GeneratorAttack, default=DEFAULT_GENERATOR_ATTACKS,
                          func=_FUNC)
+    stray = sorted(set(attack_params or {}) - {name for name, _ in plan})
+    if stray:
+        raise param_error("attack_params", _FUNC, "keyed by requested attack names "
+                          f"({[name for name, _ in plan]}); not requested: {stray}",
+                          attack_params)
+    return plan
 
 
 def _check_epsilon(claimed_epsilon: Any) -> float | None:
@@ -264,7 +304,7 @@ def audit_generator(
     auxiliary_data: pd.DataFrame,
     *,
     targets: Any = None,
-    n_targets: int = 5,
+    n_targets: int | None = None,
     n_train_rows: int | None = None,
     n_synthetic_rows: int | None = None,
     n_shadow_runs: int = 100,
@@ -290,9 +330,11 @@ def audit_generator(
 
     Parameters
     ----------
-    generator : callable, object with ``fit``/``sample``, or str
-        ``generator(train, n_rows, random_state=seed) -> DataFrame``, an SDV-style object
-        (copied afresh per run), or a built-in name of
+    generator : callable, object with ``fit`` and ``sample`` or ``generate``, or str
+        ``generator(train, n_rows, random_state=seed) -> DataFrame``, an SDV-style
+        (``fit(df)``/``sample(n)``) or TAPAS-style (``fit(df)``/``generate(n,
+        random_state=seed)``) object, copied afresh per run (see
+        :class:`~privaudit.training.GeneratorRecipe`), or a built-in name of
         :data:`~privaudit.synthetic.BUILTIN_GENERATORS` (with ``generator_params``;
         ``"dp-bayes"`` gets the auxiliary data's domain as its public domain).
     auxiliary_data : pandas.DataFrame
@@ -303,8 +345,8 @@ def audit_generator(
     targets : DataFrame, array of int or None
         The target records, as a table or as row positions in ``auxiliary_data``;
         default: the ``n_targets`` most vulnerable rows (:func:`vulnerable_records`).
-    n_targets : int, default=5
-        Targets chosen when ``targets`` is None.
+    n_targets : int, optional
+        Targets chosen when ``targets`` is None (default 5); refused with ``targets``.
     n_train_rows : int, optional
         Rows of every training set, the real generator's (default: a quarter of the pool).
     n_synthetic_rows : int, optional
@@ -342,7 +384,13 @@ def audit_generator(
     executor, n_jobs
         Where generator runs execute (local processes or Ray).
     cache_dir : path, optional
-        Every synthetic table is written there as it finishes; a rerun resumes.
+        Every synthetic table is written there as it finishes; a rerun resumes. This is
+        how the game's tables are given back: every result names the two cache folders
+        (``result.extra["phases"]["shadow_runs"]["cache"]`` and ``["test_runs"]``), and
+        :meth:`GeneratorRuns.from_cache(folder)
+        <privaudit.training.GeneratorRuns.from_cache>` reads their tables and in/out
+        masks back. Without it the tables are not kept (make them with
+        :class:`~privaudit.training.GeneratorRuns` to hold them in memory).
     results_dir : path, optional
         Every finished result is saved there and reused by a rerun.
     progress : None, callable(str) or Progress
@@ -351,7 +399,12 @@ def audit_generator(
     Returns
     -------
     list of AttackResult
-        One per target and attack, attack by attack.
+        One per target and attack, attack by attack. ``extra["phases"]`` records what
+        each phase took: ``shadow_runs`` and ``test_runs`` (wall ``seconds``, the
+        generator's own ``generator_seconds`` summed over runs, tables ``made`` by this
+        call rather than read from the cache, the ``cache`` folder) and ``attack`` (the
+        wall seconds of the attack's fit and scoring, shared by its ``n_targets``
+        results).
     """
     import pandas as pd
 
@@ -363,7 +416,7 @@ def audit_generator(
     exec_args = {"executor": executor, "n_jobs": n_jobs}
     setup = _check_setup(auxiliary_data, targets, n_targets, n_train_rows, n_synthetic_rows,
                          reference_fraction, np.random.default_rng(seeds[0]), exec_args)
-    _check_secret(secret, secret_values, setup)
+    _check_secret(secret, secret_values, setup, auxiliary_data)
     plan = _check_attacks(attacks, attack_params)
     epsilon = _check_epsilon(claimed_epsilon)
     if not isinstance(dataset, str):
@@ -426,11 +479,22 @@ class _Game:
                 out += saved
                 continue
             if not played:
-                for part in ("train", "test"):
-                    self.runs[part].run(progress=self.progress)
+                self._play_runs()
                 played = True
             out += self._attack(attack_name, attack, parts, saved)
         return out
+
+    def _play_runs(self) -> None:
+        """Make (or read back from the cache) the shadow and the test runs, timed."""
+        self.phases: dict[str, Any] = {}
+        for part, label in (("train", "shadow_runs"), ("test", "test_runs")):
+            start = time.perf_counter()
+            runs = self.runs[part].run(progress=self.progress)
+            self.phases[label] = {
+                "seconds": time.perf_counter() - start,
+                "generator_seconds": float(np.nansum(runs.run_seconds_)),
+                "made": int(runs.n_made_), "n_runs": int(runs.n_runs),
+                "cache": None if runs.cache_path_ is None else str(runs.cache_path_)}
 
     def _attack(self, attack_name: str, attack: Any, parts: tuple,
                 saved: list[Any]) -> list[Any]:
@@ -440,10 +504,13 @@ class _Game:
         self.audits[0].say(f"{attack_name}: learning from {train.n_runs} shadow runs")
         self.audits[0].seed(attack)
         secret = self.setup.secret
+        start = time.perf_counter()
         attack.fit(list(train.synthetic_), train.in_mask_, self.setup.targets,
                    auxiliary_data=self.setup.pool, reference_data=self.setup.reference,
                    alternatives=None if secret is None else secret.alternatives)
         scores = attack.score(list(test.synthetic_))
+        timing = {**self.phases, "attack": {"seconds": time.perf_counter() - start,
+                                            "n_targets": len(self.audits)}}
         guesses = scores >= attack.thresholds_[None, :]
         details = self._secret_details(test.in_mask_)
         out = []
@@ -461,6 +528,7 @@ class _Game:
                             **self._game_parameters(), **details["parameters"]},
                 extra={"threshold": float(attack.thresholds_[t]),
                        "target_record": _jsonable(self.setup.targets.iloc[t].to_dict()),
+                       "phases": timing,
                        **({"model_free": details["model_free"][t]} if secret else {})})
             out.append(run.finish(self._key(attack_name), parts, result))
         return out

@@ -6,12 +6,14 @@ The configuration (``--config``, YAML) has these sections::
     targets: {path: targets.csv}        # optional: the target records; or
     targets: {rows: [3, 17]}            # their row positions in the data; default: the
                                         # n_targets most vulnerable rows
-    n_targets: 5
-    generators:                         # one or more; each audited on the same game
+    n_targets: 5                        # default 5; left out when targets are given
+    generators:                         # one or more, of distinct names; each audited on
+                                        # the same game
       - {name: dp, builtin: dp-bayes, params: {epsilon: 1.0}, claimed_epsilon: 1.0}
       - {name: copula, builtin: gaussian-copula}
       - {name: mine, callable: my_generators:train_and_sample}   # module:function,
-                                        # imported from the config's folder
+                                        # imported from the config's folder: a function
+                                        # or a generator object (fit/sample, fit/generate)
     game: {n_train_rows: 1000, n_synthetic_rows: 1000, n_shadow_runs: 100,
            n_test_runs: 100, knowledge: auxiliary, reference_fraction: 0.2}
     attacks: [groundhog, closest-distance, local-neighbourhood, domias]
@@ -34,7 +36,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from privaudit.cli._errors import ConfigError
+from privaudit.cli._errors import ConfigError, KeyProblem
 from privaudit.cli._sections import (
     ExecutorSection,
     InputFile,
@@ -73,6 +75,10 @@ class TargetsSection(Section):
 
     @model_validator(mode="after")
     def _one_of(self) -> TargetsSection:
+        rows = self.rows or []
+        repeated = sorted({r for r in rows if rows.count(r) > 1})
+        if repeated:
+            raise KeyProblem("rows", f"distinct row positions (repeated: {repeated})", rows)
         return _exactly_one(self, "path", "rows")
 
 
@@ -106,7 +112,7 @@ class GeneratorAuditFile(Section):
 
     data: DataPath
     targets: TargetsSection | None = None
-    n_targets: Annotated[int, Field(ge=1)] = 5
+    n_targets: Annotated[int, Field(ge=1)] | None = None
     generators: Annotated[list[GeneratorEntry], Field(min_length=1)]
     game: GameSection = Field(default_factory=GameSection)
     attacks: list[Name] | None = None
@@ -117,6 +123,28 @@ class GeneratorAuditFile(Section):
     cache_dir: OutputDir | None = None
     random_state: Seed = 0
     report: ReportSection = Field(default_factory=ReportSection)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GeneratorAuditFile:
+        names = [g.name for g in self.generators]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise KeyProblem("generators", "generators of distinct names (results are "
+                             f"filed by name; repeated: {repeated})", names)
+        if self.targets is not None and self.n_targets is not None:
+            raise KeyProblem("n_targets", "left out when 'targets' is given (the targets "
+                             "are then those records)", self.n_targets)
+        from privaudit.audits._generator import DEFAULT_GENERATOR_ATTACKS
+
+        requested = set(self.attacks or DEFAULT_GENERATOR_ATTACKS)
+        stray = sorted(set(self.attack_params) - requested)
+        if stray:
+            raise KeyProblem("attack_params", "keyed by requested attack names "
+                             f"({sorted(requested)}); not requested: {stray}", stray)
+        if self.secret_values is not None and self.secret is None:
+            raise KeyProblem("secret_values", "left out unless 'secret' is given",
+                             self.secret_values)
+        return self
 
 
 @dataclass
@@ -150,9 +178,12 @@ def _generator(entry: GeneratorEntry, base: Path, i: int) -> Any:
         raise ConfigError(f"generators[{i}].params: only a built-in generator takes params "
                           "(bind a callable's own parameters in its module).")
     found = _import_object(entry.callable or "", base, f"generators[{i}].callable")
-    if not callable(found):
-        raise ConfigError(f"generators[{i}].callable names {entry.callable!r}, which is not "
-                          "callable.")
+    from privaudit.training._generator_runs import is_object_generator
+
+    if not callable(found) and not is_object_generator(found):
+        raise ConfigError(f"generators[{i}].callable names {entry.callable!r}, which is "
+                          "neither callable nor an object with fit and sample (SDV) or fit "
+                          "and generate (TAPAS).")
     return found
 
 
@@ -187,6 +218,9 @@ def run_generator_audit(run: GeneratorRun, *, progress: Any = None) -> Path:
             cache_dir=None if cfg.cache_dir is None else _at(base, cfg.cache_dir),
             results_dir=run.out / "results", progress=progress)
     names = ", ".join(e.name for e in cfg.generators)
+    # The audits saved every result once in out/results (one folder per generator,
+    # target and attack, reused by a rerun): the report does not file them again.
     return build_report(results, run.out, n_bootstrap=cfg.report.n_bootstrap,
                         progress=progress, random_state=cfg.random_state,
-                        title=f"Privacy audit of the generators {names}")
+                        title=f"Privacy audit of the generators {names}",
+                        save_results=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -13,13 +14,17 @@ from privaudit._validation import param_error
 from privaudit.attacks._base import BaseAttack
 from privaudit.attacks._tags import AttackTags
 
-__all__ = ["GeneratorAttack", "TargetDistances", "best_thresholds"]
+__all__ = ["GeneratorAttack", "TargetDistances", "best_thresholds", "table_digest"]
 
 
-#: Distances of the last few lists of tables, by the targets', the auxiliary data's and
-#: the tables' identity: the attacks of one audit read the same tables, so the distances
-#: are computed once for all of them.
-_MEMO: OrderedDict[tuple, tuple[list[Any], list[NDArray[np.float64]]]] = OrderedDict()
+#: Distances of the last few lists of tables, by the digests of the targets, the
+#: auxiliary data and every table's content: the attacks of one audit read the same
+#: tables (or the same tables read again from a cache), so the distances are computed
+#: once for all of them.
+_MEMO: OrderedDict[tuple, list[NDArray[np.float64]]] = OrderedDict()
+#: A table's content digest, computed once per table object: ``id -> (weak ref, digest)``,
+#: dropped when the table is collected (so an id reused by another object never matches).
+_DIGESTS: dict[int, tuple[weakref.ref, str]] = {}
 _MEMO_SIZE = 4
 #: Distances computed at once (float64): about 32 MiB.
 _BLOCK_ELEMENTS = 1 << 22
@@ -60,14 +65,14 @@ class TargetDistances:
 
     def many(self, tables: Sequence[Any]) -> list[NDArray[np.float64]]:
         """For each table, its ``(n_targets, len(table))`` distances."""
-        key = (self._identity, tuple(id(t) for t in tables))
+        key = (self._identity, tuple(table_digest(t) for t in tables))
         if key in _MEMO:
             _MEMO.move_to_end(key)
-            return _MEMO[key][1]
+            return _MEMO[key]
         out: list[NDArray[np.float64]] = []
         for block in _blocks(tables, max(1, _BLOCK_ELEMENTS // max(len(self.targets), 1))):
             out += self._block(block)
-        _MEMO[key] = (list(tables), out)  # the tables held: their ids stay theirs
+        _MEMO[key] = out
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
         return out
@@ -96,6 +101,43 @@ def _blocks(tables: Sequence[Any], max_rows: int) -> list[list[Any]]:
         groups[-1].append(table)
         rows += len(table)
     return groups
+
+
+def table_digest(table: Any) -> str:
+    """Hex SHA-256 of a table's columns, dtypes and values, computed once per object.
+
+    The distance cache's key: two tables with the same content (a table and the same
+    table read again from a cache) share their distances. The digest is remembered for
+    the object's lifetime (synthetic tables are not edited in place by the audit).
+    """
+    entry = _DIGESTS.get(id(table))
+    if entry is not None and entry[0]() is table:
+        return entry[1]
+    digest = _content_digest(table)
+    key = id(table)
+    try:
+        ref = weakref.ref(table, lambda _, key=key: _DIGESTS.pop(key, None))
+    except TypeError:  # an object that takes no weak reference: not remembered
+        return digest
+    _DIGESTS[key] = (ref, digest)
+    return digest
+
+
+def _content_digest(table: Any) -> str:
+    """SHA-256 of the column names, dtypes and values (objects through pandas' hash)."""
+    import hashlib
+
+    import pandas as pd
+
+    h = hashlib.sha256(repr((list(map(str, table.columns)), [str(d) for d in table.dtypes],
+                             table.shape)).encode())
+    for column in table.columns:
+        values = table[column].to_numpy()
+        if values.dtype.kind in "biufcmM":
+            h.update(np.ascontiguousarray(values).tobytes())
+        else:
+            h.update(pd.util.hash_array(values, categorize=False).tobytes())
+    return h.hexdigest()
 
 
 def _frame_digest(frame: Any) -> str:
