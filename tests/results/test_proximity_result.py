@@ -16,6 +16,7 @@ from privaudit.results import (
     ResultFileError,
     ResultsStore,
     RiskResult,
+    UnsealedResultWarning,
     load_all_results,
     load_result,
     quantile_interval,
@@ -97,7 +98,12 @@ def test_a_tampered_json_is_refused(tmp_path):
     doc = json.loads((tmp_path / "proximity.json").read_text())
     doc["statistic"] = "median"
     (tmp_path / "proximity.json").write_text(json.dumps(doc))
-    with pytest.raises(ResultFileError, match="statistic"):
+    with pytest.raises(ResultFileError, match=r"modified after it was written: proximity\.json"):
+        ProximityResult.load(tmp_path)
+    del doc["integrity"]  # as written before digests: the value itself is refused
+    (tmp_path / "proximity.json").write_text(json.dumps(doc))
+    with pytest.warns(UnsealedResultWarning, match="no digest"), pytest.raises(
+            ResultFileError, match="statistic"):
         ProximityResult.load(tmp_path)
 
 

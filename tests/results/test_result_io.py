@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privaudit.results import AttackResult, ResultFileError, load_results
+from privaudit.results import AttackResult, ResultFileError, UnsealedResultWarning, load_results
 from privaudit.results._io import atomic_write, atomic_write_text
 
 
@@ -191,6 +191,7 @@ def test_schema_1_results_still_load(tmp_path, make_result) -> None:
     for key in ("audit", "out_of_fold", "raw_advantage"):
         del doc[key]
     doc["privaudit_result"] = 1
+    del doc["integrity"]  # schema 1 had no digests
     doc["extra"] = {
         "audit_key": "k1", "baseline": "random-guess", "better_than_baseline": True,
         "better_than_random": True, "slices": [{"slice_type": "entire"}],
@@ -199,7 +200,8 @@ def test_schema_1_results_still_load(tmp_path, make_result) -> None:
         "out_of_fold": True, "raw_advantage": 0.25, "threshold": 0.7,
     }
     (tmp_path / "result.json").write_text(json.dumps(doc))
-    loaded = AttackResult.load(tmp_path)
+    with pytest.warns(UnsealedResultWarning, match="no digest"):
+        loaded = AttackResult.load(tmp_path)
     assert loaded.audit.key == "k1" and loaded.extra["n_reference_models"] == 16
     assert loaded.audit.baseline.name == "random-guess" and loaded.audit.baseline.passed
     assert loaded.audit.slices.rows == [{"slice_type": "entire"}]
@@ -231,6 +233,8 @@ def test_findings_round_trip_and_are_checked(tmp_path, make_result) -> None:
         Finding("")
     doc = json.loads((tmp_path / "result.json").read_text())
     doc["audit"]["findings"][0]["severity"] = "fatal"
+    del doc["integrity"]  # as written before digests (with them: "modified")
     (tmp_path / "result.json").write_text(json.dumps(doc))
-    with pytest.raises(ResultFileError, match=r"findings\[0\]"):
+    with pytest.warns(UnsealedResultWarning), pytest.raises(ResultFileError,
+                                                           match=r"findings\[0\]"):
         AttackResult.load(tmp_path)

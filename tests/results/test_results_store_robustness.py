@@ -5,7 +5,6 @@ Each damaged result is made here by saving a small valid one and editing its fil
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score, roc_curve
+from tampering import edit_csv, edit_json, unseal
 
 import privaudit
 import privaudit.metrics as pm
@@ -25,6 +25,10 @@ from privaudit.results import (
 )
 from privaudit.targets import as_target
 
+# The damage below is made on results as a privaudit without digests wrote them (the
+# digests would report any edit as "modified" first); test_integrity.py edits sealed ones.
+pytestmark = pytest.mark.filterwarnings("ignore::privaudit.results.UnsealedResultWarning")
+
 N = 12
 
 
@@ -35,18 +39,6 @@ def saved(tmp_path: Path, name: str = "r", **kwargs) -> Path:
     AttackResult(labels=labels, scores=scores, attack="loss", target=name, **kwargs
                  ).save(folder)
     return folder
-
-
-def edit_csv(folder: Path, change: Callable[[list[str]], list[str]]) -> None:
-    path = folder / "scores.csv"
-    lines = path.read_text().splitlines()
-    path.write_text("\n".join(change(lines)) + "\n")
-
-
-def edit_json(folder: Path, change: Callable[[dict], None]) -> None:
-    doc = json.loads((folder / "result.json").read_text())
-    change(doc)
-    (folder / "result.json").write_text(json.dumps(doc))
 
 
 def set_cell(column: str, value: str, row: int = 1) -> Callable[[list[str]], list[str]]:
@@ -108,6 +100,7 @@ def test_parquet_with_a_string_score_column_is_refused(tmp_path) -> None:
     frame = pd.read_parquet(folder / "scores.parquet")
     frame["score"] = frame["score"].astype(str)
     frame.to_parquet(folder / "scores.parquet")
+    unseal(folder)
     with pytest.raises(ResultFileError, match=r"scores.parquet holds invalid data.*'scores'"):
         AttackResult.load(folder)
 
@@ -116,6 +109,7 @@ def test_crlf_scores_file_still_loads(tmp_path) -> None:
     folder = saved(tmp_path)
     path = folder / "scores.csv"
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    unseal(folder)  # with its digest, any change of bytes is an edit (test_integrity.py)
     loaded = AttackResult.load(folder)
     assert loaded.n_records == N and loaded.scores[0] == 1.0
 

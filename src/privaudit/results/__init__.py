@@ -8,7 +8,10 @@ attack details in ``extra``; it computes its metrics with confidence intervals b
 (``result.json`` + ``scores.csv`` or ``scores.parquet``) with atomic writes (the disk
 format). Three modules, one per concern.
 Loading is defensive: a damaged or tampered result raises :class:`ResultFileError` naming
-the file, and only files inside a result's own folder are read. Every CSV file privaudit
+the file, and only files inside a result's own folder are read. Every saved file carries
+a SHA-256 in the result's JSON (and the JSON a digest of its own content): a result edited
+after it was written is refused with :class:`ModifiedResultError`, naming the files; one
+written before digests loads with an :class:`UnsealedResultWarning`. Every CSV file privaudit
 writes goes through :func:`write_csv` (cells never start a formula), and every result
 folder is named by :func:`result_folder_name` (unique per target and attack name).
 
@@ -32,6 +35,7 @@ not import :mod:`privaudit.report`; this package therefore sits just above
 from privaudit.results._attack_result import AttackResult, Convention, ScoreView, load_results
 from privaudit.results._attribute import AttributeResult
 from privaudit.results._audit_info import AuditInfo, BaselineCheck, Finding, SliceSummary
+from privaudit.results._integrity import ModifiedResultError, UnsealedResultWarning
 from privaudit.results._io import (
     DamagedResultWarning,
     ResultFileError,
@@ -76,12 +80,14 @@ __all__ = [
     "Convention",
     "DamagedResultWarning",
     "Finding",
+    "ModifiedResultError",
     "ProximityResult",
     "ResultFileError",
     "ResultsStore",
     "RiskResult",
     "ScoreView",
     "SliceSummary",
+    "UnsealedResultWarning",
     "atomic_write",
     "atomic_write_text",
     "check_fprs",

@@ -541,13 +541,17 @@ class AttackResult:
                             random_state=random_state)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> AttackResult:
+    def load(cls, path: str | os.PathLike[str], *, require_digest: bool = False
+             ) -> AttackResult:
         """Read a result written by :meth:`save`.
 
         Parameters
         ----------
         path : path-like
             The result folder, or its ``result.json``.
+        require_digest : bool
+            Refuse a result without digests (written by an older privaudit) instead of
+            loading it with an :class:`~privaudit.results.UnsealedResultWarning`.
 
         Returns
         -------
@@ -568,10 +572,13 @@ class AttackResult:
             path, a symbolic link leading out of the folder: only files inside the
             result's folder are read); the scores file is missing, unreadable, has a
             number of rows other than ``n_records``, repeated record ids, labels other
-            than 0/1, or non-numeric or non-finite scores. The message names the file
-            and what is wrong.
+            than 0/1, or non-numeric or non-finite scores; a file was modified after it
+            was written (:class:`~privaudit.results.ModifiedResultError`: its SHA-256
+            differs from the digest in ``result.json``, or ``result.json``'s own content
+            differs from its digest); a value no audit writes (``claimed_epsilon`` <= 0).
+            The message names the file and what is wrong.
         """
-        fields, scores_path = read_result(path)
+        fields, scores_path = read_result(path, require_digest=require_digest)
         try:
             return cls(**fields)
         except (TypeError, ValueError) as exc:

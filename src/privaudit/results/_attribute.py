@@ -361,10 +361,12 @@ class AttributeResult:
         directory.mkdir(parents=True, exist_ok=True)
         doc = self.to_dict()
         doc["arrays"] = save_arrays(directory, _ARRAYS_FILE, self._arrays())
-        return dump_json(doc, directory / ATTRIBUTE_FILE, where=_FUNC, keep_non_finite=True)
+        return dump_json(doc, directory / ATTRIBUTE_FILE, where=_FUNC, keep_non_finite=True,
+                         seal=[_ARRAYS_FILE])
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> AttributeResult:
+    def load(cls, path: str | os.PathLike[str], *, require_digest: bool = False
+             ) -> AttributeResult:
         """Read what :meth:`save` wrote (its folder or its ``attribute.json``).
 
         Raises
@@ -375,12 +377,14 @@ class AttributeResult:
             If a file is damaged, edited (an array's digest differs) or malformed.
         """
         path = Path(path)
-        json_path = path if path.is_file() else path / ATTRIBUTE_FILE
-        if not json_path.is_file():
+        json_path = path if path.is_file() or path.is_symlink() else path / ATTRIBUTE_FILE
+        if not os.path.lexists(json_path):
             raise FileNotFoundError(f"No {ATTRIBUTE_FILE} in {path}: is it a folder written "
                                     "by AttributeResult.save?")
-        doc = read_strict_json(json_path, _FORMAT, "attribute result")
-        arrays = read_arrays(json_path, doc, _ARRAYS_FILE)
+        doc, check = read_strict_json(json_path, _FORMAT, "attribute result",
+                                      require_digest=require_digest)
+        arrays = read_arrays(json_path, doc, _ARRAYS_FILE, check)
+        check.finish()
         kwargs = {k: doc[k] for k in (*_TEXTS, "candidates", "alpha", "confidence",
                                       "parameters", "extra") if k in doc}
         model_free = {k.removeprefix("model_free."): v for k, v in arrays.items()

@@ -21,6 +21,8 @@ from privaudit._validation import param_error
 __all__ = ["AuditInfo", "BaselineCheck", "Finding", "SliceSummary", "split_legacy_extra"]
 
 _FUNC = "AuditInfo"
+#: The roles a result can play besides a leak (None): read back only these.
+ROLES = ("baseline", "fidelity")
 
 
 @dataclass
@@ -174,7 +176,8 @@ class AuditInfo:
         gives each kind its own section.
     role : str or None
         ``"baseline"`` for a result that is a baseline the attacks are compared with (an
-        LLM audit's blind classifier): reported, but never a target's leakage verdict.
+        LLM audit's blind classifier): reported, but never a target's leakage verdict;
+        ``"fidelity"`` for a distinguisher reported as fidelity, never as a leak.
     key : str or None
         The run key (digest of the target's fingerprint, the data, the seed and the
         parameters) under which the result is reused by a rerun.
@@ -223,6 +226,9 @@ class AuditInfo:
         for name, value in (("key", key), ("kind", kind), ("role", role)):
             if value is not None and not isinstance(value, str):
                 raise param_error(f"{where}.{name}", _FUNC, "a string", value)
+        if role is not None and role not in ROLES:
+            raise param_error(f"{where}.role", _FUNC, f"null or one of {', '.join(ROLES)}",
+                              repr(role))
         baseline, slices = doc.get("baseline"), doc.get("slices")
         findings = doc.get("findings") or []
         if not isinstance(findings, list):

@@ -16,7 +16,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -172,17 +172,26 @@ def restore_non_finite(obj: Any) -> Any:
 
 def dump_json(
     obj: Any, path: str | os.PathLike[str], *, where: str = "value",
-    keep_non_finite: bool = False,
+    keep_non_finite: bool = False, seal: Sequence[str] | None = None,
 ) -> Path:
     """Write ``obj`` as strict, indented JSON to ``path`` atomically.
 
     With ``keep_non_finite=True`` non-finite numbers in mappings are written as
     :func:`mark_non_finite` says (``null`` plus a ``_status`` key); otherwise as ``null``.
+    With ``seal`` (names of files beside ``path``), the document gets their SHA-256 and
+    its own under ``"integrity"`` (:mod:`privaudit.results._integrity`), and is written
+    only inside its folder.
     """
     encode = mark_non_finite if keep_non_finite else to_jsonable
-    text = json.dumps(encode(obj, where=where), indent=2, allow_nan=False,
-                      ensure_ascii=False)
-    return atomic_write_text(path, text + "\n")
+    doc = encode(obj, where=where)
+    root = None
+    if seal is not None:
+        from privaudit.results._integrity import seal as seal_doc
+
+        root = Path(path).parent
+        doc = seal_doc(doc, root, seal)
+    text = json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False)
+    return atomic_write_text(path, text + "\n", root=root)
 
 
 # --- CSV cells that never start a formula (OWASP "CSV injection") ------------------------
@@ -232,15 +241,17 @@ def csv_safe_frame(frame: Any) -> Any:
     return out
 
 
-def write_csv(frame: Any, path: str | os.PathLike[str], **to_csv: Any) -> Path:
+def write_csv(frame: Any, path: str | os.PathLike[str], *,
+              root: str | os.PathLike[str] | None = None, **to_csv: Any) -> Path:
     """Write a DataFrame as CSV atomically, its text cells neutralised (:func:`csv_safe_frame`).
 
     Every CSV file privaudit writes goes through this function. ``to_csv`` is passed to
-    :meth:`pandas.DataFrame.to_csv` (default: no index, Unix line ends, UTF-8).
+    :meth:`pandas.DataFrame.to_csv` (default: no index, Unix line ends, UTF-8); ``root``
+    as in :func:`atomic_write`.
     """
     options = {"index": False, "lineterminator": "\n", "encoding": "utf-8", **to_csv}
     safe = csv_safe_frame(frame)
-    return atomic_write(path, lambda tmp: safe.to_csv(tmp, **options))
+    return atomic_write(path, lambda tmp: safe.to_csv(tmp, **options), root=root)
 
 
 # --- File and folder names derived from user names ----------------------------------------
@@ -278,29 +289,36 @@ def result_folder_name(target: str, attack: str) -> str:
     return f"{file_name_part(target, 'target')}__{file_name_part(attack, 'attack')}"
 
 
-def read_strict_json(json_path: Path, expected_format: str, what: str) -> dict[str, Any]:
-    """Read a strict-JSON result file of format ``expected_format``.
+def read_strict_json(json_path: Path, expected_format: str, what: str, *,
+                     require_digest: bool = False) -> tuple[dict[str, Any], Any]:
+    """Read a strict-JSON result file of format ``expected_format``, and its digests.
 
-    Non-finite numbers are restored (see :func:`restore_non_finite`).
+    The file is read inside its folder, never through a link, size- and depth-bounded
+    (:func:`privaudit._files.read_json_inside`); non-finite numbers are restored (see
+    :func:`restore_non_finite`).
+
+    Returns
+    -------
+    doc : dict
+        The document.
+    check : IntegrityCheck
+        Its digests (:mod:`privaudit.results._integrity`): compare the other files with
+        it as they are read, then call ``finish``.
 
     Raises
     ------
     ResultFileError
         When the file cannot be read, is not strict JSON (``NaN`` and ``Infinity`` tokens
-        refused) or is not a ``what`` (another format).
+        refused), is too large or too deep, or is not a ``what`` (another format).
     """
-    def refuse(token: str) -> None:
-        raise ValueError(f"the non-standard token {token}")
+    from privaudit.results._integrity import IntegrityCheck, read_json_file
 
-    try:
-        doc = json.loads(Path(json_path).read_text(encoding="utf-8"), parse_constant=refuse)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ResultFileError(f"{json_path} is not a readable strict-JSON file: {exc}") \
-            from None
+    doc, _ = read_json_file(Path(json_path))
     if not isinstance(doc, dict) or doc.get("format") != expected_format:
         raise ResultFileError(f"{json_path} is not a privaudit {what} (format "
                               f"{expected_format!r} expected).")
-    return restore_non_finite(doc)
+    check = IntegrityCheck(Path(json_path), doc, require=require_digest)
+    return restore_non_finite(doc), check
 
 
 # --------------------------------------------------------------------------- arrays
@@ -328,33 +346,41 @@ def save_arrays(directory: Path, file_name: str, arrays: Mapping[str, np.ndarray
         with open(tmp, "wb") as fh:
             np.savez(fh, **portable)
 
-    atomic_write(directory / file_name, write)
+    atomic_write(directory / file_name, write, root=directory)
     return {"file": file_name, "sha256": {k: _array_digest(v) for k, v in portable.items()}}
 
 
-def read_arrays(json_path: Path, doc: Mapping[str, Any], file_name: str
-                ) -> dict[str, np.ndarray]:
+def read_arrays(json_path: Path, doc: Mapping[str, Any], file_name: str,
+                check: Any = None) -> dict[str, np.ndarray]:
     """The arrays ``doc["arrays"]`` names, read beside ``json_path`` and checked.
 
-    Read with ``allow_pickle=False``; only ``file_name`` in the result's own folder is
-    opened, whatever the JSON says.
+    Read with ``allow_pickle=False`` from the bytes of ``file_name`` in the result's own
+    folder (never through a link), whatever the JSON says; ``check`` (an
+    ``IntegrityCheck``) compares those bytes with the file's digest.
 
     Raises
     ------
     ResultFileError
-        If the entry is malformed, the file damaged or missing, or an array's digest is
-        not the one saved (the file was changed after it was written).
+        If the entry is malformed, the file damaged, missing or a link, or an array's
+        digest is not the one saved (the file was changed after it was written).
     """
+    import io
+
+    from privaudit.results._integrity import read_owned
+
     spec = doc.get("arrays")
     if not isinstance(spec, dict) or spec.get("file") != file_name or not isinstance(
             spec.get("sha256"), dict):
         raise ResultFileError(f"{json_path} is damaged: the key 'arrays' must name "
                               f"{file_name} and the digests of its arrays.")
     npz = json_path.parent / file_name
+    data = read_owned(json_path, file_name)
+    if check is not None:
+        check.file(file_name, data)
     try:
-        with np.load(npz, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in spec["sha256"]}
-    except (OSError, ValueError, KeyError) as exc:
+        with np.load(io.BytesIO(data), allow_pickle=False) as loaded:
+            arrays = {name: loaded[name] for name in spec["sha256"]}
+    except (OSError, ValueError, KeyError, EOFError) as exc:
         raise ResultFileError(f"{npz} is damaged or missing ({exc}).") from None
     for name, expected in spec["sha256"].items():
         if _array_digest(arrays[name]) != expected:

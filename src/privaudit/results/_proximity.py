@@ -210,10 +210,11 @@ class ProximityResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateInputWarning)
             return dump_json(doc, directory / PROXIMITY_FILE, where=_FUNC,
-                             keep_non_finite=True)
+                             keep_non_finite=True, seal=[_ARRAYS_FILE])
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> ProximityResult:
+    def load(cls, path: str | os.PathLike[str], *, require_digest: bool = False
+             ) -> ProximityResult:
         """Read what :meth:`save` wrote (its folder or its ``proximity.json``).
 
         Raises
@@ -224,12 +225,14 @@ class ProximityResult:
             If a file is damaged, edited (the arrays' digests differ) or malformed.
         """
         path = Path(path)
-        json_path = path if path.is_file() else path / PROXIMITY_FILE
-        if not json_path.is_file():
+        json_path = path if path.is_file() or path.is_symlink() else path / PROXIMITY_FILE
+        if not os.path.lexists(json_path):
             raise FileNotFoundError(f"No {PROXIMITY_FILE} in {path}: is it a folder written "
                                     "by ProximityResult.save?")
-        doc = read_strict_json(json_path, _FORMAT, "proximity result")
-        arrays = read_arrays(json_path, doc, _ARRAYS_FILE)
+        doc, check = read_strict_json(json_path, _FORMAT, "proximity result",
+                                      require_digest=require_digest)
+        arrays = read_arrays(json_path, doc, _ARRAYS_FILE, check)
+        check.finish()
         kwargs = {k: doc[k] for k in (*_TEXTS, "higher_is_safer", "quantile", "confidence",
                                       "parameters", "extra") if k in doc}
         try:

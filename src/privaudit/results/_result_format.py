@@ -11,7 +11,8 @@ under ``audit`` (see :class:`~privaudit.results.AuditInfo`) and ``out_of_fold`` 
 
 from __future__ import annotations
 
-import json
+import io
+import math
 import os
 import warnings
 from collections.abc import Iterable
@@ -25,6 +26,7 @@ from privaudit._optional import import_optional
 from privaudit._validation import param_error
 from privaudit.exceptions import DegenerateInputWarning
 from privaudit.results._audit_info import AuditInfo, split_legacy_extra
+from privaudit.results._integrity import IntegrityCheck, read_json_file, read_owned
 from privaudit.results._io import (
     ResultFileError,
     atomic_write,
@@ -62,12 +64,12 @@ def write_result(
     if format == "csv":
         # repr-precision floats and "NaN" for missing raw values read back exactly;
         # text cells (string ids, the raw statistic's name) never start a formula.
-        write_csv(frame, directory / scores_file, na_rep="NaN")
+        write_csv(frame, directory / scores_file, na_rep="NaN", root=directory)
     else:
         _require_pyarrow()
         atomic_write(
             directory / scores_file,
-            lambda tmp: frame.to_parquet(tmp, engine="pyarrow", index=False),
+            lambda tmp: frame.to_parquet(tmp, engine="pyarrow", index=False), root=directory,
         )
     with warnings.catch_warnings():
         # Saving is not analysing: a one-class result is saved as is, and its NaN
@@ -86,31 +88,37 @@ def write_result(
             "csv_escaped": format == "csv",
         },
     }
-    path = dump_json(doc, directory / RESULT_FILE, where="result")
+    # The digests of scores and of result.json itself (written last): see _integrity.
+    path = dump_json(doc, directory / RESULT_FILE, where="result", seal=[scores_file])
     for other in _SCORES_FILES.values():
-        if other != scores_file and (directory / other).exists():
+        if other != scores_file and os.path.lexists(directory / other):
             # A stale file of the other format would be misleading beside the new one.
             (directory / other).unlink()
     return path
 
 
-def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path]:
+def read_result(path: str | os.PathLike[str], *, require_digest: bool = False
+                ) -> tuple[dict[str, Any], Path]:
     """The constructor arguments of the result saved at ``path``, and its scores file.
 
     See :meth:`AttackResult.load`; the scores file names the culprit when the arrays it
-    holds are refused by the constructor.
+    holds are refused by the constructor. With ``require_digest``, a result without
+    digests (written by an older privaudit) is refused instead of loaded with a note.
     """
     path = Path(path)
-    json_path = path if path.is_file() else path / RESULT_FILE
-    if not json_path.is_file():
+    json_path = path if path.is_file() or path.is_symlink() else path / RESULT_FILE
+    if not os.path.lexists(json_path):
         raise FileNotFoundError(
             f"No {RESULT_FILE} in {path}: is it a folder written by AttackResult.save?"
         )
-    doc = _read_result_json(json_path)
+    doc, check = _read_result_json(json_path, require_digest)
     files = doc["files"]
     scores_path = _scores_path(json_path, files["scores"])
     raw_name = doc.get("raw_statistic_name") or ""
-    frame = _read_scores(scores_path, doc, raw_name)
+    data = check.file(scores_path.name, read_owned(
+        json_path, scores_path.name, what=f"the scores file (key 'files.scores' of {json_path})"))
+    frame = _read_scores(scores_path, data, doc, raw_name)
+    check.finish()
     return {
         "labels": frame["label"].to_numpy(),
         "scores": frame["score"].to_numpy(),
@@ -222,17 +230,13 @@ def _check_keys(doc: dict[str, Any], spec: Any, json_path: Path, prefix: str = "
                            f"{value!r:.60} ({type(value).__name__})")
 
 
-def _read_result_json(json_path: Path) -> dict[str, Any]:
-    """Parse and check ``result.json``: strict JSON, the keys :meth:`load` uses, their types."""
-    if json_path.resolve().parent != json_path.parent.resolve():
-        raise ResultFileError(
-            f"{json_path} is a link to {json_path.resolve()}, outside the result's folder: "
-            "only files inside a result's folder are read."
-        )
-    try:
-        doc = json.loads(json_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultFileError(f"{json_path} is damaged: it is not valid JSON ({exc}).") from None
+def _read_result_json(json_path: Path, require_digest: bool) -> tuple[dict[str, Any], Any]:
+    """Parse and check ``result.json``: strict JSON, the keys :meth:`load` uses, their types.
+
+    Read inside the result's folder, never through a link, size- and depth-bounded; returns
+    the document and its :class:`~privaudit.results._integrity.IntegrityCheck`.
+    """
+    doc, _ = read_json_file(json_path)
     if not isinstance(doc, dict) or "privaudit_result" not in doc:
         raise ResultFileError(f"{json_path} is not a privaudit result file.")
     version = doc["privaudit_result"]
@@ -252,7 +256,21 @@ def _read_result_json(json_path: Path) -> dict[str, Any]:
     if doc["files"]["record_id_type"] not in ("int", "str"):
         raise _damaged(json_path, "files.record_id_type", "'int' or 'str'",
                        repr(doc["files"]["record_id_type"]))
-    return doc
+    _check_values(doc, json_path)
+    return doc, IntegrityCheck(json_path, doc, require=require_digest)
+
+
+def _check_values(doc: dict[str, Any], json_path: Path) -> None:
+    """Refuse values no audit can have written, naming the key."""
+    epsilon = (doc.get("parameters") or {}).get("claimed_epsilon")
+    if epsilon is not None and (isinstance(epsilon, bool) or not isinstance(
+            epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0):
+        raise _damaged(json_path, "parameters.claimed_epsilon", "null or a finite number > 0",
+                       f"{epsilon!r:.60}")
+    advantage = doc.get("raw_advantage")
+    if advantage is not None and not -1.0 <= advantage <= 1.0:
+        raise _damaged(json_path, "raw_advantage", "null or a number in [-1, 1]",
+                       f"{advantage!r:.60}")
 
 
 def _scores_path(json_path: Path, name: str) -> Path:
@@ -266,20 +284,18 @@ def _scores_path(json_path: Path, name: str) -> Path:
             "folder are read."
         )
     path = folder / name
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise ResultFileError(
             f"{json_path} is damaged: its scores file {path} (key 'files.scores') is missing."
-        )
-    if path.resolve().parent != folder.resolve():
-        raise ResultFileError(
-            f"{path} (key 'files.scores' of {json_path}) is a link to {path.resolve()}, "
-            "outside the result's folder: only files inside a result's folder are read."
         )
     return path
 
 
-def _read_scores(scores_path: Path, doc: dict[str, Any], raw_name: str) -> Any:
-    """The per-record frame, checked: readable, its columns present, ``n_records`` rows."""
+def _read_scores(scores_path: Path, data: bytes, doc: dict[str, Any], raw_name: str) -> Any:
+    """The per-record frame, checked: readable, its columns present, ``n_records`` rows.
+
+    ``data`` is the bytes of ``scores_path`` (read once: hashed and parsed alike).
+    """
     files = doc["files"]
     id_is_str = files["record_id_type"] == "str"
     escaped = bool(files.get("csv_escaped"))
@@ -288,9 +304,9 @@ def _read_scores(scores_path: Path, doc: dict[str, Any], raw_name: str) -> Any:
             _require_pyarrow()
             import pandas as pd
 
-            frame = pd.read_parquet(scores_path, engine="pyarrow")
+            frame = pd.read_parquet(io.BytesIO(data), engine="pyarrow")
         else:
-            frame = _read_scores_csv(scores_path, id_is_str, raw_name, escaped)
+            frame = _read_scores_csv(data, id_is_str, raw_name, escaped)
     except (ValueError, OverflowError, OSError) as exc:
         raise ResultFileError(f"{scores_path} cannot be read: {exc}") from None
     columns = ["record_id", "label", "score"]
@@ -315,12 +331,11 @@ def _read_scores(scores_path: Path, doc: dict[str, Any], raw_name: str) -> Any:
     return frame
 
 
-def _read_scores_csv(path: Path, id_is_str: bool, raw_name: str, escaped: bool) -> Any:
-    """Read ``scores.csv`` with exact types; on a bad cell, a ValueError naming it."""
+def _read_scores_csv(data: bytes, id_is_str: bool, raw_name: str, escaped: bool) -> Any:
+    """Read ``scores.csv`` (its bytes) with exact types; on a bad cell, a ValueError naming it."""
     import pandas as pd
 
-    with open(path, "rb") as handle:
-        crlf = handle.readline().endswith(b"\r\n")
+    crlf = data.split(b"\n", 1)[0].endswith(b"\r")
     # Files are written with "\n" line ends, so a "\r" inside a quoted id is data; a file
     # saved again with "\r\n" line ends (by an editor) is still read.
     options: dict[str, Any] = {"keep_default_na": False, "encoding": "utf-8"}
@@ -337,13 +352,13 @@ def _read_scores_csv(path: Path, id_is_str: bool, raw_name: str, escaped: bool) 
         options["float_precision"] = "round_trip"
     try:
         frame = pd.read_csv(
-            path, dtype={on_disk(k): v for k, v in kinds.items()},
+            io.BytesIO(data), dtype={on_disk(k): v for k, v in kinds.items()},
             na_values={on_disk(raw_name): ["NaN"]} if raw_name else None, **options)
     except pd.errors.EmptyDataError:
         raise ValueError("the file is empty") from None
     except (ValueError, OverflowError):
         options.pop("float_precision", None)
-        text = pd.read_csv(path, dtype=str, **options)
+        text = pd.read_csv(io.BytesIO(data), dtype=str, **options)
         for column, kind in kinds.items():
             if kind is not object and on_disk(column) in text.columns:
                 _parse_column(text[on_disk(column)].to_numpy(dtype=str), column, kind)

@@ -214,10 +214,11 @@ class RiskResult:
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write ``risk.json`` (strict JSON, atomically) into ``directory``; return its path."""
         return dump_json(self.to_dict(), Path(directory) / RISK_FILE, where="RiskResult",
-                         keep_non_finite=True)
+                         keep_non_finite=True, seal=[])
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> RiskResult:
+    def load(cls, path: str | os.PathLike[str], *, require_digest: bool = False
+             ) -> RiskResult:
         """Read a result written by :meth:`save` (its folder or its ``risk.json``).
 
         Only the counts, provenance, parameters and extra are read; rates and risk are
@@ -228,20 +229,23 @@ class RiskResult:
         FileNotFoundError
             If there is no ``risk.json`` at ``path``.
         ResultFileError
-            If the file is not strict JSON or its fields are missing or of the wrong type.
+            If the file is not strict JSON or its fields are missing or of the wrong type,
+            or it was modified after it was written (its digest differs).
         """
         path = Path(path)
-        json_path = path if path.is_file() else path / RISK_FILE
-        if not json_path.is_file():
+        json_path = path if path.is_file() or path.is_symlink() else path / RISK_FILE
+        if not os.path.lexists(json_path):
             raise FileNotFoundError(f"No {RISK_FILE} in {path}: is it a folder written by "
                                     "RiskResult.save?")
-        doc = read_strict_json(json_path, _FORMAT, "risk result")
+        doc, check = read_strict_json(json_path, _FORMAT, "risk result",
+                                      require_digest=require_digest)
         kwargs = {k: doc.get(k) for k in (*_TEXTS, *_COUNTS, "confidence", "parameters",
                                           "extra") if k in doc}
         for key in ("parameters", "extra"):
             if not isinstance(kwargs.get(key, {}), dict):
                 raise ResultFileError(f"{json_path} is damaged: the key {key!r} must be an "
                                       "object.")
+        check.finish()
         try:
             audit = AuditInfo.from_dict(doc.get("audit") or {})
             with warnings.catch_warnings():
