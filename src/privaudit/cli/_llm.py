@@ -79,12 +79,12 @@ def _jsonl_texts(text: str, column: str, label: str) -> list[Any]:
         except json.JSONDecodeError as exc:
             raise ConfigError(f"Line {number} of {label} is not JSON ({exc.msg}).") from None
         if isinstance(item, str):
-            out.append(item)
+            out.append(_not_blank(item, number, label))
         elif isinstance(item, dict) and isinstance(item.get(column), str):
-            out.append(item[column])
+            out.append(_not_blank(item[column], number, label))
         elif (isinstance(item, dict) and isinstance(item.get("prompt"), str)
               and isinstance(item.get("answer"), str)):
-            out.append((item["prompt"], item["answer"]))
+            out.append((item["prompt"], _not_blank(item["answer"], number, label)))
         else:
             raise ConfigError(
                 f"Line {number} of {label} must be a JSON string, or an object with a "
@@ -102,8 +102,16 @@ def _csv_texts(text: str, column: str, label: str) -> list[str]:
         value = row.get(column)
         if value is None:
             raise ConfigError(f"Line {reader.line_num} of {label} has no {column!r} cell.")
-        out.append(value)
+        out.append(_not_blank(value, reader.line_num, label))
     return out
+
+
+def _not_blank(text: str, number: int, label: str) -> str:
+    """``text``, refused when empty or only spaces (it would be scored as a text)."""
+    if not text.strip():
+        raise ConfigError(f"Line {number} of {label} holds an empty text: remove the line "
+                          "(every line is scored as one text).")
+    return text
 
 
 # --- the configuration file --------------------------------------------------------------
@@ -256,7 +264,7 @@ def run_llm_audit(run: LLMRun, *, progress: Any = None) -> Path:
     from privaudit.report import build_report
     from privaudit.targets import load_causal_lm
 
-    texts = {key: read_texts(path, text_column=run.text_column, where=f"--{key}")
+    texts = {key: read_texts(path, text_column=run.text_column, where=f"--{key.replace('_', '-')}")
              for key, path in run.texts.items()}
     target = load_causal_lm(run.model, name=run.name or run.model.name)
     scoring = dict(run.scoring)
