@@ -17,9 +17,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from privaudit._files import check_inside, mkdir_inside
 from privaudit._validation import param_error
+from privaudit.exceptions import OutsideFolderError
 from privaudit.results._attack_result import AttackResult
 from privaudit.results._attribute import ATTRIBUTE_FILE, AttributeResult
+from privaudit.results._integrity import UnsafeResultFileError
 from privaudit.results._io import DamagedResultWarning, ResultFileError, result_folder_name
 from privaudit.results._proximity import PROXIMITY_FILE, ProximityResult
 from privaudit.results._result_format import RESULT_FILE
@@ -35,25 +38,47 @@ RESULT_KINDS: dict[str, type] = {RESULT_FILE: AttackResult, RISK_FILE: RiskResul
 
 
 def _kind_file(folder: Path) -> str | None:
-    return next((name for name in RESULT_KINDS if (folder / name).is_file()), None)
+    # lexists: a kind's file planted as a link is found, then refused by its load.
+    return next((name for name in RESULT_KINDS if os.path.lexists(folder / name)), None)
 
 
-def load_result(path: str | os.PathLike[str]) -> Any:
+def _inside(path: Path, root: Path, what: str) -> Path:
+    """``path``, refused (UnsafeResultFileError) unless it resolves inside ``root``."""
+    try:
+        return check_inside(path, root, what=what)
+    except OutsideFolderError as exc:
+        raise UnsafeResultFileError(str(exc)) from None
+
+
+def load_result(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None,
+                require_digest: bool = False) -> Any:
     """The result saved in the folder ``path``, whichever its kind.
+
+    Parameters
+    ----------
+    path : path-like
+        The result's folder.
+    root : path-like, optional
+        The folder ``path`` belongs to (a results folder): ``path`` must resolve inside it
+        (a result folder planted as a link out of it is refused).
+    require_digest : bool
+        Refuse a result without digests (see :meth:`AttackResult.load`).
 
     Raises
     ------
     FileNotFoundError
         When ``path`` holds none of the kinds' files.
     ResultFileError
-        When the result is damaged or unsafe (see each kind's ``load``).
+        When the result is damaged, modified or unsafe (see each kind's ``load``).
     """
     folder = Path(path)
+    if root is not None:
+        _inside(folder, Path(root), "the result folder")
     name = _kind_file(folder)
     if name is None:
         raise FileNotFoundError(f"No saved result in {folder} (none of "
                                 f"{', '.join(RESULT_KINDS)}).")
-    return RESULT_KINDS[name].load(folder)
+    return RESULT_KINDS[name].load(folder, require_digest=require_digest)
 
 
 class ResultsStore:
@@ -99,14 +124,31 @@ class ResultsStore:
     def load(self, target: str, attack: str) -> Any:
         """The saved result of ``attack`` on ``target``, or None when there is none.
 
+        Only a result whose digests match is returned: the audits reuse what this returns,
+        so a result edited after it was written, or one without digests (an older
+        privaudit's), is refused and recomputed by them.
+
         Raises
         ------
         ResultFileError
-            When the saved result is damaged or unsafe (see :meth:`AttackResult.load`).
+            When the saved result is damaged, modified, without digests or unsafe (a
+            link out of the store: see :meth:`AttackResult.load`).
         """
         if not self.has(target, attack):
             return None
-        return load_result(self.path_for(target, attack))
+        self._check_directory()
+        return load_result(self.path_for(target, attack), root=self.directory,
+                           require_digest=True)
+
+    def _check_directory(self) -> None:
+        """Refuse a store folder planted as a link out of its parent (``out/results``)."""
+        if os.path.islink(self.directory):
+            _inside(self.directory, self.directory.parent, "the results folder")
+
+    def _make_folder(self, name: str) -> Path:
+        """Create the result folder ``name`` inside the store (no link on the way out)."""
+        self._check_directory()
+        return mkdir_inside(self.directory, name, what="the result folder")
 
     def save(self, result: Any, *, attack: str | None = None, **save: object) -> Path:
         """Save ``result`` in its folder, atomically; return the folder.
@@ -126,7 +168,8 @@ class ResultsStore:
                               "ProximityResult or AttributeResult",
                               f"<{type(result).__name__}>",
                               error=TypeError)
-        folder = self.path_for(result.target, result.attack if attack is None else attack)
+        folder = self._make_folder(result_folder_name(
+            result.target, result.attack if attack is None else attack))
         _save(result, folder, save)
         return folder
 
@@ -140,7 +183,7 @@ class ResultsStore:
         """
         folders = []
         for result, name in zip(results, result_folder_names(results), strict=True):
-            folder = self.directory / name
+            folder = self._make_folder(name)
             _save(result, folder, save)
             folders.append(folder)
         return folders
@@ -159,7 +202,7 @@ class ResultsStore:
         """
         for path in self.paths():
             try:
-                yield load_result(path)
+                yield load_result(path, root=self.directory)
             except ResultFileError as exc:
                 warnings.warn(f"Skipped the damaged result {path}: {exc}",
                               DamagedResultWarning, stacklevel=2)
@@ -199,27 +242,57 @@ def load_all_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[
     if not isinstance(strict, bool):
         raise param_error("strict", "load_all_results", "a bool", strict, error=TypeError)
     roots = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
-    folders: list[Path] = []
+    found: list[tuple[Path, Path]] = []
     for root in roots:
         if not root.exists():
             raise FileNotFoundError(f"{root} does not exist.")
         if root.is_file():
             root = root.parent
-        folders.extend(sorted({f.parent for name in RESULT_KINDS for f in root.rglob(name)}))
-    folders = list(dict.fromkeys(Path(os.path.abspath(f)) for f in folders))
+        found.extend((folder, root) for folder in _result_folders(root))
+    folders: dict[Path, Path] = {}
+    for folder, root in found:
+        folders.setdefault(Path(os.path.abspath(folder)), root)
     if not folders:
         raise FileNotFoundError(f"No saved result ({', '.join(RESULT_KINDS)}) under "
                                 f"{', '.join(map(str, roots))}.")
     results = []
-    for folder in folders:
+    for folder, root in folders.items():
         try:
-            results.append(load_result(folder))
+            results.append(load_result(folder, root=root))
         except ResultFileError as exc:
             if strict:
                 raise
             warnings.warn(f"Skipped the damaged result {folder}: {exc}", DamagedResultWarning,
                           stacklevel=2)
     return results
+
+
+def _result_folders(root: Path) -> list[Path]:
+    """Folders under ``root`` holding a kind's file, sorted; links to folders included.
+
+    The user named ``root``; the walk does not follow links, but a linked folder that
+    leads out of ``root`` is listed (so that loading it refuses it with a warning, rather
+    than dropping it silently); one that stays inside is reached by its real path.
+    """
+    folders: set[Path] = set()
+    for current, dirs, files in os.walk(root):
+        here = Path(current)
+        if any(name in RESULT_KINDS for name in files):
+            folders.add(here)
+        for name in dirs:
+            link = here / name
+            if os.path.islink(link) and _kind_file(link) is not None and not _resolves_in(
+                    link, root):
+                folders.add(link)
+    return sorted(folders)
+
+
+def _resolves_in(path: Path, root: Path) -> bool:
+    try:
+        check_inside(path, root)
+    except OutsideFolderError:
+        return False
+    return True
 
 
 def _save(result: Any, folder: Path, save: dict[str, Any]) -> None:
@@ -230,5 +303,5 @@ def _save(result: Any, folder: Path, save: dict[str, Any]) -> None:
         result.save(folder)
     mine = next(n for n, cls in RESULT_KINDS.items() if isinstance(result, cls))
     for name in RESULT_KINDS:
-        if name != mine and (folder / name).is_file():
+        if name != mine and os.path.lexists(folder / name):
             (folder / name).unlink()  # a stale result of another kind would be read first
