@@ -22,7 +22,19 @@ def folder(tmp_path_factory):
     frame.to_csv(out / "population.csv", index=False)
     (out / "my_generators.py").write_text(
         "def copier(train, n_rows, *, random_state):\n"
-        "    return train.sample(n_rows, random_state=random_state % 2**32, replace=True)\n")
+        "    return train.sample(n_rows, random_state=random_state % 2**32, replace=True)\n"
+        "\n"
+        "def short(train, n_rows, *, random_state):\n"
+        "    return train.iloc[:n_rows - 1]\n"
+        "\n"
+        "class TapasCopier:  # TAPAS's interface: fit(dataset), generate(n, random_state)\n"
+        "    def fit(self, dataset):\n"
+        "        self.data = dataset\n"
+        "    def generate(self, num_samples, random_state=None):\n"
+        "        return self.data.sample(num_samples, replace=True,\n"
+        "                                random_state=random_state % 2**32)\n"
+        "\n"
+        "tapas_copier = TapasCopier()\n")
     return out
 
 
@@ -49,6 +61,32 @@ def test_a_configuration_audits_every_generator_and_writes_one_report(folder):
                     ("mine", rows[1][1])]
     html = (folder / "rep" / "index.html").read_text()
     assert 'id="generator"' in html and "Differential-privacy claims" in html
+    assert "Bonferroni" in html  # the claim's correction for the largest of 2 bounds
+    # Each (generator, target, attack) result is filed once, and a rebuilt report lists
+    # each once.
+    folders = sorted(p.parent for p in (folder / "rep" / "results").glob("*/result.json"))
+    assert len(folders) == len(doc["results"]) == 4
+    rebuilt = runner.invoke(app, ["report", str(folder / "rep" / "results"), "--out",
+                                  str(folder / "rebuilt"), "--n-bootstrap", "20"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    again = json.loads((folder / "rebuilt" / "results.json").read_text())
+    listed = [(e["generator"], e["target"], e["attack"]) for e in again["results"]]
+    assert sorted(listed) == sorted((g, t, "closest-distance") for g, t in rows)
+
+
+def test_a_tapas_style_generator_object_is_audited(folder):
+    config = write(folder, (
+        "targets: {rows: [0]}\n"
+        "generators: [{name: tapas, callable: 'my_generators:tapas_copier'}]\n"
+        "game: {n_train_rows: 80, n_shadow_runs: 6, n_test_runs: 6}\n"
+        "attacks: [closest-distance]\n"
+        "cache_dir: cache\n"
+        "report: {out: rep-tapas, n_bootstrap: 0}\n"))
+    result = runner.invoke(app, ["audit", "generator", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    (entry,) = json.loads((folder / "rep-tapas" / "results.json").read_text())["results"]
+    assert entry["generator"] == "tapas" and entry["target"] == "record 0"
+    assert len(list((folder / "cache").glob("genruns-*/model-*.parquet"))) == 12
 
 
 @pytest.mark.parametrize("body, message", [
@@ -58,6 +96,21 @@ def test_a_configuration_audits_every_generator_and_writes_one_report(folder):
     ("generators: [{name: x, builtin: copying}]\ngame: {n_test_runs: 3}\n", "n_test_runs"),
     ("generators: [{name: x, builtin: copying}]\ngame: {n_runs: 4}\n", "n_runs"),
     ("generators: []\n", "generators"),
+    # Options that would be accepted and ignored, or would change the game unseen.
+    ("generators: [{name: x, builtin: copying}]\nattacks: [domias]\n"
+     "attack_params: {groundhog: {bins: 3}}\n", "not requested: ['groundhog']"),
+    ("targets: {rows: [3, 3]}\ngenerators: [{name: x, builtin: copying}]\n",
+     "repeated: [3]"),
+    ("targets: {rows: [3]}\nn_targets: 2\ngenerators: [{name: x, builtin: copying}]\n",
+     "n_targets"),
+    ("generators: [{name: x, builtin: copying}, {name: x, callable: 'my_generators:copier'}]"
+     "\n", "repeated: ['x']"),
+    ("generators: [{name: x, builtin: copying}]\nsecret: city\nsecret_values: [a, nope]\n",
+     "absent: ['nope']"),
+    ("generators: [{name: x, builtin: copying}]\nsecret_values: [a, b]\n", "secret_values"),
+    ("targets: {rows: [0]}\ngenerators: [{name: x, callable: 'my_generators:short'}]\n"
+     "game: {n_train_rows: 80, n_shadow_runs: 2, n_test_runs: 2}\n"
+     "attacks: [closest-distance]\n", "returned 79 rows; n_synthetic_rows asked for 80"),
 ])
 def test_a_bad_configuration_is_one_readable_line(folder, body, message):
     result = runner.invoke(app, ["audit", "generator", "--config", str(write(folder, body))])
