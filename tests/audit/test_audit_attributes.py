@@ -13,6 +13,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 import privaudit
+from privaudit.attacks.attribute import DirectAttributeAttack, ModelInversionAttack
 from privaudit.results import AttributeResult, ResultsStore
 from privaudit.targets import SklearnTarget
 
@@ -171,3 +172,80 @@ def test_shadow_ai_trains_shadow_models_on_the_population(digits):
     # The shadow models queried the population only: the target is queried once.
     m = len(shadow.candidates)
     assert target.n_queries == (600 + 400) * m
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # attack_params: an attack that does not run, a parameter it lacks, a value out of range.
+    ({"attacks": ["direct"], "attack_params": {"model-inversion": {"use_prior": False}}},
+     r"'attack_params' parameter.*an attack listed in 'attacks'"),
+    ({"attacks": ["model-inversion"], "attack_params": {"model-inversion": {"sigm": 1.0}}},
+     r"'attack_params' parameter.*one of \['sigma', 'use_prior'\].*'model-inversion.sigm'"),
+    ({"attacks": ["model-inversion"], "attack_params": {"model-inversion": {"sigma": "big"}}},
+     r"'attack_params' parameter.*'sigma' parameter of ModelInversionAttack must be a "
+     r"positive finite number"),
+    ({"attacks": ["model-inversion"], "attack_params": {"model-inversion": {"sigma": -2.0}}},
+     r"'sigma' parameter of ModelInversionAttack"),
+    ({"attacks": ["loss-ai"], "attack_params": {"loss-ai": {"training_loss": float("nan")}}},
+     r"'training_loss' parameter"),
+    ({"attacks": ["direct"], "attack_params": {"direct": {"estimator": "svm"}}},
+     r"'estimator' parameter of DirectAttributeAttack"),
+    # sigma is a regression's error spread: on a classifier nothing would read it.
+    ({"attacks": ["model-inversion"], "attack_params": {"model-inversion": {"sigma": 0.5}}},
+     r"'attack_params' parameter.*'sigma' is the spread of a regression's errors"),
+    # An attack given as an object keeps its parameters: attack_params cannot reach it.
+    ({"attacks": [DirectAttributeAttack()],
+      "attack_params": {"direct": {"random_state": 3}}}, r"an attack listed in 'attacks'"),
+    ({"attacks": [ModelInversionAttack(sigma="big")]},
+     r"'attacks' parameter.*'sigma' parameter"),
+    ({"n_grid": 5}, r"'n_grid' parameter.*unless 'alpha'"),
+    ({"attacks": ["direct"], "cache_dir": "cache"}, r"'cache_dir' parameter.*'shadow-ai'"),
+    ({"attacks": ["direct"], "executor": "ray"}, r"'executor' parameter.*'shadow-ai'"),
+    ({"attacks": ["direct"], "reference": "spec"}, r"'reference' parameter.*'shadow-ai'"),
+    ({"attacks": ["shadow-ai"], "reference": "online"}, r"'reference' parameter.*'offline'"),
+    ({"attacks": ["membership-ai"], "attack_params": {"membership-ai": {"threshold": 0.5}}},
+     r"'threshold' parameter.*left out with rule 'most-member-like'"),
+    ({"record_ids": np.zeros(600)}, r"'record_ids' parameter.*unique"),
+])
+def test_every_setting_is_read_or_refused(digits, kwargs, message):
+    """No keyword is accepted and ignored: each refusal names what reads it."""
+    from privaudit.training import ReferenceSpec
+
+    model, X, y, labels, population = digits
+    if kwargs.get("reference") == "spec":
+        kwargs = {**kwargs, "reference": ReferenceSpec(n_models=2)}
+    elif kwargs.get("reference") == "online":
+        kwargs = {**kwargs, "reference": ReferenceSpec(n_models=2, mode="online")}
+    with pytest.raises((ValueError, TypeError), match=message):
+        privaudit.audit_attributes(model, X, y, labels, sensitive=36, population=population,
+                                   **kwargs)
+
+
+def test_record_ids_reach_the_saved_results(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=300), "s": rng.choice(["u", "v"], 300)})
+    y = (frame["x"] > 0).astype(int).to_numpy()
+    model = _quiet(make_pipeline(make_column_transformer(
+        (OneHotEncoder(), ["s"]), remainder="passthrough"),
+        MLPClassifier((8,), max_iter=50, random_state=0)).fit, frame.iloc[:50], y[:50])
+    labels = np.r_[np.ones(50), np.zeros(50)].astype(int)
+    ids = [f"patient-{i}" for i in range(100)][::-1]
+
+    def run(record_ids):
+        return _quiet(privaudit.audit_attributes, model, frame.iloc[:100], y[:100], labels,
+                      sensitive="s", population=(frame.iloc[100:], y[100:]),
+                      attacks=["direct"], record_ids=record_ids, results_dir=tmp_path)[0]
+
+    assert run(ids).extra["record_ids"] == ids
+    (saved,) = [AttributeResult.load(p) for p in tmp_path.rglob("attribute.json")]
+    assert saved.extra["record_ids"] == ids
+    # Other ids make another run (never the saved result of the first ids).
+    assert run(ids[::-1]).extra["record_ids"] == ids[::-1]
+
+
+def test_sigma_is_read_on_a_regression(wages):
+    model, X, y, labels, population = wages
+    runs = [_quiet(privaudit.audit_attributes, model, X, y, labels, sensitive="ethnicity",
+                   population=population, attacks=["model-inversion"],
+                   attack_params={"model-inversion": {"sigma": s}})[0] for s in (0.05, 50.0)]
+    assert runs[0].parameters["sigma"] == 0.05 and runs[1].parameters["sigma"] == 50.0
+    assert not np.array_equal(runs[0].posteriors, runs[1].posteriors)

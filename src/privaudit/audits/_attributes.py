@@ -179,13 +179,14 @@ def _plan(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
     )
 
     registry = {**ATTRIBUTE_ATTACKS, SHADOW_AI: MembershipAttributeAttack}
+    items = DEFAULT_ATTRIBUTE_ATTACKS if attacks is None else attacks
+    # Attacks given as objects keep their own parameters: attack_params is for names.
+    by_name = [i for i in ([items] if isinstance(items, str) else items)
+               if isinstance(i, str) and i in registry]
+    check_attack_params(by_name, attack_params, registry.__getitem__, func=_FUNC)
     plan = named_attacks(attacks, attack_params, registry=registry, base=AttributeAttack,
                          default=DEFAULT_ATTRIBUTE_ATTACKS, func=_FUNC,
                          excluded=MODEL_FREE_GUESSES)
-    items = DEFAULT_ATTRIBUTE_ATTACKS if attacks is None else attacks
-    by_name = [i for i in ([items] if isinstance(items, str) else items) if isinstance(i, str)]
-    # Attacks given as objects keep their own parameters: attack_params is for names.
-    check_attack_params(by_name, attack_params, registry.__getitem__, func=_FUNC)
     for name, attack in plan:
         try:
             attack.check_params()
