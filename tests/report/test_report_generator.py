@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from privaudit.report import build_report
 from privaudit.metrics import effective_epsilon_lower_bound
+from privaudit.report import build_report
 from privaudit.report._sections_generator import claim_checks
 from privaudit.results import AttackResult
 
