@@ -287,7 +287,7 @@ def test_a_link_leading_outside_the_folder_is_refused(folder, outside, spy, what
 def test_a_relative_link_climbing_out_is_refused(folder, outside, spy):
     (folder / "tokenizer.json").unlink()
     (folder / "tokenizer.json").symlink_to(Path("..") / "outside" / "tokenizer.json")
-    with pytest.raises(OutsideFolderError, match="tokenizer.json"):
+    with pytest.raises(OutsideFolderError, match=r"tokenizer\.json"):
         load_causal_lm(folder)
     assert spy == []
 
@@ -335,7 +335,7 @@ def test_the_hub_cache_layout_loads(tiny_folder, tmp_path):
     assert load_causal_lm(snapshot).task == "causal-lm"
     (snapshot / "tokenizer.json").unlink()
     (snapshot / "tokenizer.json").symlink_to(tmp_path / "elsewhere.json")
-    with pytest.raises(OutsideFolderError, match="tokenizer.json"):
+    with pytest.raises(OutsideFolderError, match=r"tokenizer\.json"):
         load_causal_lm(snapshot)
 
 
@@ -347,3 +347,273 @@ def test_a_pipe_in_the_folder_is_refused_not_opened(folder, spy):
     with pytest.raises(ValueError, match=r"tokenizer\.json is not a regular file"):
         load_causal_lm(folder)
     assert spy == []
+
+
+# ------------------------------------------------------ no weight silently random
+
+
+def _rewrite_weights(folder: Path, change: Any) -> None:
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(folder / "model.safetensors")
+    change(state)
+    save_file(state, folder / "model.safetensors", metadata={"format": "pt"})
+
+
+def test_a_removed_tensor_is_refused_by_name(folder):
+    _rewrite_weights(folder, lambda s: s.pop("transformer.h.0.mlp.c_fc.weight"))
+    with pytest.raises(ValueError, match=r"1 missing .*random.*transformer\.h\.0\.mlp\.c_fc"):
+        load_causal_lm(folder)
+
+
+def test_an_unexpected_tensor_is_refused_by_name(folder):
+    _rewrite_weights(folder, lambda s: s.update(
+        {"transformer.h.7.attn.hidden": s["transformer.ln_f.bias"].clone()}))
+    with pytest.raises(ValueError, match=r"1 in the weight files but not in the model: "
+                                         r"transformer\.h\.7\.attn\.hidden"):
+        load_causal_lm(folder)
+
+
+def test_a_tensor_of_another_shape_is_refused_by_name(folder):
+    _rewrite_weights(folder, lambda s: s.update(
+        {"transformer.ln_f.bias": torch.zeros(3)}))
+    with pytest.raises(ValueError, match=r"of another shape.*transformer\.ln_f\.bias"):
+        load_causal_lm(folder)
+
+
+@pytest.mark.parametrize("model_type", ["bert", "roberta", "t5"])
+def test_a_configuration_that_is_no_causal_lm_is_refused(folder, spy, model_type):
+    _edit_json(folder / "config.json", model_type=model_type)
+    with pytest.raises(ValueError, match=rf"config\.json describes a '{model_type}'.*not a "
+                                         "causal language model"):
+        load_causal_lm(folder)
+    assert spy == []  # refused before a randomly initialised model is built
+
+
+def test_a_configuration_naming_another_architecture_is_refused(folder, spy):
+    _edit_json(folder / "config.json", model_type="gptj")
+    with pytest.raises(ValueError, match=r"GPT2LMHeadModel but its model_type 'gptj' loads "
+                                         "GPTJForCausalLM"):
+        load_causal_lm(folder)
+    assert spy == []
+
+
+def test_another_architecture_without_architectures_is_refused_by_its_weights(folder):
+    doc = json.loads((folder / "config.json").read_text())
+    doc.pop("architectures")
+    doc["model_type"] = "gptj"
+    (folder / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"missing .*random.*attn\.k_proj.*not in the model: "
+                                         r"transformer\.h\.0\.attn\.c_attn"):
+        load_causal_lm(folder)
+
+
+def test_tied_and_untied_genuine_saves_load_and_an_untied_head_must_be_there(tiny_folder,
+                                                                             tmp_path):
+    """lm_head tied to the embeddings is not missing; an untied one must be in the file."""
+    tied = load_causal_lm(tiny_folder)
+    assert tied.model.lm_head.weight.data_ptr() == tied.model.transformer.wte.weight.data_ptr()
+    config = transformers.AutoConfig.from_pretrained(tiny_folder, tie_word_embeddings=False)
+    torch.manual_seed(1)
+    untied = tmp_path / "untied"
+    transformers.GPT2LMHeadModel(config).save_pretrained(untied)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(tiny_folder / name, untied / name)
+    assert load_causal_lm(untied).model.lm_head.weight.shape[0] == config.vocab_size
+    _rewrite_weights(untied, lambda s: s.pop("lm_head.weight"))
+    with pytest.raises(ValueError, match=r"missing .*lm_head\.weight"):
+        load_causal_lm(untied)
+
+
+# ---------------------------------------------- every failure named, on one line
+
+
+def test_a_tokenizer_that_panics_in_rust_is_named(folder, capfd):
+    """A crafted tokenizer.json makes the Rust library panic (a BaseException)."""
+    _edit_json(folder / "tokenizer.json",
+               normalizer={"type": "Precompiled", "precompiled_charsmap": "AAAA"})
+    with pytest.raises(ValueError, match=r"tokenizer file tokenizer\.json .* does not load "
+                                         r"\(PanicException: Precompiled"):
+        load_causal_lm(folder)
+    assert "panicked" not in capfd.readouterr().err  # Rust's own report is held back
+
+
+def _no_tokenizer(folder: Path) -> None:
+    (folder / "tokenizer.json").unlink()
+
+
+def _no_tokenizer_at_all(folder: Path) -> None:
+    (folder / "tokenizer.json").unlink()
+    (folder / "tokenizer_config.json").unlink()
+
+
+def _empty_vocabulary(folder: Path) -> None:
+    doc = json.loads((folder / "tokenizer.json").read_text())
+    doc["model"].update(vocab={}, merges=[])
+    doc["added_tokens"] = []
+    (folder / "tokenizer.json").write_text(json.dumps(doc))
+
+
+def _bigger_vocabulary(folder: Path) -> None:
+    doc = json.loads((folder / "tokenizer.json").read_text())
+    size = len(doc["model"]["vocab"])
+    doc["added_tokens"] += [{"id": size + i, "content": f"<extra{i}>", "single_word": False,
+                             "lstrip": False, "rstrip": False, "normalized": False,
+                             "special": True} for i in range(20)]
+    (folder / "tokenizer.json").write_text(json.dumps(doc))
+
+
+def _broken_model_section(folder: Path) -> None:
+    doc = json.loads((folder / "tokenizer.json").read_text())
+    doc["model"] = {"type": "BPE", "vocab": "not a vocabulary"}
+    (folder / "tokenizer.json").write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("damage,message", [
+    (_no_tokenizer, r"holds no tokenizer \(none of tokenizer\.json"),
+    (_no_tokenizer_at_all, r"holds no tokenizer .*tokenizer\.save_pretrained"),
+    (_empty_vocabulary, r"tokenizer in .* turns text into no tokens"),
+    (_bigger_vocabulary, r"tokenizer in .* has \d+ tokens but the model only \d+ embeddings"),
+    (_broken_model_section, r"tokenizer file tokenizer\.json .* does not load"),
+])
+def test_a_missing_or_unfit_tokenizer_is_named_up_front(folder, damage, message):
+    damage(folder)
+    with pytest.raises(ValueError, match=message):
+        load_causal_lm(folder)
+
+
+def _deep(depth: int) -> str:
+    return '{"a": ' * depth + "1" + "}" * depth
+
+
+@pytest.mark.parametrize("file,content,message", [
+    ("config.json", "{nope", r"config\.json is not a JSON file"),
+    ("config.json", "[1, 2]", r"config\.json must hold a JSON object"),
+    ("config.json", _deep(200_000), r"config\.json is not a JSON file \(nested too deeply"),
+    ("tokenizer_config.json", "\x00\x01", r"tokenizer_config\.json is not a JSON file"),
+    ("model.safetensors", b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}",
+     r"model\.safetensors in .* is not a readable safetensors file"),
+    ("model.safetensors", b"", r"model\.safetensors .* not a readable safetensors file"),
+])
+def test_a_damaged_file_is_named(folder, spy, file, content, message):
+    path = folder / file
+    path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+    with pytest.raises(ValueError, match=message):
+        load_causal_lm(folder)
+    assert spy == []
+
+
+def test_truncated_weights_are_named(folder, spy):
+    data = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").write_bytes(data[:-100])
+    with pytest.raises(ValueError, match=r"model\.safetensors .*not a readable safetensors"):
+        load_causal_lm(folder)
+    assert spy == []
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"dtype": "float17"}, r"'dtype' key of .*config\.json must be a torch dtype.*float17"),
+    ({"torch_dtype": "torch.int99"}, r"'torch_dtype' key of .*config\.json"),
+    ({"text_config": {"dtype": 3}}, r"'text_config\.dtype' key of .*config\.json"),
+    ({"model_type": None}, r"'model_type' key of .*config\.json must be a model type"),
+])
+def test_a_bad_configuration_key_is_named(folder, spy, change, message):
+    _edit_json(folder / "config.json", **change)
+    with pytest.raises(ValueError, match=message):
+        load_causal_lm(folder)
+    assert spy == []
+
+
+def test_an_empty_folder_and_a_missing_config_are_named(tmp_path, folder):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"'path' .*weights in model\.safetensors"):
+        load_causal_lm(tmp_path / "empty")
+    (folder / "config.json").unlink()
+    with pytest.raises(ValueError, match=r"has no config\.json"):
+        load_causal_lm(folder)
+
+
+@pytest.mark.parametrize("index,message", [
+    ({"weight_map": {}}, r"'weight_map' key of .*index\.json must map tensor names"),
+    ({"weight_map": ["a"]}, r"'weight_map' key"),
+    ({"weight_map": {"transformer.wte.weight": "gone.safetensors"}},
+     r"shard 'gone\.safetensors' named by model\.safetensors\.index\.json is missing"),
+    ({"weight_map": {"transformer.wte.weight": "config.json"}},
+     r"shard 'config\.json' .* is not a \.safetensors file"),
+    ({"weight_map": {"not.in.the.shard": "model-1.safetensors"}},
+     r"says shard 'model-1\.safetensors' holds 1 tensor\(s\) it does not hold: not\.in"),
+])
+def test_a_bad_shard_index_is_named(folder, spy, index, message):
+    (folder / "model.safetensors").rename(folder / "model-1.safetensors")
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    with pytest.raises(ValueError, match=message):
+        load_causal_lm(folder)
+    assert spy == []
+
+
+# ------------------------------------------------------------------ at the command line
+
+
+@pytest.fixture()
+def texts(tmp_path) -> dict[str, Path]:
+    members, non_members = tmp_path / "m.txt", tmp_path / "n.jsonl"
+    members.write_text("\n".join(_SENTENCES[:10]), encoding="utf-8")
+    non_members.write_text("\n".join(json.dumps(s + " again") for s in _SENTENCES[:10]),
+                           encoding="utf-8")
+    return {"members": members, "non_members": non_members}
+
+
+def _cli(folder: Path, texts: dict[str, Path], tmp_path: Path) -> Any:
+    from typer.testing import CliRunner
+
+    from privaudit.cli import app
+
+    return CliRunner().invoke(app, [
+        "audit", "llm", "--model", str(folder), "--members", str(texts["members"]),
+        "--non-members", str(texts["non_members"]), "--attacks", "loss",
+        "--out", str(tmp_path / "report")])
+
+
+def _one_line_error(result: Any) -> str:
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    assert "Traceback" not in result.output and "--debug" not in result.output
+    return lines[0]
+
+
+def test_cli_refuses_an_absolute_shard_on_one_line(folder, outside, texts, tmp_path):
+    _index_to(folder, str(outside / "model.safetensors"))
+    line = _one_line_error(_cli(folder, texts, tmp_path))
+    assert "model.safetensors.index.json" in line and str(outside) in line
+    assert not (tmp_path / "report").exists()
+
+
+def test_cli_refuses_missing_weights_on_one_line(folder, texts, tmp_path):
+    _rewrite_weights(folder, lambda s: s.pop("transformer.h.0.attn.c_proj.weight"))
+    line = _one_line_error(_cli(folder, texts, tmp_path))
+    assert "missing" in line and "transformer.h.0.attn.c_proj.weight" in line
+
+
+def test_cli_names_a_panicking_tokenizer_on_one_line(folder, texts, tmp_path, capfd):
+    _edit_json(folder / "tokenizer.json",
+               normalizer={"type": "Precompiled", "precompiled_charsmap": "AAAA"})
+    line = _one_line_error(_cli(folder, texts, tmp_path))
+    assert "tokenizer.json" in line and "PanicException" in line
+    assert "panicked" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("content", ['"a text"\n""\n', '{"text": "  "}\n'])
+def test_cli_names_an_empty_text_on_one_line(folder, texts, tmp_path, content):
+    texts["non_members"].write_text(content, encoding="utf-8")
+    line = _one_line_error(_cli(folder, texts, tmp_path))
+    assert "--non-members" in line and "empty text" in line and "Line" in line
+
+
+@pytest.mark.slow
+def test_a_genuine_folder_loads_and_is_audited(folder, texts, tmp_path):
+    result = _cli(folder, texts, tmp_path)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert {(e["target"], e["attack"]) for e in doc["results"]} >= {("model", "loss")}
+    assert isinstance(load_causal_lm(folder), CausalLMTarget)
