@@ -80,3 +80,69 @@ def test_bad_configurations_fail_in_one_line(folder, body, message):
     result = runner.invoke(app, ["audit", "attribute", "--config", str(write(folder, body))])
     assert result.exit_code != 0
     assert message in result.output and "Traceback" not in result.output
+
+
+POP = "population: {path: population.csv}\nsensitive: {column: sex}\n"
+
+
+@pytest.mark.parametrize(("body", "key", "words"), [
+    ("attacks: [direct]\nattack_params: {model-inversion: {use_prior: false}}\n",
+     "attack_params.model-inversion", "an attack listed in 'attacks'"),
+    ("attack_params: {model-inversion: {sigm: 1}}\n", "attack_params.model-inversion.sigm",
+     "['sigma', 'use_prior']"),
+    ("attack_params: {model-inversion: {sigma: big}}\n", "attack_params.model-inversion",
+     "positive finite number"),
+    ("attack_params: {membership-ai: {rule: vote}}\nattacks: [membership-ai]\n",
+     "attack_params.membership-ai", "'rule' parameter"),
+    ("attacks: [direct]\nreference: {n_models: 4}\n", "reference.n_models", "shadow-ai"),
+    ("attacks: [direct]\nexecutor: {n_jobs: 2}\n", "executor.n_jobs", "shadow-ai"),
+    ("attacks: [direct]\ncache_dir: cache\n", "cache_dir", "shadow-ai"),
+    ("attacks: [shadow-ai]\nreference: {mode: online}\n", "reference.mode", "offline"),
+])
+def test_keys_no_attack_reads_are_refused(folder, body, key, words):
+    result = runner.invoke(app, ["audit", "attribute", "--config",
+                                 str(write(folder, POP + body))])
+    assert result.exit_code != 0
+    text = " ".join(result.output.split())
+    assert f"'{key}' key of" in text and words in text and "Traceback" not in text
+
+
+def test_sigma_on_a_classifier_is_refused(folder):
+    body = POP + "attacks: [model-inversion]\nattack_params: {model-inversion: {sigma: 2}}\n"
+    result = runner.invoke(app, ["audit", "attribute", "--config", str(write(folder, body))])
+    assert result.exit_code != 0
+    assert "regression" in " ".join(result.output.split())
+
+
+def test_id_column_names_the_records_of_every_result(folder):
+    audited = pd.read_csv(folder / "audited.csv")
+    audited.insert(0, "person", [f"p{i:03d}" for i in range(len(audited))][::-1])
+    audited.to_csv(folder / "audited_ids.csv", index=False)
+    path = folder / "ids.yaml"
+    path.write_text("target: {path: model.skops}\n"
+                    "data: {path: audited_ids.csv, label_column: label, "
+                    "membership_column: member, id_column: person}\n" + POP +
+                    "attacks: [direct]\nreport: {out: rep-ids, n_bootstrap: 0}\n")
+    result = runner.invoke(app, ["audit", "attribute", "--config", str(path)])
+    assert result.exit_code == 0, result.output
+    (saved,) = [json.loads(p.read_text()) for p in
+                (folder / "rep-ids" / "results").rglob("attribute.json")]
+    assert saved["extra"]["record_ids"] == audited["person"].tolist()
+
+
+def test_cache_dir_keeps_the_shadow_models_for_a_rerun(folder):
+    def run(out):
+        path = folder / "cached.yaml"
+        path.write_text("target: {path: model.skops}\n"
+                        "data: {path: audited.csv, label_column: label, "
+                        "membership_column: member}\n" + POP +
+                        f"attacks: [shadow-ai]\nreference: {{n_models: 2}}\n"
+                        f"cache_dir: shadow-cache\nreport: {{out: {out}, n_bootstrap: 0}}\n")
+        result = runner.invoke(app, ["audit", "attribute", "--config", str(path)])
+        assert result.exit_code == 0, result.output
+        return {p: p.stat().st_mtime_ns for p in (folder / "shadow-cache").rglob("*")
+                if p.is_file()}
+
+    first = run("rep-cache-1")
+    assert first  # the shadow models were cached
+    assert run("rep-cache-2") == first  # reread, none trained or written again
