@@ -35,9 +35,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from privaudit._digest import file_sha256, sha256_hex
-from privaudit._files import atomic_write
-from privaudit.exceptions import PrivauditWarning
+from privaudit._digest import sha256_hex
+from privaudit._files import (
+    atomic_write,
+    check_inside,
+    mkdir_inside,
+    open_inside,
+    path_inside,
+    read_json_inside,
+    sha256_inside,
+)
+from privaudit.exceptions import OutsideFolderError, PrivauditWarning
 
 __all__ = ["ModelCache"]
 
@@ -74,8 +82,7 @@ class _ByteLocks:
                 if (path, i) not in self._taken:
                     entry = self._files.get(path)
                     if entry is None:
-                        entry = self._files[path] = [os.open(path, os.O_RDWR | os.O_CREAT,
-                                                             0o644), 0]
+                        entry = self._files[path] = [_open_lock(path), 0]
                     if _lock_byte(entry[0], i):
                         entry[1] += 1
                         self._taken.add((path, i))
@@ -136,6 +143,19 @@ else:
 
 _byte_locks = _ByteLocks()
 
+#: Largest manifest or pool.json read from a cache folder.
+_MANIFEST_MAX_BYTES = 1 << 20
+
+
+def _open_lock(path: str) -> int:
+    """Open (create) a lock file inside its folder, never through a link (O_NOFOLLOW).
+
+    A ``models.lock`` planted as a link, dangling or not, is refused with
+    :class:`~privaudit.exceptions.OutsideFolderError`: its target is never created.
+    """
+    return open_inside(os.path.dirname(path), os.path.basename(path),
+                       flags=os.O_RDWR | os.O_CREAT, mode=0o644, what="the cache's lock file")
+
 
 def _write_json(obj: Any) -> Callable[[Path], None]:
     def write(p: Path) -> None:
@@ -175,7 +195,8 @@ class ModelCache:
         self.key_info = key_info
         self.recipe = recipe
         self.noun = noun
-        self.path = Path(os.fspath(cache_dir)) / f"{prefix}-{key[:24]}"
+        self.root = Path(os.fspath(cache_dir))
+        self.path = self.root / f"{prefix}-{key[:24]}"
 
     def model_path(self, i: int) -> Path:
         """Path of model ``i``'s file."""
@@ -186,13 +207,22 @@ class ModelCache:
         return self.path / f"model-{i:05d}.json"
 
     def prepare(self, in_mask: NDArray[np.bool_]) -> None:
-        """Create the directory and write ``pool.json`` and ``in_mask.npy`` if missing."""
-        self.path.mkdir(parents=True, exist_ok=True)
+        """Create the directory and write ``pool.json`` and ``in_mask.npy`` if missing.
+
+        Raises
+        ------
+        privaudit.exceptions.OutsideFolderError
+            If the pool's folder, ``pool.json`` or ``in_mask.npy`` is a link leading out
+            of the cache (nothing is read or written through it).
+        """
+        mkdir_inside(self.root, self.path.name, what="the cache folder")
         info_path = self.path / "pool.json"
-        if info_path.exists():
+        if os.path.lexists(info_path):
             try:
-                stored = json.loads(info_path.read_text(encoding="utf-8")).get("key")
-            except (OSError, ValueError):
+                stored = self._read_json("pool.json").get("key")
+            except OutsideFolderError:
+                raise
+            except (OSError, ValueError, AttributeError):
                 stored = None
             if stored != self.key:
                 # A 96-bit prefix collision or a hand-edited file: never mix two pools.
@@ -201,18 +231,42 @@ class ModelCache:
                     "remove it or use another cache_dir."
                 )
         else:
-            atomic_write(info_path, _write_json({"key": self.key, **self.key_info}))
+            atomic_write(info_path, _write_json({"key": self.key, **self.key_info}),
+                         root=self.path)
         mask_path = self.path / "in_mask.npy"
-        if not mask_path.exists():
-            atomic_write(mask_path, lambda p: np.save(p, in_mask, allow_pickle=False))
+        if not os.path.lexists(mask_path) or os.path.islink(mask_path):
+            atomic_write(mask_path, lambda p: np.save(p, in_mask, allow_pickle=False),
+                         root=self.path)
+
+    def _read_json(self, name: str) -> Any:
+        """A JSON file of the pool's folder: inside it, no link, bounded size and depth."""
+        check_inside(self.path, self.root, what="the cache folder")
+        return read_json_inside(self.path, name, what="the cache file",
+                                max_bytes=_MANIFEST_MAX_BYTES)
+
+    def readable_model_path(self, i: int) -> Path:
+        """Model ``i``'s file, refused unless it is a file inside the pool's folder.
+
+        Raises
+        ------
+        privaudit.exceptions.OutsideFolderError
+            If the folder leads out of the cache or the model file is a link (a recipe's
+            loader follows links, so none is handed to it).
+        """
+        check_inside(self.path, self.root, what="the cache folder")
+        path = path_inside(self.path, self.model_path(i).name, what="the cached model file")
+        if os.path.islink(path):
+            raise OutsideFolderError(f"the cached model file {path} is a symbolic link: "
+                                     "privaudit reads only the files it wrote in its cache.")
+        return path
 
     def check(self, i: int, seed: int, indices: NDArray[np.int64]) -> str | None:
         """Why model ``i`` cannot be reused (a short phrase), or None when it can."""
         manifest = self.manifest_path(i)
-        if not manifest.exists():
+        if not os.path.lexists(manifest):
             return "is missing"
         try:
-            info = json.loads(manifest.read_text(encoding="utf-8"))
+            info = self._read_json(manifest.name)
             model_file = self.model_path(i)
             if info.get("format") != CACHE_FORMAT or info.get("pool_key") != self.key:
                 return "written by another pool or format"
@@ -220,10 +274,12 @@ class ModelCache:
                 return "has another index or seed"
             if info.get("indices_sha256") != indices_digest(indices):
                 return "was trained on other records"
-            if not model_file.exists():
+            if not os.path.lexists(model_file):
                 return "has no model file"
-            if info.get("model_sha256") != file_sha256(model_file):
+            if info.get("model_sha256") != sha256_inside(self.path, model_file.name):
                 return "does not match its model file"
+        except OutsideFolderError:
+            return "is a link leading out of the cache"
         except (OSError, ValueError, AttributeError):
             return "is unreadable"
         return None
@@ -231,7 +287,7 @@ class ModelCache:
     def train_seconds(self, i: int) -> float:
         """Training time recorded in model ``i``'s manifest (NaN if unreadable)."""
         try:
-            info = json.loads(self.manifest_path(i).read_text(encoding="utf-8"))
+            info = self._read_json(self.manifest_path(i).name)
             return float(info.get("train_seconds", float("nan")))
         except (OSError, ValueError, TypeError, AttributeError):
             return float("nan")
@@ -300,7 +356,8 @@ class ModelCache:
     def save(self, i: int, model: Any, *, seed: int, indices: NDArray[np.int64],
              train_seconds: float) -> None:
         """Write model ``i`` and then its manifest, each atomically."""
-        model_file = atomic_write(self.model_path(i), lambda p: self.recipe.save(model, p))
+        model_file = atomic_write(self.model_path(i), lambda p: self.recipe.save(model, p),
+                                  root=self.path)
         manifest = {
             "format": CACHE_FORMAT,
             "pool_key": self.key,
@@ -309,14 +366,14 @@ class ModelCache:
             "n_train": len(indices),
             "indices_sha256": indices_digest(indices),
             "model_file": model_file.name,
-            "model_sha256": file_sha256(model_file),
+            "model_sha256": sha256_inside(self.path, model_file.name),
             "train_seconds": float(train_seconds),
         }
-        atomic_write(self.manifest_path(i), _write_json(manifest))
+        atomic_write(self.manifest_path(i), _write_json(manifest), root=self.path)
 
     def load(self, i: int) -> Any:
-        """Load model ``i`` with the recipe's safe loader."""
-        return self.recipe.load(self.model_path(i))
+        """Load model ``i`` with the recipe's safe loader (never through a link)."""
+        return self.recipe.load(self.readable_model_path(i))
 
 
 class CachedModels(Sequence[Any]):

@@ -550,7 +550,7 @@ class ReferencePool:
         progress = as_progress(progress, func=f"{_NAME}.map")
         if self._cache is not None and isinstance(self._executor, LocalExecutor):
             # Workers read the files themselves rather than receiving pickled models.
-            handles = [("path", self._recipe, self._cache.model_path(i))
+            handles = [("path", self._recipe, self._cache.readable_model_path(i))
                        for i in range(self.n_models)]
         else:
             handles = [("model", m) for m in self.models_]
