@@ -12,6 +12,7 @@ only the shards that are missing.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from privaudit._digest import run_digest
-from privaudit._files import atomic_write
+from privaudit._files import atomic_write, read_bytes_inside
 from privaudit._progress import as_progress
 
 __all__ = ["score_sharded"]
@@ -50,11 +51,17 @@ def _shard_path(cache_dir: Path, key: str, shard: list[Any]) -> Path:
 
 
 def _load(path: Path, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
+    """A finished shard's statistics, or None when it must be scored (again).
+
+    Read inside the cache folder without following a link: a shard file planted as a link
+    (OutsideFolderError, a ValueError) is treated as damaged and replaced, never read.
+    """
     try:
-        with np.load(path, allow_pickle=False) as data:
+        raw = read_bytes_inside(path.parent, path.name, what="the cached shard")
+        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
             return {name: np.asarray(data[name], dtype=np.float64) for name in names}
-    except (OSError, KeyError, ValueError):
-        return None  # missing or damaged: scored again and overwritten
+    except (OSError, KeyError, ValueError, EOFError):
+        return None  # missing, damaged or a link: scored again and overwritten
 
 
 def score_sharded(model: Any, tokenizer: Any, texts: Sequence[Any], order: list[int],
@@ -90,7 +97,7 @@ def score_sharded(model: Any, tokenizer: Any, texts: Sequence[Any], order: list[
                 out[name][rows[i]] = values[name]
             if folder is not None:
                 path = _shard_path(folder, key, shards[i])
-                atomic_write(path, lambda tmp, v=values: _save(tmp, v))
+                atomic_write(path, lambda tmp, v=values: _save(tmp, v), root=folder)
             task.advance()
     return out
 

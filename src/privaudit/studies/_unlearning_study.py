@@ -219,6 +219,10 @@ def _audit_algorithm(run: _Run, algorithm: str) -> tuple[list[Any], dict[str, An
     say(f"{algorithm}: unlearned in {unlearning_seconds:.1f} s; accuracy forget / retain / "
         "held-out " + " / ".join(f"{v:.3f}" for v in accuracy["unlearned"].values()))
     d = run.directory
+    if d is not None:  # the study's own folders: a planted link out of it is refused
+        from privaudit._files import mkdir_inside
+
+        mkdir_inside(d, "shadows", what="the study's cache folder")
     results = audit_unlearning(
         TorchTarget(model, name=algorithm), s.forget, s.heldout, recipe=run.recipe,
         method=algorithm, params=params, population=s.population,
@@ -376,8 +380,8 @@ def _write_metadata(run: _Run, meta: dict[str, Any], results: list[Any]) -> None
     doc = {"study": "unlearning", "dataset": run.split.dataset, "random_state": run.seed,
            "setting": asdict(run.setting), "recipe": repr(run.recipe), "algorithms": meta,
            "cells": study_tables(results)["cells"]}
-    run.directory.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run.directory / METADATA_FILE, json.dumps(doc, indent=2))
+    atomic_write_text(run.directory / METADATA_FILE, json.dumps(doc, indent=2),
+                      root=run.directory)
 
 
 def study_tables(results: Sequence[Any]) -> dict[str, list[dict[str, Any]]]:

