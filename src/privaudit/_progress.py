@@ -332,8 +332,9 @@ def _rich_bars(console: Any) -> Any:
         def render(self, task: Any) -> Any:
             return Text("") if task.total is None else super().render(task)
 
-    return Bars(SpinnerColumn(), TextColumn("{task.description}"), CountedBar(), Counts(),
-                TimeElapsedColumn(), console=console, transient=True)
+    # markup=False: descriptions and messages carry names from the user's files.
+    return Bars(SpinnerColumn(), TextColumn("{task.description}", markup=False), CountedBar(),
+                Counts(), TimeElapsedColumn(), console=console, transient=True)
 
 
 def console_progress(console: Any = None, *, status: str = "Working...") -> Progress:

@@ -2,8 +2,11 @@
 
 One error boundary serves every command: an error the user can fix (a wrong key, an
 unreadable file, a bad column, a path that is a file) is printed as ONE line naming the
-file, the column or the key, with exit code 2; ``privaudit --debug ...`` shows the
-traceback instead. Other exceptions (bugs) keep their traceback.
+file, the column or the key, with exit code 2; so is a library's crash on an input (a
+Rust panic, which is not an ``Exception``; a ``RecursionError`` or ``MemoryError``),
+naming the command and the file being read. ``privaudit --debug ...`` shows the
+traceback instead. Other exceptions (bugs) keep their traceback; ``KeyboardInterrupt``
+and ``SystemExit`` behave as usual.
 """
 
 from __future__ import annotations
@@ -64,6 +67,16 @@ class _ErrorBoundary(TyperGroup):
             if ctx.params.get("debug"):
                 raise
             typer.echo(f"Error: {error_line(exc)}", err=True)
+            raise typer.Exit(2) from None
+        except BaseException as exc:
+            # A library's crash on an input (a Rust panic, a RecursionError on a deeply
+            # nested file, a MemoryError): one line naming the command and the file too.
+            # Interrupts, exits and privaudit's own bugs keep their behaviour.
+            from privaudit.cli._errors import crash_line, is_crash
+
+            if not is_crash(exc) or ctx.params.get("debug"):
+                raise
+            typer.echo(f"Error: {crash_line(exc)}", err=True)
             raise typer.Exit(2) from None
 
 
@@ -205,10 +218,8 @@ def demo(
                   "generators and unlearned models leak",
         )
     _print_summary(console, out)
-    console.print(
-        f"Report: [bold]{index}[/bold]  (results.json beside it; "
-        f"{time.perf_counter() - started:.0f} s)"
-    )
+    console.print(_report_line(index, f"  (results.json beside it; "
+                                      f"{time.perf_counter() - started:.0f} s)"))
 
 
 @app.command()
@@ -240,7 +251,7 @@ def report(
         index = build_report(results, out, n_bootstrap=n_bootstrap, random_state=seed,
                              progress=progress)
     _print_summary(console, out)
-    console.print(f"Report: [bold]{index}[/bold]")
+    console.print(_report_line(index))
 
 
 audit_app = typer.Typer(help="Audit an artefact described by a configuration file.",
@@ -279,7 +290,7 @@ def study_overfitting_command(
                              progress=progress,
                              title="Overfitting, membership and attribute inference")
     _print_summary(console, out)
-    console.print(f"Report: [bold]{index}[/bold]")
+    console.print(_report_line(index))
 
 
 @study_app.command("unlearning")
@@ -319,7 +330,7 @@ def study_unlearning_command(
                              title="Machine unlearning: Apollo's Table II on TV16")
     console.print(_accuracy_table(results))
     _print_summary(console, out)
-    console.print(f"Report: [bold]{index}[/bold]")
+    console.print(_report_line(index))
 
 
 @audit_app.command("model")
@@ -346,7 +357,7 @@ def audit_model_command(
     with _progress(console, status="Auditing...") as progress:
         index = run_audit_config(cfg, out=out_dir, progress=progress)
     _print_summary(console, out_dir)
-    console.print(f"Report: [bold]{index}[/bold]")
+    console.print(_report_line(index))
 
 
 @audit_app.command("llm")
@@ -500,7 +511,25 @@ def _run_and_report(command: str, run: Any, out: Path | None, runner: Any,
     with _progress(console, status=status) as progress:
         index = runner(run, progress=progress)
     _print_summary(console, run.out)
-    console.print(f"Report: [bold]{index}[/bold]")
+    console.print(_report_line(index))
+
+
+def _report_line(index: Path, note: str = "") -> Any:
+    """``Report: <index>`` as rich Text: a path is printed as it is, never read as markup."""
+    from rich.text import Text
+
+    return Text.assemble("Report: ", (str(index), "bold"), note)
+
+
+def _add_row(table: Any, *cells: Any) -> None:
+    """Add a row of plain text to a rich table.
+
+    Names from the user's files (a target called ``[/bold]`` or ``[red]x``) are printed
+    literally, never read as rich markup.
+    """
+    from rich.text import Text
+
+    table.add_row(*(Text(str(cell)) for cell in cells))
 
 
 def _print_summary(console, out: Path) -> None:
@@ -564,7 +593,8 @@ def _attack_table(entries: list[dict]) -> Any:
     for entry in entries:
         metrics = entry["metrics"]
         tprs = metrics.get("tpr_at_fpr", {})
-        table.add_row(
+        _add_row(
+            table,
             *((entry.get("generator") or "—",) if by_generator else ()),
             entry["target"], _attack_name(entry), _with_ci(metrics["auc"]),
             _number(tprs["0.01"]["value"]) if "0.01" in tprs else "-",
@@ -587,7 +617,7 @@ def _accuracy_table(results: list[Any]) -> Any:
         table.add_column(column)
     for row in study_tables(results)["accuracy"]:
         before, after = row["original"], row["unlearned"]
-        table.add_row(row["algorithm"], *(f"{before[k]:.3f} → {after[k]:.3f}"
+        _add_row(table, row["algorithm"], *(f"{before[k]:.3f} → {after[k]:.3f}"
                                           for k in ("forget", "retain", "heldout")),
                       _number(row["seconds"], 1))
     return table
@@ -612,7 +642,7 @@ def _proximity_table(entries: list[dict]) -> Any:
         scale, digits = (100.0, 1) if share else (1.0, 3)
         reading = {None: "undecided (no holdout)", True: "no closer than unseen rows",
                    False: "CLOSER than unseen rows"}[e["passed"]]
-        table.add_row(e["target"], e["metric"] + (" (%)" if share else
+        _add_row(table, e["target"], e["metric"] + (" (%)" if share else
                                                    f" (q{e['quantile']:g})"),
                       _with_ci(e["value"], digits, scale),
                       _with_ci(e["baseline_value"], digits, scale), reading)
@@ -629,7 +659,7 @@ def _fidelity_table(entries: list[dict]) -> Any:
         auc = e["metrics"]["auc"]
         reading = ("easy to tell apart" if (auc.get("value") or 0) >= 0.7
                    else "hard to tell apart")
-        table.add_row(e["target"], _with_ci(auc), reading)
+        _add_row(table, e["target"], _with_ci(auc), reading)
     return table
 
 
@@ -642,7 +672,7 @@ def _risk_table(entries: list[dict]) -> Any:
         table.add_column(column)
     for e in entries:
         rates = e["rates"]
-        table.add_row(e["target"], e["attack"], _with_ci(rates["attack"]),
+        _add_row(table, e["target"], e["attack"], _with_ci(rates["attack"]),
                       _with_ci(rates["baseline"]), _with_ci(rates["control"]),
                       _with_ci(e["risk"]))
     return table
@@ -657,7 +687,7 @@ def _attribute_table(entries: list[dict]) -> Any:
         table.add_column(column)
     for e in entries:
         m = e["metrics"]
-        table.add_row(e["target"], e["attack"], e["sensitive_attribute"],
+        _add_row(table, e["target"], e["attack"], e["sensitive_attribute"],
                       _with_ci(m["accuracy_members"]), _with_ci(m["accuracy_non_members"]),
                       _with_ci(m["advantage"]), _with_ci(m["simulator_advantage"]))
     return table

@@ -693,6 +693,12 @@ class RayExecutor:
             for ref in pending:
                 ray.cancel(ref)
         if error is not None:
+            if isinstance(error, ray.exceptions.RaySystemError):
+                # A worker could not unpickle the task (a module it cannot import): name
+                # the function and the cause, as local workers do.
+                cause = str(error).strip().splitlines()[-1].strip()
+                raise _load_error(fn, "the task", cause, import_failed=cause.startswith(
+                    ("ModuleNotFoundError", "ImportError"))) from error
             raise error
 
 
