@@ -617,3 +617,17 @@ def test_a_genuine_folder_loads_and_is_audited(folder, texts, tmp_path):
     doc = json.loads((tmp_path / "report" / "results.json").read_text())
     assert {(e["target"], e["attack"]) for e in doc["results"]} >= {("model", "loss")}
     assert isinstance(load_causal_lm(folder), CausalLMTarget)
+
+
+@pytest.mark.parametrize("change", [
+    {"attn_implementation": "evil-org/evil-kernel"},
+    {"text_config": {"attn_implementation": {"": "evil-org/kernel:flash"}}},
+    {"experts_implementation": "evil-org/experts"},
+])
+def test_a_hub_kernel_named_by_the_configuration_is_refused(folder, spy, change):
+    """transformers loads ``attn_implementation: org/repo`` through ``kernels``: code."""
+    _edit_json(folder / "config.json", **change)
+    with pytest.raises(ValueError, match=r"implementation' key of .*config\.json.*no kernel "
+                                         "from the hub"):
+        load_causal_lm(folder)
+    assert spy == []

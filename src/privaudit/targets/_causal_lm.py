@@ -255,6 +255,7 @@ def load_causal_lm(path: str | os.PathLike[str], *, name: str = "", torch_dtype:
                             .from_pretrained(folder, **options))
         model, info = _loaded(folder, "model", lambda: transformers.AutoModelForCausalLM
                               .from_pretrained(folder, use_safetensors=True, dtype=torch_dtype,
+                                               ignore_mismatched_sizes=True,
                                                output_loading_info=True, **options))
     _check_loading_info(info, folder, type(model).__name__)
     _check_tokenizer_fits(tokenizer, model, folder)
@@ -280,6 +281,7 @@ def _loaded(folder: Path, what: str, load: Any) -> Any:
 def _check_config(config: dict[str, Any], folder: Path, transformers: Any) -> None:
     """Refuse a configuration that is not a causal LM's, before building the model."""
     _check_dtypes(config, folder)
+    _check_no_hub_kernel(config, folder)
     model_type = config.get("model_type")
     if not isinstance(model_type, str) or not model_type:
         raise FolderError(f"The 'model_type' key of {folder / 'config.json'} must be a "
@@ -332,11 +334,15 @@ def _check_architectures(config: dict[str, Any], folder: Path, auto: Any,
             "these weights (or the model is not a causal language model).")
 
 
+def _sections(config: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The configuration and its nested ones (``text_config``), with their key prefix."""
+    return [("", config)] + [(f"{k}.", v) for k, v in config.items() if isinstance(v, dict)]
+
+
 def _check_dtypes(config: dict[str, Any], folder: Path) -> None:
     """``dtype`` / ``torch_dtype`` keys (nested configurations too) name torch dtypes."""
     torch = import_optional("torch", extra="llm", purpose="Loading a causal language model")
-    docs = [("", config)] + [(f"{k}.", v) for k, v in config.items() if isinstance(v, dict)]
-    for prefix, doc in docs:
+    for prefix, doc in _sections(config):
         for key in ("dtype", "torch_dtype"):
             value = doc.get(key)
             if value is None or value == "auto":
@@ -346,6 +352,23 @@ def _check_dtypes(config: dict[str, Any], folder: Path) -> None:
                 raise FolderError(f"The {prefix + key!r} key of {folder / 'config.json'} must "
                                   "be a torch dtype such as 'float32' or 'bfloat16'. Got "
                                   f"{str(value)[:60]!r} instead.")
+
+
+def _check_no_hub_kernel(config: dict[str, Any], folder: Path) -> None:
+    """No ``*_implementation`` key naming a hub kernel (compiled code, fetched or cached).
+
+    transformers honours ``attn_implementation: "org/repo"`` in ``config.json`` and loads
+    that kernel through the ``kernels`` package when it is installed.
+    """
+    for prefix, doc in _sections(config):
+        for key, value in doc.items():
+            values = value.values() if isinstance(value, dict) else [value]
+            if key.endswith("_implementation") and any(
+                    isinstance(v, str) and ("/" in v or ":" in v) for v in values):
+                raise FolderError(
+                    f"The {prefix + key!r} key of {folder / 'config.json'} must name a "
+                    "transformers implementation such as 'sdpa' or 'eager'. Got "
+                    f"{str(value)[:60]!r} instead: privaudit runs no kernel from the hub.")
 
 
 def _check_loading_info(info: dict[str, Any], folder: Path, model_class: str) -> None:
