@@ -106,3 +106,59 @@ def test_bad_configuration_is_one_readable_line(folder, change, message):
     result = _invoke(folder, _config(**change), name="bad.yaml")
     assert result.exit_code != 0
     assert message in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("change", "key", "words"), [
+    ({"reference": {"n_models": 4, "mode": "offline", "recipe": {"type": "torch-mlp"}}},
+     "reference.mode", "each attack reads the pool it needs"),
+    ({"reference": {"n_models": 4, "train_fraction": 0.5, "recipe": {"type": "torch-mlp"}}},
+     "reference.train_fraction", "unlearning.train_size"),
+    ({"attacks": ["u-mia"], "attack_params": {"apollo": {"n_rounds": 4}}},
+     "attack_params.apollo", "an attack listed in 'attacks'"),
+    ({"attack_params": {"apollo": {"n_round": 4}}}, "attack_params.apollo.n_round",
+     "n_rounds"),
+    ({"attack_params": {"apollo": {"online": False}}}, "attack_params.apollo.online",
+     "one of"),
+    ({"attack_params": {"apollo": {"n_rounds": 0}}}, "attack_params.apollo",
+     "positive integer"),
+    ({"attack_params": {"u-mia": {"C": -1}}}, "attack_params.u-mia", "positive"),
+    ({"attack_params": {"u-lira": {"fix_variance": "sometimes"}}}, "attack_params.u-lira",
+     "'auto'"),
+    ({"attacks": ["u-lira", "apollo"], "attack_params": {},
+      "unlearning": {"method": "GA", "forget_fraction": 0.1}},
+     "unlearning.forget_fraction", "u-mia"),
+    ({"attacks": ["apollo-offline"], "unlearning": {"method": "GA", "forget_fraction": 0.1},
+      "attack_params": {"apollo-offline": {"kind": "under"}}},
+     "unlearning.forget_fraction", "u-mia"),
+    ({"attacks": ["u-mia", "u-lira"], "attack_params": {}}, "trajectories", "apollo"),
+])
+def test_keys_no_attack_reads_are_refused(folder, change, key, words):
+    result = _invoke(folder, _config(**change), name="unread.yaml")
+    text = " ".join(result.output.split())
+    assert result.exit_code != 0
+    assert f"'{key}' key of" in text and words in text and "Traceback" not in text
+
+
+def test_train_size_below_the_forgotten_records_is_refused(folder):
+    result = _invoke(folder, _config(unlearning={"method": "GA", "params": GA,
+                                                 "train_size": 20}), name="small.yaml")
+    text = " ".join(result.output.split())
+    assert result.exit_code != 0
+    assert "'unlearning.train_size' key of" in text and "(30)" in text and "Got 20" in text
+
+
+def test_id_column_names_the_records_of_every_result(folder):
+    audited = pd.read_csv(folder / "audited.csv")
+    audited["sample"] = [f"s{i:02d}" for i in range(len(audited))][::-1]
+    audited.to_csv(folder / "audited_ids.csv", index=False)
+    config = _config(data={"path": "audited_ids.csv", "label_column": "digit",
+                           "membership_column": "forgotten", "id_column": "sample"},
+                     attacks=["u-mia"], attack_params={}, trajectories=False,
+                     report={"out": "report-ids", "n_bootstrap": 0})
+    result = _invoke(folder, config, name="ids.yaml")
+    assert result.exit_code == 0, result.output
+    (scores,) = list((folder / "report-ids" / "results").rglob("scores.csv"))
+    saved = pd.read_csv(scores)
+    forgotten = audited["forgotten"] == 1
+    expected = [*audited.loc[forgotten, "sample"], *audited.loc[~forgotten, "sample"]]
+    assert saved["record_id"].tolist() == expected

@@ -194,3 +194,27 @@ def test_offline_apollo_checks_which_artefact_on_the_surrogate(world):
     calibration = result.extra["calibration_auc"]
     assert result.extra["kind"] == "over" and calibration["over"] > calibration["under"]
     assert result.metrics()["auc"]["value"] > 0.55
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"attacks": ["u-mia"], "attack_params": {"apollo": {"n_rounds": 3}}},
+     r"'attack_params' parameter.*an attack listed in 'attacks'"),
+    ({"attack_params": {"apollo": {"n_round": 3}}}, r"'attack_params' parameter.*n_rounds"),
+    ({"attack_params": {"apollo-offline": {"online": True}}},
+     r"'attack_params' parameter.*'apollo-offline.online'"),
+    ({"attack_params": {"u-lira": {"min_per_side": 0}}}, r"'min_per_side' parameter"),
+    ({"attacks": ["u-lira", "apollo"], "forget_fraction": 0.2}, r"'forget_fraction' param"),
+    ({"attacks": ["u-mia"], "trajectories": True}, r"'trajectories' parameter.*apollo"),
+    ({"attacks": ["u-mia", "u-mia"]}, r"'attacks' parameter.*without repetition"),
+    ({"train_size": 50}, r"'train_size' parameter.*forgotten records \(100\).*"
+                         r"train_size 50 < 100"),
+    ({"record_ids": np.arange(150)}, r"'record_ids' parameter.*one id per audited record"),
+])
+def test_settings_no_attack_reads_are_refused(world, kwargs, message):
+    X, y = world["X"], world["y"]
+    f, h, p = world["forget"], world["held"], world["pop"]
+    kwargs = {"train_size": 1000, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        audit_unlearning(world["original"], (X[f], y[f]), (X[h], y[h]),
+                         population=(X[p], y[p]), recipe=world["recipe"], method="GA",
+                         **kwargs)
