@@ -377,6 +377,7 @@ def read_arrays(json_path: Path, doc: Mapping[str, Any], file_name: str,
     data = read_owned(json_path, file_name)
     if check is not None:
         check.file(file_name, data)
+        check.finish()  # an edited file is "modified", before its arrays are parsed
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as loaded:
             arrays = {name: loaded[name] for name in spec["sha256"]}

@@ -247,6 +247,7 @@ def _read_result_json(json_path: Path, require_digest: bool) -> tuple[dict[str, 
             f"{json_path} was written by a newer privaudit (result schema {version}); "
             f"this version reads schema {SCHEMA_VERSION}."
         )
+    check = IntegrityCheck(json_path, doc, require=require_digest)
     _check_keys(doc, _DOC_KEYS, json_path)
     _check_keys(doc["files"], _FILES_KEYS, json_path, prefix="files.")
     if doc["n_records"] < 1:
@@ -257,7 +258,7 @@ def _read_result_json(json_path: Path, require_digest: bool) -> tuple[dict[str, 
         raise _damaged(json_path, "files.record_id_type", "'int' or 'str'",
                        repr(doc["files"]["record_id_type"]))
     _check_values(doc, json_path)
-    return doc, IntegrityCheck(json_path, doc, require=require_digest)
+    return doc, check
 
 
 def _check_values(doc: dict[str, Any], json_path: Path) -> None:
