@@ -11,7 +11,8 @@ Every adapter follows :class:`Target`: the audit-facing :class:`AuditedArtifact`
 artefacts satisfy too, plus ``classes_``/``n_classes`` and ``query(X, y) -> ModelOutputs``
 (one query per record; the per-record loss computed once). :func:`as_target` wraps a fitted
 scikit-learn estimator or a torch module; :func:`target_fingerprint` reads any artefact's
-fingerprint for a result key.
+fingerprint for a result key. :func:`load_causal_lm` reads a Hugging Face folder after
+:func:`check_model_folder` has checked every file transformers will open in it.
 """
 
 from privaudit.targets._base import (
@@ -31,6 +32,7 @@ from privaudit.targets._fingerprint import (
     module_fingerprint,
     target_fingerprint,
 )
+from privaudit.targets._hf_folder import check_model_folder
 from privaudit.targets._io import (
     UntrustedTypesError,
     load_sklearn_model,
@@ -59,6 +61,7 @@ __all__ = [
     "TorchTarget",
     "UntrustedTypesError",
     "as_target",
+    "check_model_folder",
     "estimator_fingerprint",
     "import_torch",
     "label_indices",

@@ -58,13 +58,13 @@ class FolderError(ValueError):
     """A model folder that cannot be loaded faithfully; the message names the file."""
 
 
-def check_model_folder(folder: Path) -> dict[str, Any]:
+def check_model_folder(folder: str | os.PathLike[str]) -> dict[str, Any]:
     """Check every file transformers will read in ``folder``; return ``config.json``.
 
     Parameters
     ----------
-    folder : pathlib.Path
-        An existing local model folder.
+    folder : path-like
+        An existing local model folder (``save_pretrained``'s output).
 
     Returns
     -------
@@ -78,6 +78,9 @@ def check_model_folder(folder: Path) -> dict[str, Any]:
     FolderError
         If a file is missing, is not JSON, or holds damaged weights or tokenizer.
     """
+    folder = Path(os.fspath(folder))
+    if not folder.is_dir():
+        raise FolderError(f"The model folder {folder} does not exist or is not a folder.")
     root = trust_root(folder)
     _check_links(folder, root)
     config = _json_dict(folder, "config.json", root, required=True)
