@@ -241,9 +241,13 @@ def load_causal_lm(path: str | os.PathLike[str], *, name: str = "", torch_dtype:
     ``local_files_only=True``, ``use_safetensors=True`` and ``trust_remote_code=False``,
     inside a block where the hub is offline: no request is made, no pickle is read
     (transformers' fallback to ``pytorch_model.bin`` is off), and a configuration's
-    ``auto_map`` pointing at custom code is never imported. Its loading report must be
-    clean: no weight missing (randomly initialised), unexpected or of another shape;
-    weights transformers ties (GPT-2's ``lm_head`` to the embeddings) are not missing.
+    ``auto_map`` pointing at custom code is never imported, nor a hub kernel named by
+    ``attn_implementation``. Its loading report (``output_loading_info=True``, with
+    ``ignore_mismatched_sizes=True`` so that a reshaped tensor is listed, not raised
+    without its name) must be clean: no weight missing (randomly initialised), unexpected
+    or of another shape; weights transformers ties (GPT-2's ``lm_head`` to the
+    embeddings) are not missing. The tokenizer must turn a sentence into tokens the model
+    has embeddings for.
     """
     transformers = import_optional("transformers", extra="llm",
                                    purpose="Loading a causal language model")
