@@ -9,13 +9,13 @@ a truncated file that a later load would misread.
 It also holds the one rule for paths: every file privaudit reads or writes resolves inside
 the folder it belongs to (:func:`path_inside`, :func:`open_inside`, :func:`mkdir_inside`).
 
-A root helper: it imports only ``privaudit.exceptions``.
+A root helper: it imports only ``privaudit.exceptions`` (and ``privaudit._digest`` when it
+hashes a file).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
@@ -344,7 +344,9 @@ def read_json_inside(root: str | os.PathLike[str], *parts: str | os.PathLike[str
 def sha256_inside(root: str | os.PathLike[str], *parts: str | os.PathLike[str],
                   what: str = "the file") -> str:
     """Hex SHA-256 of a file inside ``root``, opened without following a link."""
-    digest = hashlib.sha256()
+    from privaudit._digest import Hasher  # the one home of SHA-256
+
+    digest = Hasher()
     with _open_regular(root, parts, what) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
