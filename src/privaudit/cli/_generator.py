@@ -134,7 +134,7 @@ class GeneratorAuditFile(Section):
         if self.targets is not None and self.n_targets is not None:
             raise KeyProblem("n_targets", "left out when 'targets' is given (the targets "
                              "are then those records)", self.n_targets)
-        from privaudit.audits._generator import DEFAULT_GENERATOR_ATTACKS
+        from privaudit.audits import DEFAULT_GENERATOR_ATTACKS
 
         requested = set(self.attacks or DEFAULT_GENERATOR_ATTACKS)
         stray = sorted(set(self.attack_params) - requested)
@@ -178,12 +178,14 @@ def _generator(entry: GeneratorEntry, base: Path, i: int) -> Any:
         raise ConfigError(f"generators[{i}].params: only a built-in generator takes params "
                           "(bind a callable's own parameters in its module).")
     found = _import_object(entry.callable or "", base, f"generators[{i}].callable")
-    from privaudit.training._generator_runs import is_object_generator
+    from privaudit.training import GeneratorRecipe
 
-    if not callable(found) and not is_object_generator(found):
+    try:
+        GeneratorRecipe(found, 1)  # the one check of what a generator may be
+    except TypeError:
         raise ConfigError(f"generators[{i}].callable names {entry.callable!r}, which is "
                           "neither callable nor an object with fit and sample (SDV) or fit "
-                          "and generate (TAPAS).")
+                          "and generate (TAPAS).") from None
     return found
 
 

@@ -46,7 +46,7 @@ from privaudit.training._hashing import callable_fingerprint, canonical, data_fi
 from privaudit.training._pool import _seed_sequence, _Trainer, balanced_in_mask
 
 __all__ = ["KNOWLEDGE", "GeneratorRecipe", "GeneratorRuns", "SavedGeneratorRuns",
-           "is_object_generator", "read_generator_runs"]
+           "read_generator_runs"]
 
 _NAME = "GeneratorRuns"
 #: Bump when the way training sets or seeds are drawn changes (part of the cache key).
@@ -183,13 +183,10 @@ def _parquet_table(content: bytes, path: Path) -> Any:
                          f"table ({exc}); delete it and rerun to make it again.") from None
 
 
-def is_object_generator(obj: Any) -> bool:
+def _fits_and_samples(obj: Any) -> bool:
     """An object generator: ``fit`` with ``sample`` (SDV) or ``generate`` (TAPAS)."""
     return callable(getattr(obj, "fit", None)) and (
         callable(getattr(obj, "sample", None)) or callable(getattr(obj, "generate", None)))
-
-
-_fits_and_samples = is_object_generator
 
 
 def _takes_random_state(method: Any) -> bool:
