@@ -206,13 +206,14 @@ def _edit_json(path: Path, **changes: Any) -> None:
     path.write_text(json.dumps(doc))
 
 
-def _index_to(folder: Path, shard: str) -> None:
-    """Replace model.safetensors by an index naming ``shard`` for every tensor."""
+def _index_to(folder: Path, shard: str, source: str = "model.safetensors") -> None:
+    """An index naming ``shard`` for every tensor of ``source`` (moved, unless the shard)."""
     from safetensors import safe_open
 
-    with safe_open(folder / "model.safetensors", framework="pt") as handle:
+    with safe_open(folder / source, framework="pt") as handle:
         names = list(handle.keys())
-    (folder / "model.safetensors").unlink()
+    if source != shard:
+        (folder / source).unlink()
     (folder / "model.safetensors.index.json").write_text(json.dumps(
         {"metadata": {}, "weight_map": dict.fromkeys(names, shard)}))
 
@@ -298,19 +299,10 @@ def test_links_and_shards_inside_the_folder_load(folder, tiny_folder):
     (folder / "tokenizer.json").symlink_to("real-tokenizer.json")
     (folder / "weights").mkdir()
     (folder / "model.safetensors").rename(folder / "weights" / "all.safetensors")
-    _index_to_existing(folder, "weights/all.safetensors")
+    _index_to(folder, "weights/all.safetensors", source="weights/all.safetensors")
     target = load_causal_lm(folder)
     genuine = load_causal_lm(tiny_folder)
     assert target.fingerprint() == genuine.fingerprint()
-
-
-def _index_to_existing(folder: Path, shard: str) -> None:
-    from safetensors import safe_open
-
-    with safe_open(folder / shard, framework="pt") as handle:
-        names = list(handle.keys())
-    (folder / "model.safetensors.index.json").write_text(json.dumps(
-        {"metadata": {}, "weight_map": dict.fromkeys(names, shard)}))
 
 
 def test_a_genuine_sharded_save_loads(tiny_folder, tmp_path):

@@ -24,7 +24,7 @@ from privaudit._digest import DIGITS, Hasher
 from privaudit._optional import import_optional
 from privaudit._validation import check_int, param_error
 from privaudit.targets._fingerprint import module_fingerprint
-from privaudit.targets._hf_folder import FolderError, check_model_folder, is_interrupt, quiet_stderr
+from privaudit.targets._hf_folder import FolderError, check_model_folder, guarded
 
 __all__ = ["CausalLMTarget", "load_causal_lm"]
 
@@ -270,16 +270,8 @@ def load_causal_lm(path: str | os.PathLike[str], *, name: str = "", torch_dtype:
 
 def _loaded(folder: Path, what: str, load: Any) -> Any:
     """``load()``, any failure (a Rust panic included) as one error naming the folder."""
-    try:
-        with quiet_stderr():
-            return load()
-    except BaseException as exc:  # a Rust panic is a BaseException
-        if is_interrupt(exc) or isinstance(exc, FolderError):
-            raise
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        raise FolderError(
-            f"{_FUNC}: the {what} in {folder} does not load: transformers, local files only, "
-            f"no remote code, says {type(exc).__name__}: {text[:300]}") from None
+    return guarded(load, f"{_FUNC}: transformers (local files only, no remote code) "
+                         f"cannot load the {what} in {folder}")
 
 
 def _check_config(config: dict[str, Any], folder: Path, transformers: Any) -> None:
@@ -395,14 +387,8 @@ def _check_loading_info(info: dict[str, Any], folder: Path, model_class: str) ->
 
 def _check_tokenizer_fits(tokenizer: Any, model: Any, folder: Path) -> None:
     """The tokenizer turns text into tokens the model has embeddings for."""
-    try:
-        with quiet_stderr():
-            ids = tokenizer("A privacy audit of a language model.")["input_ids"]
-    except BaseException as exc:  # a Rust panic is a BaseException
-        if is_interrupt(exc):
-            raise
-        raise FolderError(f"{_FUNC}: the tokenizer in {folder} fails on a plain sentence "
-                          f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]}).") from None
+    ids = guarded(lambda: tokenizer("A privacy audit of a language model.")["input_ids"],
+                  f"{_FUNC}: the tokenizer in {folder} fails on a plain sentence")
     if not ids:
         raise FolderError(f"{_FUNC}: the tokenizer in {folder} turns text into no tokens "
                           f"(its vocabulary has {len(tokenizer)} entries): it is damaged or "

@@ -34,14 +34,16 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from privaudit._files import check_inside, path_inside
 from privaudit._optional import import_optional
 
-__all__ = ["FolderError", "check_model_folder", "is_interrupt", "quiet_stderr"]
+__all__ = ["FolderError", "check_model_folder", "guarded", "quiet_stderr"]
+
+_T = TypeVar("_T")
 
 _INDEX = "model.safetensors.index.json"
 _SINGLE = "model.safetensors"
@@ -213,20 +215,44 @@ def _parse_tokenizer_json(path: Path, name: str) -> None:
     """Build the Rust tokenizer of ``path`` once and encode a text, failures named."""
     tokenizers = import_optional("tokenizers", extra="llm",
                                  purpose="Reading a causal language model's tokenizer")
+
+    def parse() -> None:
+        tokenizer = tokenizers.Tokenizer.from_str(path.read_text(encoding="utf-8"))
+        tokenizer.encode("A privacy audit of a language model.")
+
+    guarded(parse, f"The tokenizer file {name} in {path.parent} does not load")
+
+
+def guarded(call: Callable[[], _T], failure: str) -> _T:
+    """``call()``, native stderr held back, any failure raised as one named error.
+
+    Parameters
+    ----------
+    call : callable
+        Reads the folder's files (transformers, tokenizers, safetensors).
+    failure : str
+        The start of the message, naming the file or folder.
+
+    Returns
+    -------
+    object
+        What ``call`` returns.
+
+    Raises
+    ------
+    FolderError
+        ``"{failure} (ExceptionType: its message)."`` for any exception, a Rust panic
+        (``PanicException``, a ``BaseException``) included; Ctrl-C and exit pass through,
+        as does a :class:`FolderError` already naming the file.
+    """
     try:
         with quiet_stderr():
-            tokenizer = tokenizers.Tokenizer.from_str(path.read_text(encoding="utf-8"))
-            tokenizer.encode("A privacy audit of a language model.")
+            return call()
     except BaseException as exc:  # a Rust panic is a BaseException
-        if is_interrupt(exc):
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit, FolderError)):
             raise
-        raise FolderError(f"The tokenizer file {name} in {path.parent} does not load "
-                          f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]}).") from None
-
-
-def is_interrupt(exc: BaseException) -> bool:
-    """Whether ``exc`` stops the program (Ctrl-C, exit) rather than reports bad input."""
-    return isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit))
+        text = " ".join(str(exc).split())[:300]
+        raise FolderError(f"{failure} ({type(exc).__name__}: {text}).") from None
 
 
 @contextlib.contextmanager
