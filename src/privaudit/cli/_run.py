@@ -22,9 +22,9 @@ def _import_object(spec: str, base: Path, key: str) -> Any:
     named module's own file is trusted: the configuration's folder is never put on
     ``sys.path``, so the module's imports come from the installed packages (a planted
     ``sklearn.py`` beside the configuration is never run) and its imports of sibling files
-    do not resolve (the error says so). See :func:`privaudit._imports.import_named`.
+    do not resolve (the error says so). See :func:`privaudit.cli._imports.import_named`.
     """
-    from privaudit._imports import import_named
+    from privaudit.cli._imports import import_named
     from privaudit.exceptions import OutsideFolderError
 
     try:

@@ -25,13 +25,12 @@ functions and classes travel to local worker processes and Ray workers (which ca
 it by name) as code: the code a worker runs is the code the parent read, checked and ran,
 and no worker reads the file again (it may be on another machine).
 
-A root helper: it imports only ``privaudit._files`` (and cloudpickle when a file is
-loaded).
+It lives in the CLI, the only reader of configuration files; it imports the root helpers
+``privaudit._files`` and ``privaudit._digest`` (and cloudpickle when a file is loaded).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.abc
 import importlib.util
@@ -41,6 +40,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from privaudit._digest import sha256_hex
 from privaudit._files import path_inside, read_bytes_inside
 
 __all__ = ["import_named"]
@@ -129,7 +129,7 @@ def _sibling_hint(exc: ImportError, folder: Path) -> str:
 def _load_file(path: Path, parts: list[str], folder: Path, key: str) -> ModuleType:
     source = read_bytes_inside(folder, *parts[:-1], parts[-1] + ".py",
                                what=f"The module file named by {key!r},")
-    digest = hashlib.sha256(source).hexdigest()[:12]
+    digest = sha256_hex(source)[:12]
     name = f"{_PREFIX}{'_'.join(parts)}_{digest}"
     if name in sys.modules:  # the same content, already run in this process
         return sys.modules[name]
