@@ -10,7 +10,9 @@ injected into a ``score_texts`` method would only move the same call into the ta
 ``max_length`` and ``batch_size`` travel with the target as the scoring defaults.
 
 :func:`load_causal_lm` reads a local folder only, weights from safetensors only: no hub
-access, no pickle, no remote code.
+access, no pickle, no remote code, no file outside the folder
+(:func:`~privaudit.targets.check_model_folder`), and no weight left at its random
+initialisation: a model whose weights do not all come from the folder is refused.
 """
 
 from __future__ import annotations
