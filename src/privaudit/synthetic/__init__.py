@@ -51,7 +51,7 @@ from privaudit.synthetic._neighbors import (
     gower_distances,
     nearest_neighbors,
 )
-from privaudit.synthetic._risk_counts import Counts
+from privaudit.synthetic._risk_counts import Counts, PrivacyRisk, SuccessRate
 from privaudit.synthetic._risk_linkage import (
     InferenceEvaluator,
     LinkabilityEvaluator,
@@ -84,7 +84,9 @@ __all__ = [
     "InferenceEvaluator",
     "LinkabilityEvaluator",
     "MixedTypeEncoder",
+    "PrivacyRisk",
     "SinglingOutEvaluator",
+    "SuccessRate",
     "TableDomain",
     "TableMetadata",
     "annotate_texts",

@@ -16,8 +16,9 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -25,15 +26,40 @@ import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
 from privaudit.results import RiskResult
 
-__all__ = ["Counts", "check_attack_count", "check_frame"]
+__all__ = ["Counts", "PrivacyRisk", "SuccessRate", "check_attack_count", "check_frame",
+           "check_jobs"]
+
+
+class PrivacyRisk(pm.Estimate):
+    """A risk with its interval: privaudit's ``(value, low, high)`` and anonymeter's ``ci``.
+
+    anonymeter's ``PrivacyRisk(value, ci)`` is read as ``risk.value`` and ``risk.ci``; both
+    work here, as do ``risk.low`` and ``risk.high``.
+    """
+
+    __slots__ = ()
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """The interval ``(low, high)``, as anonymeter's ``PrivacyRisk.ci``."""
+        return (self.low, self.high)
+
+
+class SuccessRate(NamedTuple):
+    """A success rate as anonymeter gives it: the Wilson centre and half-width."""
+
+    value: float
+    error: float
 
 
 @dataclass(frozen=True)
 class Counts:
-    """An evaluation's counts (anonymeter's ``EvaluationResults`` inputs).
+    """An evaluation's counts, read as anonymeter's ``EvaluationResults``.
 
     ``n_control`` may be fractional: singling out rescales it when the control set and
     the original set differ in size (anonymeter's correction); the result rounds it.
+    ``attack_rate``, ``baseline_rate``, ``control_rate`` and ``risk(baseline=...)`` are
+    anonymeter's, at ``confidence_level``.
     """
 
     n_attacks: int
@@ -41,8 +67,9 @@ class Counts:
     n_baseline: int
     n_control: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    confidence_level: float = 0.95
 
-    def to_result(self, *, confidence: float = 0.95, **provenance: Any) -> RiskResult:
+    def to_result(self, *, confidence: float | None = None, **provenance: Any) -> RiskResult:
         """These counts as a :class:`~privaudit.results.RiskResult`."""
         control = None if self.n_control is None else round(self.n_control)
         extra = dict(self.extra)
@@ -51,23 +78,53 @@ class Counts:
         return RiskResult(n_attacks=self.n_attacks, n_success=self.n_success,
                           n_baseline=self.n_baseline,
                           n_control=None if control is None else min(control, self.n_attacks),
-                          confidence=confidence, extra={**extra, **provenance.pop(
+                          confidence=self.confidence_level if confidence is None
+                          else confidence, extra={**extra, **provenance.pop(
                               "extra", {})}, **provenance)
 
-    def risk(self, confidence_level: float = 0.95, baseline: bool = False) -> pm.Estimate:
+    def at_level(self, confidence_level: Any) -> Counts:
+        """The same counts read at another confidence level."""
+        level = check_fraction(confidence_level, param="confidence_level", func="results")
+        return replace(self, confidence_level=level)
+
+    @staticmethod
+    def _rate(estimate: pm.Estimate | None) -> SuccessRate | None:
+        if estimate is None:
+            return None
+        return SuccessRate((estimate.low + estimate.high) / 2,
+                           (estimate.high - estimate.low) / 2)
+
+    @property
+    def attack_rate(self) -> SuccessRate:
+        """The attack's success rate on the original records (Wilson centre, half-width)."""
+        return self._rate(self.to_result().attack_rate)  # type: ignore[return-value]
+
+    @property
+    def baseline_rate(self) -> SuccessRate:
+        """The baseline attacker's success rate (Wilson centre, half-width)."""
+        return self._rate(self.to_result().baseline_rate)  # type: ignore[return-value]
+
+    @property
+    def control_rate(self) -> SuccessRate | None:
+        """The attack's success rate on the control records (None without a control)."""
+        return self._rate(self.to_result().control_rate)
+
+    def risk(self, baseline: bool = False, confidence_level: float | None = None
+             ) -> PrivacyRisk:
         """The risk as anonymeter's ``risk()`` gives it, clipped to [0, 1].
 
         The residual risk over the control (or, with ``baseline``, the baseline
         attacker's success rate: Wilson centre and half-width).
         """
-        level = check_fraction(confidence_level, param="confidence_level", func="risk")
-        result = self.to_result(confidence=level)
+        counts = self if confidence_level is None else self.at_level(confidence_level)
+        if not isinstance(baseline, bool):
+            raise param_error("baseline", "risk", "True or False", baseline, error=TypeError)
+        result = counts.to_result()
         if not baseline:
-            return result.risk()
-        rate = result.baseline_rate
-        centre, error = (rate.low + rate.high) / 2, (rate.high - rate.low) / 2
-        return pm.Estimate(*(min(max(v, 0.0), 1.0) for v in (centre, centre - error,
-                                                             centre + error)))
+            return PrivacyRisk(*result.risk())
+        centre, error = self._rate(result.baseline_rate)  # type: ignore[misc]
+        return PrivacyRisk(*(min(max(v, 0.0), 1.0) for v in (centre, centre - error,
+                                                            centre + error)))
 
 
 def check_frame(frame: Any, param: str, func: str, *, allow_none: bool = False) -> Any:
@@ -91,3 +148,15 @@ def check_attack_count(n_attacks: Any, func: str, *limits: tuple[str, int]) -> i
             raise param_error("n_attacks", func, f"at most the {rows} rows of {table!r} "
                               "(targets are drawn without replacement)", n_attacks)
     return n_attacks
+
+
+def check_jobs(n_jobs: Any, func: str) -> int | None:
+    """``n_jobs`` as anonymeter (joblib) reads it: -1 every core, -2 all but one, ..."""
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
+        raise param_error("n_jobs", func, "None, a positive integer, or -1 (every core), -2 "
+                          "(all but one)...", n_jobs)
+    if n_jobs < 0:
+        return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    return n_jobs

@@ -40,7 +40,13 @@ import pandas as pd
 
 from privaudit._validation import check_fraction, check_random_state, param_error
 from privaudit.synthetic._neighbors import nearest_neighbors
-from privaudit.synthetic._risk_counts import Counts, check_attack_count, check_frame
+from privaudit.synthetic._risk_counts import (
+    Counts,
+    PrivacyRisk,
+    check_attack_count,
+    check_frame,
+    check_jobs,
+)
 
 __all__ = ["InferenceEvaluator", "LinkabilityEvaluator", "inference_guesses_correct"]
 
@@ -60,6 +66,8 @@ class _Evaluator:
     """Shared state: the tables, the seed, the counts once evaluated."""
 
     _FUNC = ""
+    #: Fewer records than n_attacks: attack them all (anonymeter's inference) or refuse.
+    _CLAMP = False
 
     def __init__(self, ori: pd.DataFrame, syn: pd.DataFrame, control: Any,
                  n_attacks: Any, random_state: Any, executor: Any, n_jobs: Any) -> None:
@@ -70,9 +78,12 @@ class _Evaluator:
             self.control = self.control.reset_index(drop=True)
         limits = [("ori", len(self.ori))] + (
             [("control", len(self.control))] if self.control is not None else [])
-        self.n_attacks = check_attack_count(len(self.ori) if n_attacks is None else n_attacks,
-                                            self._FUNC, *limits)
-        self.random_state, self.executor, self.n_jobs = random_state, executor, n_jobs
+        n_attacks = len(self.ori) if n_attacks is None else n_attacks
+        if self._CLAMP and isinstance(n_attacks, int) and not isinstance(n_attacks, bool):
+            n_attacks = min(n_attacks, *(rows for _, rows in limits))
+        self.n_attacks = check_attack_count(n_attacks, self._FUNC, *limits)
+        self.random_state, self.executor = random_state, executor
+        self.n_jobs = check_jobs(n_jobs, self._FUNC)
         self._counts: Counts | None = None
 
     def _targets(self, table: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
@@ -99,12 +110,21 @@ class _Evaluator:
         return self._counts
 
     def results(self, confidence_level: float = 0.95) -> Counts:
-        """The counts (attacks, successes, baseline and control successes)."""
-        return self._evaluated()
+        """The counts (attacks, successes, baseline and control successes).
 
-    def risk(self, confidence_level: float = 0.95, baseline: bool = False) -> Any:
-        """The risk (anonymeter's definition) with its interval."""
-        return self.results(confidence_level).risk(confidence_level, baseline)
+        Read as anonymeter's ``EvaluationResults``: ``attack_rate``, ``control_rate``,
+        ``risk(baseline=...)`` at ``confidence_level``.
+        """
+        return self._evaluated().at_level(confidence_level)
+
+    def risk(self, confidence_level: float = 0.95, baseline: bool = False) -> PrivacyRisk:
+        """The risk (anonymeter's definition) with its interval (``.value``, ``.ci``)."""
+        return self.results(confidence_level).risk(baseline)
+
+    def _jobs(self, n_jobs: Any) -> None:
+        """``evaluate(n_jobs=...)``, as anonymeter's (-2: all cores but one)."""
+        if n_jobs is not None:
+            self.n_jobs = check_jobs(n_jobs, f"{self._FUNC}.evaluate")
 
 
 class LinkabilityEvaluator(_Evaluator):
@@ -146,8 +166,14 @@ class LinkabilityEvaluator(_Evaluator):
                               n_neighbors)
         self.n_neighbors = n_neighbors
 
-    def evaluate(self, n_neighbors: int | None = None) -> LinkabilityEvaluator:
-        """Search both pieces' neighbours for the original and control targets."""
+    def evaluate(self, n_jobs: int | None = None,
+                 n_neighbors: int | None = None) -> LinkabilityEvaluator:
+        """Search both pieces' neighbours for the original and control targets.
+
+        ``n_jobs`` (anonymeter's argument: -1 every core, -2 all but one) overrides the
+        constructor's; the counts are the same whatever it is.
+        """
+        self._jobs(n_jobs)
         rng = check_random_state(self.random_state, func=self._FUNC)
         k = self.n_neighbors
         self._links = {"ori": self._attack(self._targets(self.ori, rng), k, rng)}
@@ -179,13 +205,18 @@ class LinkabilityEvaluator(_Evaluator):
         """The counts, for the first ``n_neighbors`` neighbours (at most the evaluated)."""
         self._evaluated()
         if n_neighbors is None:
-            return self._counts  # type: ignore[return-value]
+            return self._counts.at_level(confidence_level)  # type: ignore[union-attr]
         if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, int) or not (
                 1 <= n_neighbors <= self.n_neighbors):
             raise param_error("n_neighbors", f"{self._FUNC}.results",
                               f"an integer in [1, {self.n_neighbors}] (the evaluated ones)",
                               n_neighbors)
-        return self._count(n_neighbors)
+        return self._count(n_neighbors).at_level(confidence_level)
+
+    def risk(self, confidence_level: float = 0.95, baseline: bool = False,
+             n_neighbors: int | None = None) -> PrivacyRisk:
+        """The risk for the first ``n_neighbors`` neighbours (anonymeter's signature)."""
+        return self.results(confidence_level, n_neighbors).risk(baseline)
 
 
 def inference_guesses_correct(guesses: np.ndarray, secrets: np.ndarray, regression: bool,
@@ -221,9 +252,14 @@ class InferenceEvaluator(_Evaluator):
         Numeric secret (guesses right within ``tolerance``); default: whether the secret's
         dtype is numeric, as anonymeter decides.
     n_attacks : int, default=500
-        Target records.
+        Target records (at most the rows of ``ori`` and ``control``: fewer rows, all are
+        attacked, as anonymeter's).
     control : DataFrame, optional
         Records the generator never saw, attacked the same way.
+    inference_model : object with ``predict(frame) -> Series``, optional
+        anonymeter's custom predictor: it guesses the secret from each target's row
+        instead of the nearest synthetic record (it is given the synthetic data by its
+        maker, as in anonymeter).
     tolerance : float, default=0.05
         Relative tolerance of a numeric guess.
     random_state : None, int or numpy Generator
@@ -233,13 +269,20 @@ class InferenceEvaluator(_Evaluator):
     """
 
     _FUNC = "InferenceEvaluator"
+    _CLAMP = True
 
     def __init__(self, ori: pd.DataFrame, syn: pd.DataFrame, aux_cols: Sequence[str],
                  secret: str, regression: bool | None = None, n_attacks: int = 500,
-                 control: pd.DataFrame | None = None, tolerance: float = 0.05,
-                 random_state: Any = None, executor: Any = None,
+                 control: pd.DataFrame | None = None, inference_model: Any = None,
+                 tolerance: float = 0.05, random_state: Any = None, executor: Any = None,
                  n_jobs: int | None = None) -> None:
         super().__init__(ori, syn, control, n_attacks, random_state, executor, n_jobs)
+        if inference_model is not None and not callable(getattr(inference_model, "predict",
+                                                                None)):
+            raise param_error("inference_model", self._FUNC, "None or an object with "
+                              "predict(frame) -> Series (anonymeter's InferencePredictor)",
+                              f"<{type(inference_model).__name__}>", error=TypeError)
+        self.inference_model = inference_model
         if not isinstance(secret, str) or secret not in self.ori.columns:
             raise param_error("secret", self._FUNC, "one column name of the tables", secret)
         self.secret = secret
@@ -253,7 +296,12 @@ class InferenceEvaluator(_Evaluator):
         self.tolerance = check_fraction(tolerance, param="tolerance", func=self._FUNC)
 
     def evaluate(self, n_jobs: int | None = None) -> InferenceEvaluator:
-        """Guess the secret of the original and control targets, and the baseline's."""
+        """Guess the secret of the original and control targets, and the baseline's.
+
+        ``n_jobs`` (anonymeter's argument: -1 every core, -2 all but one) overrides the
+        constructor's; the counts are the same whatever it is.
+        """
+        self._jobs(n_jobs)
         rng = check_random_state(self.random_state, func=self._FUNC)
         n_baseline = self._baseline(rng)
         n_success = self._attack(self._targets(self.ori, rng), rng)
@@ -269,8 +317,21 @@ class InferenceEvaluator(_Evaluator):
                                              self.regression, self.tolerance).sum())
 
     def _attack(self, targets: pd.DataFrame, rng: np.random.Generator) -> int:
+        if self.inference_model is not None:
+            return self._right(self._predicted(targets), targets)
         nearest = self._neighbours(targets, self.aux_cols, 1, rng)[:, 0]
         return self._right(self.syn[self.secret].to_numpy()[nearest], targets)
+
+    def _predicted(self, targets: pd.DataFrame) -> np.ndarray:
+        """The custom model's guesses, one per target (by index when it returns a Series)."""
+        guesses = self.inference_model.predict(targets)
+        if isinstance(guesses, pd.Series):
+            guesses = guesses.reindex(targets.index)
+        guesses = np.asarray(guesses, dtype=object).reshape(-1)
+        if len(guesses) != len(targets):
+            raise ValueError(f"{self._FUNC}: inference_model.predict returned "
+                             f"{len(guesses)} guesses for {len(targets)} target rows.")
+        return guesses
 
     def _baseline(self, rng: np.random.Generator) -> int:
         targets = self._targets(self.ori, rng)

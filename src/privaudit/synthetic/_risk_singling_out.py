@@ -27,6 +27,8 @@ References
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,8 +36,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privaudit._validation import check_random_state, param_error
-from privaudit.synthetic._risk_counts import Counts, check_attack_count, check_frame
+from privaudit._validation import check_random_state, param_error, warn_degenerate
+from privaudit.synthetic._risk_counts import (
+    Counts,
+    PrivacyRisk,
+    check_attack_count,
+    check_frame,
+)
 
 __all__ = ["Predicate", "SinglingOutEvaluator", "count_matches"]
 
@@ -299,6 +306,69 @@ def _random_query(cols: _Columns, uniques: dict[str, np.ndarray], columns: Seque
     return tuple(query)
 
 
+#: Record x column-set pairs tried all (in a random order) rather than drawn.
+_ENUMERATE = 1 << 21
+
+
+class _Search:
+    """The multivariate attacker's search: candidate draws counted in bulk, deduplicated.
+
+    Only a draw that singles out a synthetic record and was not seen before becomes a
+    query object, so a table where every draw singles out (two rows) costs one object
+    per distinct (record, column set), not one per draw.
+    """
+
+    def __init__(self, syn: _Columns, bits: _RecordBits, columns: list[str], n_cols: int,
+                 n_attacks: int, medians: dict[str, float]) -> None:
+        self.syn, self.bits, self.columns = syn, bits, columns
+        self.n_cols, self.n_attacks, self.medians = n_cols, n_attacks, medians
+        self.found: dict[tuple, None] = {}
+        self.seen: set[bytes] = set()
+        self.attempts = 0
+        self.step = max(1, 8 * _CELLS // max(syn.n, 1))  # packed: n / 8 bytes per candidate
+
+    def add(self, rows: np.ndarray, draws: np.ndarray) -> int:
+        """Try these draws; keep the new singling-out queries in draw order; return hits."""
+        self.attempts += len(rows)
+        hits = np.flatnonzero(_record_counts(self.bits, rows, draws, self.columns) == 1)
+        if not len(hits):
+            return 0
+        keys = np.column_stack([rows[hits], np.sort(draws[hits], axis=1)])
+        first = np.sort(np.unique(keys, axis=0, return_index=True)[1])
+        for i in first:
+            key = keys[i].tobytes()
+            if len(self.found) >= self.n_attacks or key in self.seen:
+                continue
+            self.seen.add(key)
+            query = _record_query(self.syn, rows[hits[i]],
+                                  [self.columns[j] for j in draws[hits[i]]], self.medians)
+            self.found.setdefault(query, None)
+        return len(hits)
+
+    def sample(self, rng: np.random.Generator, limit: float) -> None:
+        """Draw as anonymeter does: a uniform record and column set each, at most ``limit``."""
+        hits = 0
+        while len(self.found) < self.n_attacks and self.attempts < limit:
+            # Enough candidates for the queries still missing at the hit rate seen so far.
+            rate = (hits + 1) / (self.attempts + 64)
+            batch = int(min(max(64, 1.2 * (self.n_attacks - len(self.found)) / rate),
+                            limit - self.attempts, self.step))
+            rows = rng.integers(0, self.syn.n, batch)
+            draws = np.argsort(rng.random((batch, len(self.columns))), axis=1)[:, :self.n_cols]
+            hits += self.add(rows, draws)
+
+    def exhaust(self, rng: np.random.Generator) -> None:
+        """Every (record, column set) once, in a uniformly random order."""
+        combos = np.array(list(itertools.combinations(range(len(self.columns)), self.n_cols)),
+                          dtype=np.int64).reshape(-1, self.n_cols)
+        order = rng.permutation(self.syn.n * len(combos))
+        for start in range(0, len(order), self.step):
+            if len(self.found) >= self.n_attacks:
+                break
+            part = order[start:start + self.step]
+            self.add(part // len(combos), combos[part % len(combos)])
+
+
 class SinglingOutEvaluator:
     """anonymeter's singling-out evaluator, seeded and vectorised.
 
@@ -319,6 +389,8 @@ class SinglingOutEvaluator:
         Candidate multivariate queries tried at most.
     random_state : None, int or numpy Generator
         Seeds every draw.
+    seed : int, optional
+        anonymeter's name for ``random_state`` (give one or the other).
 
     Notes
     -----
@@ -331,7 +403,8 @@ class SinglingOutEvaluator:
 
     def __init__(self, ori: pd.DataFrame, syn: pd.DataFrame, n_attacks: int = 500,
                  n_cols: int = 3, control: pd.DataFrame | None = None,
-                 max_attempts: int | None = 10_000_000, random_state: Any = None) -> None:
+                 max_attempts: int | None = 10_000_000, random_state: Any = None,
+                 seed: int | None = None) -> None:
         self.ori = check_frame(ori, "ori", _FUNC).drop_duplicates()
         self.syn = check_frame(syn, "syn", _FUNC).drop_duplicates()
         self.control = check_frame(control, "control", _FUNC, allow_none=True)
@@ -343,8 +416,15 @@ class SinglingOutEvaluator:
             raise param_error("n_cols", _FUNC, f"an integer in [1, {self.syn.shape[1]}]",
                               n_cols)
         self.n_cols = n_cols
+        if max_attempts is not None and (isinstance(max_attempts, bool) or not isinstance(
+                max_attempts, int) or max_attempts < 1):
+            raise param_error("max_attempts", _FUNC, "None or a positive integer",
+                              max_attempts)
         self.max_attempts = max_attempts
-        self.random_state = random_state
+        if seed is not None and random_state is not None:
+            raise param_error("seed", _FUNC, "None when random_state is given (seed is "
+                              "anonymeter's name for it)", seed)
+        self.random_state = seed if seed is not None else random_state
         self._counts: Counts | None = None
 
     def evaluate(self, mode: str = "multivariate") -> SinglingOutEvaluator:
@@ -379,31 +459,34 @@ class SinglingOutEvaluator:
         return [q for q, ok in zip(candidates, singles, strict=True) if ok][:self.n_attacks]
 
     def _multivariate(self, syn: _Columns, rng: np.random.Generator) -> list[tuple]:
+        """Queries from random records on random columns, as anonymeter draws them.
+
+        A draw is a (record, column set) pair, uniform. When the pairs are few
+        (:data:`_ENUMERATE` at most, and no more than ``max_attempts``), all of them are
+        tried in a random order instead: the order in which distinct pairs first appear
+        in uniform draws is a uniformly random permutation, so this is anonymeter's
+        attacker run to exhaustion, never fewer queries, and it stops as soon as no new
+        query can be written (a 2-row table: 2 x C(columns, n_cols) pairs, not ten
+        million draws).
+        """
         medians = self.syn.median(numeric_only=True).to_dict()
-        columns = list(self.syn.columns)
-        found: dict[tuple, None] = {}
-        attempts = 0
+        search = _Search(syn, _RecordBits(syn, medians), list(self.syn.columns), self.n_cols,
+                         self.n_attacks, medians)
+        space = syn.n * math.comb(len(search.columns), self.n_cols)
         limit = self.max_attempts if self.max_attempts is not None else np.inf
-        step = max(1, 8 * _CELLS // max(syn.n, 1))  # packed: n / 8 bytes per candidate
-        bits = _RecordBits(syn, medians)
-        hits = 0
-        while len(found) < self.n_attacks and attempts < limit:
-            # Enough candidates for the queries still missing at the hit rate seen so far.
-            rate = (hits + 1) / (attempts + 64)
-            batch = int(min(max(64, 1.2 * (self.n_attacks - len(found)) / rate),
-                            limit - attempts, step))
-            rows = rng.integers(0, syn.n, batch)
-            draws = np.argsort(rng.random((batch, len(columns))), axis=1)[:, :self.n_cols]
-            attempts += batch
-            counts = _record_counts(bits, rows, draws, columns)
-            hits += int((counts == 1).sum())
-            # Only the queries that single out a synthetic record are built as objects.
-            for i in np.flatnonzero(counts == 1):
-                if len(found) < self.n_attacks:
-                    query = _record_query(syn, rows[i], [columns[j] for j in draws[i]],
-                                          medians)
-                    found.setdefault(query, None)
-        return list(found)
+        if space <= min(_ENUMERATE, limit):
+            search.exhaust(rng)
+        else:
+            search.sample(rng, limit)
+        if len(search.found) < self.n_attacks:
+            warn_degenerate(
+                f"{_FUNC}: only {len(search.found)} distinct multivariate queries single out "
+                f"a synthetic record ({search.attempts} of {space} record and column "
+                f"choices tried) out of the {self.n_attacks} asked (n_attacks); the rates "
+                "still divide by n_attacks, as anonymeter's, so the risk may be "
+                "underestimated: lower n_attacks or n_cols, or give a larger synthetic "
+                "table.", stacklevel=4)
+        return list(search.found)
 
     def _control_successes(self, queries: list[tuple], rng: np.random.Generator) -> float:
         control = _Columns(self.control)
@@ -429,12 +512,19 @@ class SinglingOutEvaluator:
         return [" & ".join(map(str, q)) for q in chosen]
 
     def results(self, confidence_level: float = 0.95) -> Counts:
-        """The counts (attacks, successes, baseline and control successes)."""
-        return self._evaluated()
+        """The counts (attacks, successes, baseline and control successes).
 
-    def risk(self, confidence_level: float = 0.95, baseline: bool = False) -> Any:
-        """The singling-out risk (anonymeter's definition) with its interval."""
-        return self._evaluated().risk(confidence_level, baseline)
+        Read as anonymeter's ``EvaluationResults``: ``attack_rate``, ``control_rate``,
+        ``risk(baseline=...)`` at ``confidence_level``.
+        """
+        return self._evaluated().at_level(confidence_level)
+
+    def risk(self, confidence_level: float = 0.95, baseline: bool = False) -> PrivacyRisk:
+        """The singling-out risk (anonymeter's definition) with its interval.
+
+        ``.value`` and ``.ci`` as anonymeter's ``PrivacyRisk``; ``.low``, ``.high`` too.
+        """
+        return self.results(confidence_level).risk(baseline)
 
 
 def _column_draws(columns: list[str], n: int, k: int,
