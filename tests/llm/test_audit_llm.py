@@ -169,3 +169,27 @@ def test_the_demo_llm_part_shows_memorisation_and_unlearning(monkeypatch):
     assert auc["retrained", "loss"] < after < before
     target = next(r for r in results if r.target == "tiny-gpt2 unlearned" and r.attack == "loss")
     assert any(f.code == "privleak" and f.value > 0 for f in target.audit.findings)
+
+
+def test_a_few_texts_per_side_get_fewer_blind_folds(tiny_model, tiny_tokenizer, tiny_texts):
+    # Fewer than five texts a side: the blind baseline cross-fits with as many folds as
+    # the smaller side allows (it said "'n_splits' parameter of BlindBaseline" before).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = privaudit.audit_llm((tiny_model, tiny_tokenizer), members=tiny_texts[:3],
+                                      non_members=tiny_texts[3:7], attacks=["loss"])
+    blind = [r for r in results if r.target == "texts-only"]
+    assert len(blind) == 1 and blind[0].parameters["n_splits"] == 3
+    assert blind[0].extra["n_splits"] == 3
+
+
+def test_one_text_a_side_with_the_blind_baseline_is_refused(tiny_model, tiny_tokenizer,
+                                                             tiny_texts):
+    with pytest.raises(ValueError, match=r"'blind_baseline' parameter of audit_llm.*fewer "
+                                          r"than 2 texts"):
+        privaudit.audit_llm((tiny_model, tiny_tokenizer), members=tiny_texts[:1],
+                            non_members=tiny_texts[1:5], attacks=["loss"])
+    results = privaudit.audit_llm((tiny_model, tiny_tokenizer), members=tiny_texts[:1],
+                                  non_members=tiny_texts[1:5], attacks=["loss"],
+                                  blind_baseline=False)
+    assert [r.attack for r in results] == ["loss"]

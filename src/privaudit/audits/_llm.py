@@ -182,6 +182,8 @@ def audit_llm(
        Models." 2024 (PrivLeak).
     """
     texts = _audited_texts(members, non_members, forget, holdout, record_ids)
+    if blind_baseline:
+        _check_blind_baseline_sides(texts)
     lm = _as_lm(target, tokenizer, "target")
     statistics = _plan_statistics(attacks, reference_model=reference_model,
                                   token_frequencies=token_frequencies,
@@ -236,6 +238,27 @@ def _audited_texts(members: Any, non_members: Any, forget: Any, holdout: Any,
         raise param_error("record_ids", _FUNC, f"one id per text ({n})",
                           f"<{ids.shape[0] if ids.ndim else 0} ids>")
     return _AuditedTexts(first + second, labels, ids, names)
+
+
+#: Folds of the blind baseline's out-of-fold classifier (fewer when a side is smaller).
+_BLIND_FOLDS = 5
+
+
+def _check_blind_baseline_sides(texts: _AuditedTexts) -> None:
+    """The blind baseline cross-fits: each side needs a text in at least two folds."""
+    for label, name in zip((1, 0), texts.names, strict=True):
+        count = int(np.sum(texts.labels == label))
+        if count < 2:
+            raise param_error(
+                "blind_baseline", _FUNC, f"False when {name} has fewer than 2 texts (the "
+                "blind baseline trains on some texts of each side and scores the others)",
+                f"True with {count} {name} text")
+
+
+def _blind_folds(labels: np.ndarray) -> int:
+    """As many folds as the smaller side allows, at most :data:`_BLIND_FOLDS`."""
+    fewest = int(min(labels.sum(), len(labels) - labels.sum()))
+    return max(2, min(_BLIND_FOLDS, fewest))
 
 
 def _check_texts(texts: Any, param: str) -> list[Any]:
@@ -432,7 +455,8 @@ class _Context:
             return saved
         run.say("blind baseline: a classifier on the texts alone")
         texts = [t if isinstance(t, str) else t[1] for t in self.texts.texts]
-        result = BlindBaseline(random_state=self.random_state).fit_score(
+        result = BlindBaseline(n_splits=_blind_folds(self.texts.labels),
+                               random_state=self.random_state).fit_score(
             texts, self.texts.labels)
         result = dataclasses.replace(result, record_ids=self.texts.record_ids,
                                      target="texts-only", dataset=self.dataset)
