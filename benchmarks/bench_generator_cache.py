@@ -48,6 +48,8 @@ def audit(data: pd.DataFrame, args: argparse.Namespace, cache: Any) -> tuple[flo
                                   n_test_runs=args.runs, random_state=0, n_jobs=1,
                                   cache_dir=cache)
     total = time.perf_counter() - start
+    if "phases" not in results[0].extra:  # privaudit before issue 19: the total only
+        return total, {}
     phases = results[0].extra["phases"]
     attacks = sum(r.extra["phases"]["attack"]["seconds"]
                   for r in results[::5])  # one per attack, shared by its 5 targets

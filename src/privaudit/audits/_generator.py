@@ -8,8 +8,8 @@ learned from. One :class:`~privaudit.results.AttackResult` per target record and
 its records are the test runs (label 1 = the target was in that run's training set), its
 ``generator`` the generator's name, its ``target`` the target record, as TAPAS's reports
 disaggregate them. A generator's differential-privacy claim (``claimed_epsilon``) is
-kept with every result, for the report to put the effective-epsilon lower bound of the
-most vulnerable target beside it.
+kept with every result, for the report to put the largest effective-epsilon lower bound
+over its targets and attacks (Bonferroni-corrected for taking that maximum) beside it.
 
 Targets are the records most exposed, by default: those farthest from their nearest
 neighbours in the auxiliary data (Meeus et al.'s "Achilles' heels"), or the user's.
@@ -374,7 +374,10 @@ def audit_generator(
         The two values (default: the column's two most frequent in the auxiliary data).
     claimed_epsilon : float, optional
         The generator's differential-privacy claim, stored with every result for the
-        report to test against the effective-epsilon lower bound.
+        report to test: the largest effective-epsilon lower bound over targets x
+        attacks, each at the Bonferroni level ``1 - alpha / m`` so that a true claim is
+        refuted with probability at most ``alpha``
+        (:func:`privaudit.report._sections_generator.claim_checks`).
     name : str, optional
         The generator's name in results (default: the built-in name or the function's).
     dataset : str
@@ -392,7 +395,11 @@ def audit_generator(
         masks back. Without it the tables are not kept (make them with
         :class:`~privaudit.training.GeneratorRuns` to hold them in memory).
     results_dir : path, optional
-        Every finished result is saved there and reused by a rerun.
+        Every finished result is saved there, once, in a folder named by its target and
+        ``<generator>--<attack>`` (several generators share one ``results_dir``), and
+        reused by a rerun. When it is ``<out>/results`` of a report, build the report
+        with ``build_report(..., save_results=False)`` (as ``privaudit audit generator``
+        does) so the results are not filed a second time.
     progress : None, callable(str) or Progress
         Progress messages and bars.
 
