@@ -84,7 +84,7 @@ def test_save_load_round_trip_and_tampering(tmp_path):
     data["guesses"] = np.zeros_like(data["guesses"])
     with open(folder / "attribute.npz", "wb") as fh:
         np.savez(fh, **data)
-    with pytest.raises(ResultFileError, match=r"attribute\.npz was changed"):
+    with pytest.raises(ResultFileError, match=r"modified after it was written: attribute\.npz"):
         load_result(folder)
 
 

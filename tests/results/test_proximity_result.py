@@ -81,7 +81,7 @@ def test_edited_arrays_are_refused(tmp_path):
     ProximityResult("dcr", "quantile", synthetic=[0.1, 0.2], baseline=[0.3]).save(tmp_path)
     with open(tmp_path / "proximity.npz", "wb") as fh:
         np.savez(fh, synthetic=np.array([0.9, 0.9]), baseline=np.array([0.3]))
-    with pytest.raises(ResultFileError, match="changed after it was saved"):
+    with pytest.raises(ResultFileError, match=r"modified after it was written: proximity\.npz"):
         ProximityResult.load(tmp_path)
 
 
