@@ -1,6 +1,8 @@
 """Generator audits, issue 19: TAPAS-style objects, the tables given back, phase times,
 options that would be ignored, and a cache that is read once per audit."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -88,6 +90,18 @@ def test_the_tables_come_back_and_each_phase_is_timed(population, tmp_path):
 def test_options_that_would_be_ignored_are_refused(population, kwargs, match):
     with pytest.raises(ValueError, match=match):
         privaudit.audit_generator(copier, population, **{**GAME, **kwargs})
+
+
+@pytest.mark.parametrize("builtin, params, unknown", [
+    ("copying", {"domain": None}, "['domain']"),  # only dp-bayes takes a domain
+    ("gaussian-copula", {"epsilon": 1.0}, "['epsilon']"),
+    ("dp-bayes", {"epsilon": 1.0, "degre": 2}, "['degre']"),
+])
+def test_a_builtin_generator_parameter_it_does_not_take_is_refused(population, builtin,
+                                                                   params, unknown):
+    with pytest.raises(ValueError, match=rf"generator_params.*{builtin!r}.*unknown: "
+                                         rf"{re.escape(unknown)}"):
+        privaudit.audit_generator(builtin, population, generator_params=params, **GAME)
 
 
 def test_repeated_target_records_are_refused(population):

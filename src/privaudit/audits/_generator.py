@@ -270,9 +270,36 @@ def _resolve_generator(generator: Any, generator_params: dict[str, Any],
         raise param_error("generator", _FUNC, f"a callable or one of "
                           f"{list(BUILTIN_GENERATORS)}", generator)
     params = dict(generator_params)
+    _check_builtin_params(generator, params)
     if generator == "dp-bayes" and "domain" not in params:
         params["domain"] = TableDomain.from_frame(public, bins=params.pop("bins", 10))
     return builtin_generator(generator, **params)
+
+
+def _check_builtin_params(name: str, params: dict[str, Any]) -> None:
+    """Refuse a parameter the built-in generator ``name`` does not take.
+
+    Bound by ``functools.partial``, it would fail late, in every worker, or (``domain``
+    given to another generator than ``"dp-bayes"``) be ignored.
+    """
+    import inspect
+
+    from privaudit.synthetic import (
+        DPBayesianNetwork,
+        copying_generator,
+        gaussian_copula,
+        independent_marginals,
+    )
+
+    function = {"independent-marginals": independent_marginals,
+                "gaussian-copula": gaussian_copula, "copying": copying_generator,
+                "dp-bayes": DPBayesianNetwork}[name]
+    taken = sorted(set(inspect.signature(function).parameters) - {
+        "self", "frame", "n_rows", "random_state"})
+    unknown = sorted(set(params) - set(taken))
+    if unknown:
+        raise param_error("generator_params", _FUNC, f"parameters of the built-in "
+                          f"generator {name!r} (among {taken}); unknown: {unknown}", params)
 
 
 def _check_attacks(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
