@@ -278,8 +278,15 @@ class GeneratorRuns:
     train_indices_ : list of ndarray
         Each run's training rows, as positions in the auxiliary data followed by the
         targets (target ``t`` is position ``len(auxiliary_data) + t``).
-    synthetic_ : sequence of DataFrame
-        The synthetic tables (read from the cache on access when there is one).
+    synthetic_ : list of DataFrame
+        The synthetic tables, in memory: with a cache, each is read back once when the
+        runs finish (every attack of an audit then reuses them; reading them again per
+        access made a cached audit's attacks 2.4-4.2x slower). Read them back later
+        with :meth:`from_cache`.
+    run_seconds_ : ndarray of shape (n_runs,)
+        Each run's generator time (from the cache's manifest for tables found there).
+    cache_path_ : pathlib.Path or None
+        The ``genruns-<key>`` folder of the cache.
     n_made_ : int
         Tables made by this call (the others came from the cache).
 
