@@ -151,3 +151,13 @@ def test_the_distance_cache_is_keyed_by_content(population, monkeypatch):
     distances.many(changed)
     assert len(blocks) == 1
     assert attack_base.table_digest(changed[1]) != attack_base.table_digest(tables[1])
+
+
+def test_a_generator_object_returning_fewer_rows_is_refused_naming_its_class(population):
+    class ShortTapas(TapasCopier):
+        def generate(self, num_samples, random_state=None):
+            return self.data.iloc[:num_samples // 2]
+
+    with pytest.raises(ValueError, match=r"ShortTapas returned 30 rows; n_synthetic_rows "
+                                         r"asked for 60"):
+        privaudit.audit_generator(ShortTapas(), population, targets=[0], **GAME)

@@ -222,8 +222,11 @@ def _seed_before_fit(model: Any, seed: int) -> bool:
 
 
 def _describe(generator: Any) -> str:
+    """A function's name, a partial's function's, an object generator's class."""
     name = getattr(generator, "__qualname__", None) or getattr(
         getattr(generator, "func", None), "__qualname__", None)
+    if name is None and _fits_and_samples(generator):
+        name = type(generator).__qualname__
     return name or repr(generator)[:80]
 
 
