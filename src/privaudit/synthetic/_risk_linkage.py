@@ -32,14 +32,15 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privaudit._validation import check_fraction, check_random_state, param_error
-from privaudit.synthetic._neighbors import nearest_neighbors
+from privaudit.synthetic._neighbors import nearest_neighbors, worth_workers
 from privaudit.synthetic._risk_counts import (
     Counts,
     PrivacyRisk,
@@ -100,9 +101,40 @@ class _Evaluator:
         synthetic rows, as anonymeter's unstable sort leaves ties in an arbitrary order.
         """
         order = rng.permutation(len(self.syn))
+        runner = getattr(self, "_runner", None)
         found = nearest_neighbors(targets[columns], self.syn.iloc[order][columns],
-                                  n_neighbors=k, executor=self.executor, n_jobs=self.n_jobs)[1]
+                                  n_neighbors=k, executor=runner)[1]
         return order[found]
+
+    @contextlib.contextmanager
+    def _workers(self, n_searches: int) -> Iterator[None]:
+        """One set of workers for every search of an evaluation, or none when it won't pay.
+
+        An executor given by the caller is used as is. Otherwise ``n_jobs`` workers start
+        once (not once per search) and only for at least
+        :data:`~privaudit.synthetic._neighbors.PARALLEL_MIN_DISTANCES` distances in all;
+        below that the searches run in this process, where BLAS uses every core.
+        """
+        total = n_searches * self.n_attacks * len(self.syn)
+        if not worth_workers(total, self.executor, self.n_jobs):
+            self._runner = None
+            yield
+            return
+        if self.executor is not None and not isinstance(self.executor, str):
+            self._runner = self.executor
+            yield
+            return
+        from privaudit.training import get_executor
+
+        runner = get_executor(self.executor or "local", n_jobs=self.n_jobs, func=self._FUNC)
+        self._runner = runner
+        try:
+            yield
+        finally:
+            self._runner = None
+            close = getattr(runner, "close", None) or getattr(runner, "shutdown", None)
+            if close is not None:
+                close()
 
     def _evaluated(self) -> Counts:
         if self._counts is None:
@@ -176,9 +208,11 @@ class LinkabilityEvaluator(_Evaluator):
         self._jobs(n_jobs)
         rng = check_random_state(self.random_state, func=self._FUNC)
         k = self.n_neighbors
-        self._links = {"ori": self._attack(self._targets(self.ori, rng), k, rng)}
-        if self.control is not None:
-            self._links["control"] = self._attack(self._targets(self.control, rng), k, rng)
+        with self._workers(2 * (1 + (self.control is not None))):
+            self._links = {"ori": self._attack(self._targets(self.ori, rng), k, rng)}
+            if self.control is not None:
+                self._links["control"] = self._attack(self._targets(self.control, rng), k,
+                                                      rng)
         self._links["baseline"] = tuple(
             np.array([rng.choice(len(self.syn), k, replace=False)
                       for _ in range(self.n_attacks)]) for _ in range(2))
@@ -304,9 +338,11 @@ class InferenceEvaluator(_Evaluator):
         self._jobs(n_jobs)
         rng = check_random_state(self.random_state, func=self._FUNC)
         n_baseline = self._baseline(rng)
-        n_success = self._attack(self._targets(self.ori, rng), rng)
-        n_control = None if self.control is None else self._attack(
-            self._targets(self.control, rng), rng)
+        searches = 0 if self.inference_model is not None else 1 + (self.control is not None)
+        with self._workers(searches):
+            n_success = self._attack(self._targets(self.ori, rng), rng)
+            n_control = None if self.control is None else self._attack(
+                self._targets(self.control, rng), rng)
         self._counts = Counts(self.n_attacks, n_success, n_baseline, n_control,
                               extra={"secret": self.secret, "regression": self.regression,
                                      "aux_cols": self.aux_cols})
