@@ -156,12 +156,55 @@ def check_tables(synthetic: Any, original: Any, holdout: Any, control: Any,
     for name, table in tables.items():
         if table is not None:
             meta.check_frame(table, name)
+            _check_finite(table, name)
     for name in ("holdout", "control"):
         _check_disjoint(tables[name], tables["original"], name)
     control_source = "control" if tables["control"] is not None else "holdout"
     return _Tables(tables["synthetic"], tables["original"], tables["holdout"],
                    tables["control"] if tables["control"] is not None else tables["holdout"],
                    meta, control_source)
+
+
+def _check_finite(table: pd.DataFrame, name: str) -> None:
+    """Refuse infinite numbers, naming the table, the column and the first row."""
+    for column in table.columns:
+        values = table[column]
+        if values.dtype.kind != "f":  # only floats hold inf (pandas reads "inf" as one)
+            continue
+        bad = np.flatnonzero(np.isinf(values.to_numpy(dtype=float, na_value=np.nan)))
+        if len(bad):
+            raise ValueError(f"The {name} table's column {column!r} holds infinite values "
+                             f"({len(bad)} row(s), first at row {bad[0]} from 0): replace "
+                             "them with finite numbers or leave them missing.")
+
+
+#: The rows a check needs in a table: (check, table, parameter or None, fixed minimum, why).
+_MIN_ROWS = (
+    ("linkability", "synthetic", "n_neighbors", 1,
+     "it links two pieces of a record through their n_neighbors nearest synthetic rows"),
+    ("distinguishability", "synthetic", "n_splits", 1,
+     "one row per cross-validation fold (n_splits)"),
+    ("distinguishability", "original", "n_splits", 1,
+     "one row per cross-validation fold (n_splits)"),
+    ("dcr", "original", None, 2,
+     "its baseline is each training row's distance to its closest OTHER training row"),
+    ("nndr", "original", None, 2,
+     "it divides the distance to the closest training row by the second closest"),
+)
+
+
+def check_sizes(tables: _Tables, names: Sequence[str], params: dict[str, dict]) -> None:
+    """Refuse, before any work, a table too small for a check: in the user's terms."""
+    for check, table, param, minimum, why in _MIN_ROWS:
+        if check not in names:
+            continue
+        need = max(minimum, int(params[check][param]) if param else minimum)
+        rows = len(getattr(tables, table))
+        if rows < need:
+            fix = (f"lower check_params[{check!r}][{param!r}], " if param else "")
+            raise ValueError(f"The {table} table has {rows} row{'s' * (rows != 1)}; {check} "
+                             f"needs at least {need} ({why}): give a larger table, {fix}or "
+                             f"leave {check} out of the checks.")
 
 
 def plan_checks(checks: Any, check_params: Any, *, has_text: bool = True
@@ -406,6 +449,7 @@ def audit_synthetic(
 
     tables = check_tables(synthetic, original, holdout, control, metadata)
     names, params = plan_checks(checks, check_params, has_text=bool(tables.metadata.text))
+    check_sizes(tables, names, params)
     for label, value in (("name", name), ("dataset", dataset)):
         if not isinstance(value, str):
             raise param_error(label, _FUNC, "a str", value, error=TypeError)

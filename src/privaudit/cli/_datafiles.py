@@ -15,7 +15,7 @@ from privaudit.cli._errors import ConfigError
 if TYPE_CHECKING:
     from privaudit.cli._config import AuditConfig
 
-__all__ = ["load_records", "split_columns"]
+__all__ = ["check_finite", "load_records", "split_columns"]
 
 
 @dataclass
@@ -44,6 +44,21 @@ def _check_csv_shape(path: Path, name: str) -> None:
     Repeated column names (pandas renames them ``a.1``) and rows with fewer fields than
     the header (pandas fills them with NaN, later reported as "Input X contains NaN").
     """
+    import csv
+
+    limit = csv.field_size_limit()
+    csv.field_size_limit(_FIELD_LIMIT)  # a long text cell is data, not an error
+    try:
+        _check_rows(path, name)
+    finally:
+        csv.field_size_limit(limit)
+
+
+#: The longest CSV cell read (the csv module's default is 128 KiB).
+_FIELD_LIMIT = 2**31 - 1
+
+
+def _check_rows(path: Path, name: str) -> None:
     import csv
 
     with path.open(newline="", encoding="utf-8") as handle:
@@ -90,7 +105,63 @@ def _read_table(path: Path, role: str = "data", key: str = "data.path") -> _Tabl
     if len(frame) == 0:
         raise ConfigError(f"{table.name.capitalize()} ({key}) has no rows.")
     table.frame = frame
+    _check_separator(table)
+    _check_unnamed(table)
     return table
+
+
+def check_finite(table: _Table) -> None:
+    """Refuse infinite numbers in any column, naming the file, the column and the row."""
+    import numpy as np
+
+    for column in table.frame.columns:
+        values = table.frame[column]
+        if values.dtype.kind != "f":
+            continue
+        infinite = np.isinf(values.to_numpy(dtype=float, na_value=np.nan))
+        if infinite.any():
+            raise ConfigError(f"The column {str(column)!r} of {table.name} ({table.key}) holds "
+                              f"infinite values ({_first(table, infinite)}): replace them with "
+                              "finite numbers or leave the cells empty.")
+
+
+def _check_separator(table: _Table) -> None:
+    """Refuse a file read as one column because its separator is not a comma."""
+    if table.frame.shape[1] != 1:
+        return
+    header = str(table.frame.columns[0])
+    for sep, label in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):
+        if sep in header:
+            raise ConfigError(
+                f"{table.name.capitalize()} ({table.key}) reads as one column "
+                f"{header[:60]!r}: its fields look separated by {label}, and privaudit reads "
+                "comma-separated CSV. Save it with commas (pandas: to_csv(path, index=False)"
+                ") or as Parquet.")
+
+
+def _check_unnamed(table: _Table) -> None:
+    """Refuse a column without a name: most often a saved pandas index (``Unnamed: 0``).
+
+    Left in, it would be audited as a feature (even guessed as a secret), and a row
+    number makes every record unique.
+    """
+    import re
+
+    unnamed = [str(c) for c in table.frame.columns
+               if re.fullmatch(r"Unnamed: \d+(_level_\d+)?|__index_level_\d+__|\s*",
+                               str(c))]
+    if not unnamed:
+        return
+    column = unnamed[0]
+    values = table.frame[table.frame.columns[[str(c) for c in table.frame.columns].index(
+        column)]]
+    looks = ""
+    if values.dtype.kind in "iu" and values.tolist() == list(range(len(values))):
+        looks = f", values 0 to {len(values) - 1}: a saved pandas index"
+    raise ConfigError(
+        f"{table.name.capitalize()} ({table.key}) has a column without a name, {column!r}"
+        f"{looks}; it would be audited as data. Save the file without the index "
+        "(to_csv(path, index=False)), or give the column a name.")
 
 
 def _column(table: _Table, column: str, key: str) -> Any:

@@ -99,13 +99,15 @@ def synthetic_run(config: Path | None, *, tables: dict[str, Path | None],
 
 
 def _read(run: SyntheticRun) -> dict[str, Any]:
-    from privaudit.cli._datafiles import _read_table
+    from privaudit.cli._datafiles import _read_table, check_finite
 
     frames = {}
     for key, path in run.tables.items():
         if not path.is_file():
             raise ConfigError(f"The {key} table {str(path)!r} does not exist.")
-        frames[key] = _read_table(path, role=key, key=f"tables.{key}").frame
+        table = _read_table(path, role=key, key=f"tables.{key}")
+        check_finite(table)
+        frames[key] = table.frame
     columns = list(frames["original"].columns)
     for key, frame in frames.items():
         if sorted(map(str, frame.columns)) != sorted(map(str, columns)):

@@ -194,8 +194,9 @@ class LinkabilityEvaluator(_Evaluator):
         self.aux_cols = tuple(_columns(a, self.ori, "aux_cols", self._FUNC) for a in aux_cols)
         if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, int) or not (
                 1 <= n_neighbors <= len(self.syn)):
-            raise param_error("n_neighbors", self._FUNC, f"an integer in [1, {len(self.syn)}]",
-                              n_neighbors)
+            raise param_error("n_neighbors", self._FUNC, "an integer from 1 to the "
+                              f"synthetic table's {len(self.syn)} row(s) (the neighbours "
+                              "searched per record)", n_neighbors)
         self.n_neighbors = n_neighbors
 
     def evaluate(self, n_jobs: int | None = None,
