@@ -80,3 +80,58 @@ def test_a_table_with_other_columns_is_refused_naming_it(tables, tmp_path):
     result = runner.invoke(app, ["audit", "synthetic", "--synthetic", str(tmp_path / "s.csv"),
                                  "--original", str(tables / "o.csv")])
     assert result.exit_code != 0 and "missing ['city']" in result.output
+
+
+def _crafted(tables, folder, kind):
+    """A synthetic table written the way issue 19's crafted files were."""
+    frame = pd.read_csv(tables / "s.csv")
+    path = folder / f"s_{kind}.csv"
+    if kind == "index":
+        frame.to_csv(path)  # pandas' index: a leading 'Unnamed: 0' column
+    elif kind == "semicolon":
+        frame.to_csv(path, sep=";", index=False)
+    elif kind == "inf":
+        frame["income"] = frame["income"].astype(float)
+        frame.loc[5, "income"] = np.inf
+        frame.to_csv(path, index=False)
+    elif kind == "one-row":
+        frame.iloc[:1].to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(("kind", "checks", "expected"), [
+    ("index", "exact_matches", ["s_index.csv", "'Unnamed: 0'", "values 0 to 299",
+                                "index=False"]),
+    ("semicolon", "exact_matches", ["s_semicolon.csv", "one column", "semicolons"]),
+    ("inf", "exact_matches", ["s_inf.csv", "column 'income'", "infinite", "line 7"]),
+    ("one-row", "linkability", ["synthetic table has 1 row", "linkability needs at least 10",
+                                "n_neighbors"]),
+])
+def test_crafted_tables_exit_2_with_one_line_naming_file_and_column(tables, tmp_path, kind,
+                                                                    checks, expected):
+    path = _crafted(tables, tmp_path, kind)
+    result = runner.invoke(app, ["audit", "synthetic", "--synthetic", str(path), "--original",
+                                 str(tables / "o.csv"), "--holdout", str(tables / "h.parquet"),
+                                 "--checks", checks, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    error = [line for line in result.output.splitlines() if line.startswith("Error")]
+    assert len(error) == 1, result.output
+    text = " ".join(result.output.split())
+    for part in expected:
+        assert part in text, (part, result.output)
+    assert not (tmp_path / "rep" / "results").exists()  # refused before any work
+
+
+def test_a_csv_cell_over_128_kib_is_read(tables, tmp_path):
+    frame = pd.read_csv(tables / "s.csv")
+    frame["city"] = frame["city"].astype(object)
+    frame.loc[3, "city"] = "x" * 200_000  # over the csv module's 131,072-character limit
+    frame.to_csv(tmp_path / "s.csv", index=False)
+    result = runner.invoke(app, ["audit", "synthetic", "--synthetic", str(tmp_path / "s.csv"),
+                                 "--original", str(tables / "o.csv"), "--holdout",
+                                 str(tables / "h.parquet"), "--checks", "exact_matches",
+                                 "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert [e["metric"] for e in doc["proximity"]] == ["exact_matches"]
