@@ -15,7 +15,18 @@ Differences from anonymeter, all on purpose: every random draw goes through
 ``random_state`` (anonymeter draws from an unseeded module generator); queries are
 predicate lists evaluated as numpy masks, not ``DataFrame.query`` strings parsed one at a
 time (strings are kept for display only), which makes a value such as ``O'Brien`` or a
-column name with a space work; candidate queries are generated and checked in batches.
+column name with a space work; candidate queries are generated and checked in batches;
+when a table offers few (record, column set) pairs (at most ``_ENUMERATE``), every pair is
+tried once in a random order (the order in which uniform draws first reach each pair), so
+the search never finds fewer queries than anonymeter's ten million draws and stops as soon
+as no new query can be written, with a warning when fewer than ``n_attacks`` exist.
+
+Checked against anonymeter 1.x (issue 19): on the same (record, column set) draws the two
+write the same queries (numbers ``>=`` above the column's median, ``<=`` at or below,
+categories and booleans ``==``, a missing value "is missing") and count the same matches on
+the synthetic, original and control tables, query by query; the residual risk is the same
+formula. The multivariate risks agree within their intervals on TV16 with 0%, 25% and 50%
+of the rows copied (tests/synthetic/test_anonymeter_parity.py).
 
 References
 ----------
