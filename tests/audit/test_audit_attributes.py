@@ -205,6 +205,8 @@ def test_shadow_ai_trains_shadow_models_on_the_population(digits):
     ({"attacks": ["membership-ai"], "attack_params": {"membership-ai": {"threshold": 0.5}}},
      r"'threshold' parameter.*left out with rule 'most-member-like'"),
     ({"record_ids": np.zeros(600)}, r"'record_ids' parameter.*unique"),
+    ({"record_ids": np.arange(600) + 0.5}, r"'record_ids' parameter of audit_attributes "
+                                           r"must be integers or strings.*float64"),
 ])
 def test_every_setting_is_read_or_refused(digits, kwargs, message):
     """No keyword is accepted and ignored: each refusal names what reads it."""
@@ -235,11 +237,17 @@ def test_record_ids_reach_the_saved_results(tmp_path):
                       sensitive="s", population=(frame.iloc[100:], y[100:]),
                       attacks=["direct"], record_ids=record_ids, results_dir=tmp_path)[0]
 
-    assert run(ids).extra["record_ids"] == ids
+    first = run(ids)
+    assert first.record_ids.tolist() == ids and "record_ids" not in first.extra
+    assert first.to_membership_result().record_ids.tolist() == ids
     (saved,) = [AttributeResult.load(p) for p in tmp_path.rglob("attribute.json")]
-    assert saved.extra["record_ids"] == ids
+    assert saved.record_ids.tolist() == ids
     # Other ids make another run (never the saved result of the first ids).
-    assert run(ids[::-1]).extra["record_ids"] == ids[::-1]
+    assert run(ids[::-1]).record_ids.tolist() == ids[::-1]
+    numbers = np.arange(500, 600)
+    assert run(numbers).record_ids.tolist() == numbers.tolist()
+    # Without ids: positions, and never the result saved with other ids.
+    assert run(None).record_ids.tolist() == list(range(100))
 
 
 def test_sigma_is_read_on_a_regression(wages):

@@ -12,6 +12,7 @@ from sklearn.preprocessing import OneHotEncoder
 from typer.testing import CliRunner
 
 from privaudit.cli import app
+from privaudit.results import AttributeResult, ResultsStore
 from privaudit.targets import save_sklearn_model
 
 runner = CliRunner()
@@ -125,9 +126,16 @@ def test_id_column_names_the_records_of_every_result(folder):
                     "attacks: [direct]\nreport: {out: rep-ids, n_bootstrap: 0}\n")
     result = runner.invoke(app, ["audit", "attribute", "--config", str(path)])
     assert result.exit_code == 0, result.output
-    (saved,) = [json.loads(p.read_text()) for p in
-                (folder / "rep-ids" / "results").rglob("attribute.json")]
-    assert saved["extra"]["record_ids"] == audited["person"].tolist()
+    (saved,) = (folder / "rep-ids" / "results").rglob("attribute.json")
+    assert "record_ids" not in json.loads(saved.read_text())["extra"]
+    result = AttributeResult.load(saved)
+    assert result.record_ids.tolist() == audited["person"].tolist()
+    # The membership view (Yeom's Adversary 5) saves them in its scores file.
+    store = ResultsStore(folder / "rep-ids-membership")
+    (scores,) = store.save(result.to_membership_result()).glob("scores.csv")
+    ids = pd.read_csv(scores, dtype={"record_id": str})["record_id"]
+    assert ids.tolist() == audited["person"].tolist()
+    assert not list((folder / "rep-ids").rglob("scores.csv"))  # no other scores file
 
 
 def test_cache_dir_keeps_the_shadow_models_for_a_rerun(folder):

@@ -4,6 +4,7 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -144,3 +145,66 @@ def test_abstentions_count_as_wrong_guesses():
                              truth_values=np.array([0.0, 0.1]), members=np.array([1, 0]),
                              alpha=0.5)
     np.testing.assert_array_equal(approx.is_correct(), [False, True])
+
+
+INT_IDS = np.arange(1000, 1020)[::-1]
+# Text of every kind: accents, an emoji outside the BMP, an empty id, a comma.
+STR_IDS = [f"person-{i}" for i in range(16)] + ["Zoë", "🦉-7", "", "a,b"]
+
+
+@pytest.mark.parametrize("ids", [INT_IDS, STR_IDS], ids=["int", "str"])
+def test_record_ids_round_trip_and_reach_the_membership_views(tmp_path, ids):
+    r = _result(posteriors=np.full((20, 3), 1 / 3), record_ids=ids)
+    store = ResultsStore(tmp_path)
+    back = load_result(store.save(r))
+    assert back.record_ids.tolist() == list(ids)
+    assert back.record_ids.dtype == (np.int64 if isinstance(ids[0], np.integer) else object)
+    member = back.to_membership_result()
+    assert member.record_ids.tolist() == list(ids)
+    for one in back.to_attack_results():  # one-vs-rest, on the members (the first 10)
+        assert one.record_ids.tolist() == list(ids[:10])
+    # The membership view's saved scores carry the same ids, of the same type.
+    reloaded = load_result(store.save(member))
+    assert reloaded.record_ids.tolist() == list(ids)
+    (scores,) = tmp_path.rglob("scores.csv")
+    column = pd.read_csv(scores, dtype={"record_id": str}, keep_default_na=False)["record_id"]
+    assert column.tolist() == [str(i) for i in ids]
+
+
+def test_default_ids_are_positions_and_older_results_load_with_them(tmp_path, monkeypatch):
+    assert _result().record_ids.tolist() == list(range(20))
+    import privaudit.results._attribute as module
+
+    # What a privaudit without record ids wrote: no id arrays in attribute.npz (sealed).
+    monkeypatch.setattr(module, "_ids_to_arrays", lambda ids: {})
+    folder = ResultsStore(tmp_path).save(_result(record_ids=INT_IDS))
+    monkeypatch.undo()
+    assert set(np.load(folder / "attribute.npz")) == {"guesses", "members", "truth",
+                                                       "model_free.prior"}
+    back = load_result(folder)
+    assert back.record_ids.dtype == np.int64 and back.record_ids.tolist() == list(range(20))
+
+
+def test_edited_record_ids_are_refused(tmp_path):
+    folder = ResultsStore(tmp_path).save(_result(record_ids=STR_IDS))
+    data = dict(np.load(folder / "attribute.npz"))
+    assert {"record_ids.codepoints", "record_ids.lengths"} <= set(data)
+    data["record_ids.codepoints"] = data["record_ids.codepoints"][::-1].copy()
+    with open(folder / "attribute.npz", "wb") as fh:
+        np.savez(fh, **data)
+    with pytest.raises(ResultFileError, match=r"modified after it was written: attribute\.npz"):
+        load_result(folder)
+
+
+@pytest.mark.parametrize(("ids", "match", "error"), [
+    (np.zeros(20, dtype=int), r"'record_ids' parameter of AttributeResult must be unique",
+     ValueError),
+    (["a"] * 19 + ["b"], r"'record_ids' parameter.*unique.*'a'", ValueError),
+    (np.arange(19), r"'record_ids' parameter of AttributeResult must be a 1-d array of "
+                    r"length 20", ValueError),
+    (np.arange(20.0), r"'record_ids' parameter of AttributeResult must be integers or "
+                      r"strings", TypeError),
+])
+def test_bad_record_ids_are_refused(ids, match, error):
+    with pytest.raises(error, match=match):
+        _result(record_ids=ids)

@@ -145,7 +145,23 @@ def _check_inputs(X: Any, y: Any, labels: Any, population: Any, sensitive: Any,
     truth_pop, _ = _truth(attribute, X_pop, alpha, "population")
     return _Inputs(X, np.asarray(y), labels, X_pop, np.asarray(y_pop), attribute,
                    None if alpha is None else float(alpha), truth, truth_values, truth_pop,
-                   None if record_ids is None else np.asarray(record_ids))
+                   _id_array(record_ids))
+
+
+def _id_array(record_ids: Any) -> NDArray[Any] | None:
+    """The ids as an array, refused before any work unless integers or strings.
+
+    Those are the ids an :class:`~privaudit.results.AttributeResult` keeps (and saves
+    without pickle); any other kind would fail only when the first result is made.
+    """
+    if record_ids is None:
+        return None
+    ids = np.asarray(record_ids)
+    if ids.dtype.kind in "iuU" or (ids.dtype.kind == "O"
+                                   and all(isinstance(v, str) for v in ids.tolist())):
+        return ids
+    raise param_error("record_ids", _FUNC, "integers or strings", f"<array of dtype "
+                      f"{ids.dtype}>", error=TypeError)
 
 
 def _truth(attribute: Any, X: Any, alpha: float | None, where: str
@@ -332,13 +348,8 @@ class _AttributeAudit:
             members=i.labels, truth=None if i.alpha is not None else i.truth,
             truth_values=i.truth_values, alpha=i.alpha, posteriors=posteriors,
             model_free=self.model_free(), attack=name, target=self.tgt.name,
-            sensitive_attribute=i.attribute.label,
-            parameters=_parameters(attack), extra={**self._theory(name), **self._ids()})
-
-    def _ids(self) -> dict[str, Any]:
-        """The records' own ids, in the order of every per-record array of the result."""
-        ids = self.inputs.record_ids
-        return {} if ids is None else {"record_ids": ids.tolist()}
+            sensitive_attribute=i.attribute.label, record_ids=i.record_ids,
+            parameters=_parameters(attack), extra=self._theory(name))
 
     def _theory(self, name: str) -> dict[str, Any]:
         """Theorem 5's prediction beside Adversary 4 (regression, two candidates)."""
@@ -444,9 +455,10 @@ def audit_attributes(
     cache_dir : path, optional
         Where the shadow models are cached and found again by a rerun.
     record_ids : array-like, optional
-        One unique id per audited record (aligned on ``X``'s index when both are pandas
-        objects): each result keeps them in ``extra["record_ids"]``, in the order of its
-        per-record arrays. Default: none kept (records are their positions).
+        One unique id per audited record, integers or strings (aligned on ``X``'s index
+        when both are pandas objects): each result keeps them as ``record_ids``, in the
+        order of its per-record arrays, and passes them to its membership views
+        (:meth:`AttributeResult.to_membership_result`). Default: positions ``0 .. n - 1``.
     name : str
         How reports name the attribute (default: the column).
     dataset : str
@@ -493,6 +505,8 @@ def audit_attributes(
                 random_state, None if inputs.record_ids is None
                 else inputs.record_ids.astype(str))
     audit = _AttributeAudit(tgt, inputs, random_state, reference, executor, cache_dir)
+    # A saved result is reused only with these ids (one saved without ids has positions).
+    ids = np.arange(len(inputs.labels)) if inputs.record_ids is None else inputs.record_ids
     run = AuditRun(func=_FUNC, target_name=tgt.name, identity=identity,
                    random_state=random_state, store=None if results_dir is None else
                    ResultsStore(results_dir), baseline=ModelFreeBaseline(),
@@ -505,7 +519,7 @@ def audit_attributes(
         for attack_name, attack in plan:
             parts = (repr(attack.get_params(deep=False)),)
             done = run.reuse(attack_name, parts, lambda saved: np.array_equal(
-                saved.members, inputs.labels))
+                saved.members, inputs.labels) and np.array_equal(saved.record_ids, ids))
             if done is None:
                 done = run.finish(attack_name, parts, audit.run_attack(attack_name, attack))
             results.append(done)

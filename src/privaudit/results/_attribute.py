@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
-from privaudit.results._attack_result import AttackResult
+from privaudit.results._attack_result import AttackResult, _check_record_ids
 from privaudit.results._audit_info import AuditInfo
 from privaudit.results._io import (
     ResultFileError,
@@ -41,6 +41,10 @@ _ARRAYS_FILE = "attribute.npz"
 _FORMAT = "privaudit.attribute/1"
 _FUNC = "AttributeResult"
 _TEXTS = ("attack", "target", "dataset", "sensitive_attribute")
+#: The arrays of integer ids, and of string ids: their code points end to end, and the
+#: number of code points of each (npz files read without pickle hold no Python strings).
+_INT_IDS = "record_ids"
+_STR_IDS = ("record_ids.codepoints", "record_ids.lengths")
 
 
 def _indices(values: Any, param: str, n_candidates: int, n: int | None,
@@ -56,6 +60,44 @@ def _indices(values: Any, param: str, n_candidates: int, n: int | None,
         raise param_error(param, _FUNC, f"indices in [{low}, {n_candidates})",
                           f"<values {int(arr.min())}..{int(arr.max())}>")
     return arr.astype(np.int64)
+
+
+def _record_ids(values: Any, n: int) -> NDArray[Any]:
+    """One unique id per record, int64 or ``str`` (default ``0 .. n - 1``)."""
+    if values is not None:
+        shape = np.shape(values)
+        if len(shape) != 1 or shape[0] != n:
+            raise param_error("record_ids", _FUNC, f"a 1-d array of length {n} (one id per "
+                              "record, as 'members')", f"<shape {shape}>")
+    return _check_record_ids(values, n, _FUNC)
+
+
+def _ids_to_arrays(ids: NDArray[Any]) -> dict[str, NDArray[np.int64]]:
+    """The arrays :meth:`AttributeResult.save` writes for ``ids`` (int64 or strings)."""
+    if ids.dtype.kind == "i":
+        return {_INT_IDS: ids}
+    text = "".join(ids.tolist()).encode("utf-32-le", "surrogatepass")
+    return {_STR_IDS[0]: np.frombuffer(text, dtype="<u4").astype(np.int64),
+            _STR_IDS[1]: np.array([len(s) for s in ids.tolist()], dtype=np.int64)}
+
+
+def _ids_from_arrays(arrays: dict[str, NDArray[Any]]) -> NDArray[Any] | None:
+    """The ids :func:`_ids_to_arrays` wrote (popped from ``arrays``); None if none saved."""
+    if _INT_IDS in arrays:
+        return arrays.pop(_INT_IDS)
+    if not any(name in arrays for name in _STR_IDS):
+        return None  # written before results kept ids: positions
+    codes, lengths = (arrays.pop(name, np.zeros(0, np.int64)) for name in _STR_IDS)
+    if (codes.ndim != 1 or lengths.ndim != 1 or (lengths < 0).any()
+            or int(lengths.sum()) != codes.size
+            or (codes.size and not 0 <= codes.min() <= codes.max() <= 0x10FFFF)):
+        raise ValueError("its string record ids are damaged (code points and lengths "
+                         "do not match)")
+    text = codes.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    ends = np.cumsum(lengths).tolist()
+    out = np.empty(lengths.size, dtype=object)
+    out[:] = [text[end - k:end] for end, k in zip(ends, lengths.tolist(), strict=True)]
+    return out
 
 
 @dataclass(eq=False)
@@ -95,6 +137,10 @@ class AttributeResult:
         The attack's parameters and anything else to keep (JSON types).
     audit : AuditInfo
         What the audit stamped on the result.
+    record_ids : array of int or str, shape (n_records,), optional
+        The records' own ids (unique), in the order of every per-record array; default
+        their positions ``0 .. n_records - 1``. Carried into :meth:`to_attack_results`
+        and :meth:`to_membership_result` (the ``record_id`` column of their scores).
 
     References
     ----------
@@ -124,6 +170,7 @@ class AttributeResult:
     parameters: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     audit: AuditInfo = field(default_factory=AuditInfo)
+    record_ids: NDArray[Any] | None = None
 
     def __post_init__(self) -> None:
         self.candidates = [tuple(c) if isinstance(c, list) else c for c in self.candidates]
@@ -135,6 +182,7 @@ class AttributeResult:
             raise param_error("members", _FUNC, "a 1-d array of 0/1", "<other values>")
         self.members = self.members.astype(np.int8)
         n = self.members.shape[0]
+        self.record_ids = _record_ids(self.record_ids, n)
         self.guesses = _indices(self.guesses, "guesses", m, n, abstain=True)
         self._check_truth(m, n)
         self.model_free = {str(k): _indices(v, f"model_free[{k!r}]", m, n, abstain=True)
@@ -307,7 +355,8 @@ class AttributeResult:
             if labels.min() == labels.max():
                 continue  # no member has it, or all have it: no ROC
             out.append(AttackResult(
-                labels=labels, scores=self.posteriors[keep, j], attack=self.attack,
+                labels=labels, scores=self.posteriors[keep, j],
+                record_ids=self.record_ids[keep], attack=self.attack,
                 target=self.target, dataset=self.dataset, kind="attribute",
                 parameters={**self.parameters, "sensitive_attribute":
                             self.sensitive_attribute, "value": to_jsonable(
@@ -329,7 +378,8 @@ class AttributeResult:
             scores = correct.astype(np.float64)
         return AttackResult(
             labels=self.members, scores=scores, predictions=correct.astype(np.int8),
-            attack=f"{self.attack}->membership", target=self.target, dataset=self.dataset,
+            record_ids=self.record_ids, attack=f"{self.attack}->membership",
+            target=self.target, dataset=self.dataset,
             parameters={**self.parameters, "reduction": "Yeom et al. Adversary 5",
                         "sensitive_attribute": self.sensitive_attribute})
 
@@ -353,6 +403,7 @@ class AttributeResult:
             if getattr(self, name) is not None:
                 arrays[name] = getattr(self, name)
         arrays.update({f"model_free.{k}": v for k, v in self.model_free.items()})
+        arrays.update(_ids_to_arrays(self.record_ids))
         return arrays
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
@@ -390,11 +441,12 @@ class AttributeResult:
         model_free = {k.removeprefix("model_free."): v for k, v in arrays.items()
                       if k.startswith("model_free.")}
         try:
+            record_ids = _ids_from_arrays(arrays)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return cls(**kwargs, **{k: v for k, v in arrays.items()
                                         if not k.startswith("model_free.")},
-                           model_free=model_free,
+                           model_free=model_free, record_ids=record_ids,
                            audit=AuditInfo.from_dict(doc.get("audit") or {}))
         except (TypeError, ValueError) as exc:
             raise ResultFileError(f"{json_path} holds invalid data: {exc}") from None
