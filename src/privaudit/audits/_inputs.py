@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,7 @@ from privaudit._validation import (
     RANDOM_STATE,
     REFERENCE_MODES,
     align_on_index,
+    check_attack_params,
     check_binary_labels,
     check_directory,
     check_unique_ids,
@@ -198,7 +199,12 @@ def check_population(population: Any, X: Any, y: np.ndarray, func: str = _FUNC,
 def check_attack_names(
     attacks: Any, attack_params: Any, reference_mode: Any, task: str
 ) -> tuple[list[str], dict[str, dict[str, Any]]]:
-    """The attack names (defaults by task), their parameters; refuse unknown or repeated."""
+    """The attack names (defaults by task), their parameters; refuse unknown or repeated.
+
+    ``attack_params`` goes through the one check of every audit and configuration
+    (:func:`~privaudit._validation.check_attack_params`): keys of requested attacks, each
+    attack's own parameters (the valid ones listed), values the attack accepts.
+    """
     from privaudit.attacks import available_attacks
     from privaudit.audits._plan import default_attacks
 
@@ -213,9 +219,17 @@ def check_attack_names(
         raise param_error("attacks", _FUNC, f"names among {sorted(known)}", unknown)
     if len(set(attacks)) != len(attacks):
         raise param_error("attacks", _FUNC, "names without repetition", list(attacks))
+    if attack_params is not None and not isinstance(attack_params, Mapping):
+        raise param_error("attack_params", _FUNC, "a dict {attack name: {parameter: value}}",
+                          f"<{type(attack_params).__name__}>", error=TypeError)
     params = dict(attack_params or {})
-    stray = sorted(set(params) - set(attacks))
-    if stray:
-        raise param_error("attack_params", _FUNC, "keyed by requested attack names", stray)
+    check_attack_params(list(attacks), params, _attack_class, func=_FUNC)
     REFERENCE_MODES.check(reference_mode, param="reference_mode", func=_FUNC)
     return list(attacks), params
+
+
+def _attack_class(name: str) -> type:
+    """The class of the membership attack registered as ``name``."""
+    from privaudit.attacks import get_attack
+
+    return type(get_attack(name))

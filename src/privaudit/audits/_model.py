@@ -84,7 +84,9 @@ def audit_model(
         ``lira-online``, ``rmia``, ``label-only``, ``gradient-norm`` (torch targets).
     attack_params : dict, optional
         Constructor parameters per attack name, e.g. ``{"lira-online": {"fix_variance":
-        True}}``.
+        True}}``, checked before any work as a configuration's ``attack_params`` are: an
+        attack that does not run, a parameter the attack does not have (the valid ones
+        are listed) or a value its ``check_params()`` refuses is an error.
     reference : ReferenceSpec, optional
         The reference models (:class:`privaudit.training.ReferenceSpec`; default
         ``ReferenceSpec()``): ``recipe`` (how to train a model "like the target"; default
