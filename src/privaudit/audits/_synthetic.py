@@ -449,12 +449,12 @@ def audit_synthetic(
 
     tables = check_tables(synthetic, original, holdout, control, metadata)
     names, params = plan_checks(checks, check_params, has_text=bool(tables.metadata.text))
-    check_sizes(tables, names, params)
     for label, value in (("name", name), ("dataset", dataset)):
         if not isinstance(value, str):
             raise param_error(label, _FUNC, "a str", value, error=TypeError)
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
         raise param_error("random_state", _FUNC, "an integer", random_state, error=TypeError)
+    check_sizes(tables, names, params)
     run = AuditRun(func=_FUNC, target_name=name, identity=(_FUNC, *tables.digest(),
                                                            int(random_state)),
                    random_state=int(random_state),
