@@ -98,7 +98,9 @@ def test_a_tapas_style_generator_object_is_audited(folder):
     ("generators: []\n", "generators"),
     # Options that would be accepted and ignored, or would change the game unseen.
     ("generators: [{name: x, builtin: copying}]\nattacks: [domias]\n"
-     "attack_params: {groundhog: {bins: 3}}\n", "not requested: ['groundhog']"),
+     "attack_params: {groundhog: {bins: 3}}\n", "attack_params.groundhog"),
+    ("generators: [{name: x, builtin: copying}]\nattacks: [closest-distance]\n"
+     "attack_params: {closest-distance: {radius: 0.1}}\n", "closest-distance.radius"),
     ("targets: {rows: [3, 3]}\ngenerators: [{name: x, builtin: copying}]\n",
      "repeated: [3]"),
     ("targets: {rows: [3]}\nn_targets: 2\ngenerators: [{name: x, builtin: copying}]\n",

@@ -81,7 +81,9 @@ def test_the_tables_come_back_and_each_phase_is_timed(population, tmp_path):
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"attacks": ["domias"], "attack_params": {"groundhog": {"bins": 3}}},
-     r"not requested: \['groundhog'\]"),
+     r"attack_params.*listed in 'attacks' \(\['domias'\]\).*'groundhog'"),
+    ({"attack_params": {"closest-distance": {"radius": 0.1}}},  # not its parameter
+     r"attack_params.*'closest-distance.radius'"),
     ({"targets": [3, 3]}, r"repeated: \[3\]"),
     ({"targets": [3], "n_targets": 2}, "n_targets"),
     ({"secret": "city", "secret_values": ["a", "nope"]},

@@ -303,17 +303,22 @@ def _check_builtin_params(name: str, params: dict[str, Any]) -> None:
 
 
 def _check_attacks(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
+    """(name, attack) pairs; ``attack_params`` through the one check of every audit.
+
+    :func:`~privaudit._validation.check_attack_params`: keys of requested attacks (the
+    parameters of an attack that does not run would be ignored), each attack's own
+    parameters, values it accepts. Attacks given as objects keep their own parameters.
+    """
+    from privaudit._validation import check_attack_params
     from privaudit.attacks.generator import GENERATOR_ATTACKS, GeneratorAttack
 
-    plan = named_attacks(attacks, attack_params, registry=GENERATOR_ATTACKS,
+    items = DEFAULT_GENERATOR_ATTACKS if attacks is None else attacks
+    by_name = [i for i in ([items] if isinstance(items, str) else items)
+               if isinstance(i, str) and i in GENERATOR_ATTACKS]
+    check_attack_params(by_name, attack_params, GENERATOR_ATTACKS.__getitem__, func=_FUNC)
+    return named_attacks(attacks, attack_params, registry=GENERATOR_ATTACKS,
                          base=GeneratorAttack, default=DEFAULT_GENERATOR_ATTACKS,
                          func=_FUNC)
-    stray = sorted(set(attack_params or {}) - {name for name, _ in plan})
-    if stray:
-        raise param_error("attack_params", _FUNC, "keyed by requested attack names "
-                          f"({[name for name, _ in plan]}); not requested: {stray}",
-                          attack_params)
-    return plan
 
 
 def _check_epsilon(claimed_epsilon: Any) -> float | None:

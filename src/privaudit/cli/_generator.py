@@ -134,17 +134,25 @@ class GeneratorAuditFile(Section):
         if self.targets is not None and self.n_targets is not None:
             raise KeyProblem("n_targets", "left out when 'targets' is given (the targets "
                              "are then those records)", self.n_targets)
-        from privaudit.audits import DEFAULT_GENERATOR_ATTACKS
-
-        requested = set(self.attacks or DEFAULT_GENERATOR_ATTACKS)
-        stray = sorted(set(self.attack_params) - requested)
-        if stray:
-            raise KeyProblem("attack_params", "keyed by requested attack names "
-                             f"({sorted(requested)}); not requested: {stray}", stray)
+        self._check_attack_params()
         if self.secret_values is not None and self.secret is None:
             raise KeyProblem("secret_values", "left out unless 'secret' is given",
                              self.secret_values)
         return self
+
+    def _check_attack_params(self) -> None:
+        """Known attack names; ``attack_params`` by the API's one check, named as keys."""
+        from privaudit._validation import attack_params_problem
+        from privaudit.attacks.generator import GENERATOR_ATTACKS
+        from privaudit.audits import DEFAULT_GENERATOR_ATTACKS
+
+        for i, name in enumerate(self.attacks or []):
+            if name not in GENERATOR_ATTACKS:
+                raise KeyProblem(f"attacks[{i}]", f"one of {sorted(GENERATOR_ATTACKS)}", name)
+        problem = attack_params_problem(list(self.attacks or DEFAULT_GENERATOR_ATTACKS),
+                                        self.attack_params, GENERATOR_ATTACKS.__getitem__)
+        if problem is not None:
+            raise KeyProblem(f"attack_params.{problem.key}", problem.expected, problem.got)
 
 
 @dataclass
