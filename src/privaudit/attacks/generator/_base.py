@@ -124,20 +124,12 @@ def table_digest(table: Any) -> str:
 
 
 def _content_digest(table: Any) -> str:
-    """SHA-256 of the column names, dtypes and values (objects through pandas' hash)."""
-    import hashlib
+    """SHA-256 of the column names, dtypes and values (objects by value, through _digest)."""
+    from privaudit._digest import array_sha256, sha256_json
 
-    import pandas as pd
-
-    h = hashlib.sha256(repr((list(map(str, table.columns)), [str(d) for d in table.dtypes],
-                             table.shape)).encode())
-    for column in table.columns:
-        values = table[column].to_numpy()
-        if values.dtype.kind in "biufcmM":
-            h.update(np.ascontiguousarray(values).tobytes())
-        else:
-            h.update(pd.util.hash_array(values, categorize=False).tobytes())
-    return h.hexdigest()
+    columns = [array_sha256(table[column].to_numpy()) for column in table.columns]
+    return sha256_json([list(map(str, table.columns)), [str(d) for d in table.dtypes],
+                        list(table.shape), columns])
 
 
 def _frame_digest(frame: Any) -> str:
