@@ -240,8 +240,11 @@ def test_record_ids_reach_the_saved_results(tmp_path):
     first = run(ids)
     assert first.record_ids.tolist() == ids and "record_ids" not in first.extra
     assert first.to_membership_result().record_ids.tolist() == ids
-    (saved,) = [AttributeResult.load(p) for p in tmp_path.rglob("attribute.json")]
-    assert saved.record_ids.tolist() == ids
+    (path,) = tmp_path.rglob("attribute.json")
+    assert AttributeResult.load(path).record_ids.tolist() == ids
+    written = path.stat().st_mtime_ns
+    assert run(ids).record_ids.tolist() == ids  # the same ids: the saved result, reused
+    assert path.stat().st_mtime_ns == written
     # Other ids make another run (never the saved result of the first ids).
     assert run(ids[::-1]).record_ids.tolist() == ids[::-1]
     numbers = np.arange(500, 600)
