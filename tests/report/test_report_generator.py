@@ -107,4 +107,14 @@ def test_page_has_the_claims_and_the_generators_side_by_side(tmp_path):
     assert section.count("not refuted by these attacks") == 1
     header = section.split('class="generator-compare"')[1].split("</thead>")[0]
     assert [h in header for h in ("leaky", "dp", "plain")] == [True] * 3
-    assert section.count("<tr><td class=\"name\">record") == 2  # one row per target, attack
+    compare = section.split('class="generator-compare"')[1].split("</table>")[0]
+    assert compare.count("<tr><td class=\"name\">record") == 2  # one row per target, attack
+    # The correction has its own column, and every bound behind the headline is listed.
+    claims = section.split('class="generator-claims"')[1].split("</table>")[0]
+    assert "<th>Correction</th>" in claims
+    assert claims.count("largest of 2 target × attack bounds, Bonferroni: each at 97.50%") == 2
+    bounds = section.split('class="generator-bounds"')
+    assert len(bounds) == 3  # one list per generator with a claim
+    assert all(b.split("</table>")[0].count("<tr><td class=\"name\">record") == 2
+               for b in bounds[1:])
+    assert "picks the attack" not in section

@@ -171,7 +171,7 @@ def _claim_row(row: dict[str, Any]) -> dict[str, Any]:
     note = (f"largest of {row['n_bounds']} target × attack bounds, {row['correction']}: "
             f"each at {row['level']:.2%}")
     return {**row, "claimed": fmt(row["claimed"], 2), "bound": fmt(row["bound"], 2),
-            "attack": f"{row['attack']} ({note})", "correction_note": note,
+            "correction_note": note,
             "bounds": [{**b, "bound": fmt(b["bound"], 2)} for b in row["bounds"]]}
 
 
