@@ -35,6 +35,7 @@ import numpy as np
 from privaudit._digest import sha256_json
 from privaudit._files import atomic_write, atomic_write_text, parse_json, read_limited_inside
 from privaudit._optional import import_optional, install_hint
+from privaudit.targets import check_model_folder
 
 __all__ = ["SPACY_PIPELINE", "cached", "load_embedder", "load_spacy"]
 
@@ -66,7 +67,11 @@ def load_embedder(batch_size: int = 64) -> Callable[[Sequence[str]], np.ndarray]
     transformers = import_optional("transformers", extra="text", purpose="Embedding texts")
     transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar
     folder = str(package.get_model_path())
-    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    # An installed package, but checked as any model folder: no link or file name out of
+    # it, no weights but safetensors, and no code named by its configuration is run.
+    check_model_folder(folder)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True,
+                                                           trust_remote_code=False)
     model = transformers.AutoModel.from_pretrained(
         folder, local_files_only=True, use_safetensors=True, trust_remote_code=False).eval()
 
