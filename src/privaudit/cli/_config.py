@@ -11,7 +11,8 @@ Example (every key but ``target.path``, ``data.path``, ``data.label_column`` and
       # weights_only=True) loaded into the module that `factory` builds
       # type: torch
       # path: model.safetensors
-      # factory: my_models:build_net   # module:function, imported from the config's folder
+      # factory: my_models:build_net   # module:function: my_models.py beside the config, run
+      #                                # from its own file (the folder is never on sys.path)
       # output: logits                 # or probabilities
     data:
       path: audited.csv            # CSV or Parquet: the audited records

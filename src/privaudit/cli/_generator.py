@@ -12,7 +12,9 @@ The configuration (``--config``, YAML) has these sections::
       - {name: dp, builtin: dp-bayes, params: {epsilon: 1.0}, claimed_epsilon: 1.0}
       - {name: copula, builtin: gaussian-copula}
       - {name: mine, callable: my_generators:train_and_sample}   # module:function,
-                                        # imported from the config's folder: a function
+                                        # run from its own file my_generators.py beside
+                                        # the config (the folder is never on sys.path): a
+                                        # function
                                         # or a generator object (fit/sample, fit/generate)
     game: {n_train_rows: 1000, n_synthetic_rows: 1000, n_shadow_runs: 100,
            n_test_runs: 100, knowledge: auxiliary, reference_fraction: 0.2}
