@@ -24,10 +24,11 @@ def _attacks_on_shared_records(n: int = 1500, seed: int = 0) -> list[AttackResul
     ]
 
 
-def test_compute_is_the_metric_on_the_mapping_of_scores() -> None:
+def test_validation_selection_is_the_metric_on_the_mapping_of_scores() -> None:
     results = _attacks_on_shared_records()
     report = EffectiveEpsilonReport(results, validation_split=0.2,
-                                    confidence_levels=(0.9, 0.99), random_state=3)
+                                    confidence_levels=(0.9, 0.99), random_state=3,
+                                    selection="validation")
     frame = report.compute()
     assert list(frame.columns) == ["confidence", "epsilon_low", "epsilon_high", "attack",
                                    "threshold", "n_validation", "n_test"]
@@ -41,6 +42,49 @@ def test_compute_is_the_metric_on_the_mapping_of_scores() -> None:
     assert set(frame["attack"]) == {"strong"}
     assert frame.loc[0, "epsilon_low"] > 1.0
     assert frame.loc[1, "epsilon_low"] < frame.loc[0, "epsilon_low"]
+
+
+def test_bonferroni_selection_is_the_largest_bound_at_the_corrected_level() -> None:
+    # The default: every attack bounded at 1 - (1 - gamma) / m, the largest reported with
+    # the attack that reached it (no attack chosen on the validation part).
+    results = _attacks_on_shared_records()
+    frame = EffectiveEpsilonReport(results, validation_split=0.2,
+                                   confidence_levels=(0.9, 0.99), random_state=3).compute()
+    for row, gamma in zip(frame.to_dict("records"), (0.9, 0.99), strict=True):
+        alone = {r.attack: pm.effective_epsilon_lower_bound(
+            r.labels, {r.attack: r.scores}, validation_split=0.2,
+            confidence_levels=(1 - (1 - gamma) / 2,), random_state=3)[0] for r in results}
+        best = max(alone.values(), key=lambda b: b.epsilon_low)
+        assert row == best._replace(confidence=gamma)._asdict()
+    assert set(frame["attack"]) == {"strong"} and frame.loc[0, "epsilon_low"] > 1.0
+
+
+def test_a_lucky_pick_on_a_small_validation_part_no_longer_hides_a_refutation() -> None:
+    # Issue 19: 20 validation records picked one attack (bound 0.00) beside another whose
+    # own bound is large. With Bonferroni the headline is never below any single attack's
+    # bound at the corrected level, however the validation part falls.
+    rng = np.random.default_rng(0)
+    n = 100
+    labels = np.r_[np.ones(n), np.zeros(n)].astype(int)
+    ids = np.arange(2 * n)
+    leaky = labels + rng.normal(0, 0.3, 2 * n)
+    noise = [rng.normal(0, 1, 2 * n) for _ in range(5)]
+    results = [AttackResult(labels, leaky, record_ids=ids, attack="leaky", target="m")] + [
+        AttackResult(labels, x, record_ids=ids, attack=f"noise-{i}", target="m")
+        for i, x in enumerate(noise)]
+    for seed in range(10):
+        frame = EffectiveEpsilonReport(results, confidence_levels=(0.95,),
+                                       random_state=seed).compute()
+        alone = pm.effective_epsilon_lower_bound(
+            labels, {"leaky": leaky}, confidence_levels=(1 - 0.05 / 6,),
+            random_state=seed)[0]
+        assert frame.loc[0, "epsilon_low"] >= alone.epsilon_low > 1.0
+        assert frame.loc[0, "attack"] == "leaky"
+
+
+def test_selection_is_checked() -> None:
+    with pytest.raises(ValueError, match="'selection' parameter of EffectiveEpsilonReport"):
+        EffectiveEpsilonReport(_attacks_on_shared_records(), selection="best")
 
 
 def test_results_in_another_order_are_aligned_by_record_id() -> None:

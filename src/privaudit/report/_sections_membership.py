@@ -184,8 +184,12 @@ class EpsilonSection(_AttackSection):
                 "note": first["note"],
                 "bounds": [
                     {"low": fmt(by_level[c]["epsilon_low"], 3),
-                     "high": fmt(by_level[c]["epsilon_high"], 3)} if c in by_level
-                    else {"low": "—", "high": "—"}
+                     "high": fmt(by_level[c]["epsilon_high"], 3),
+                     # The largest corrected bound may come from another attack at
+                     # another level: say which when it differs from the row's.
+                     "attack": by_level[c]["attack"]
+                     if by_level[c]["attack"] != first["attack"] else ""} if c in by_level
+                    else {"low": "—", "high": "—", "attack": ""}
                     for c in levels
                 ],
             })
