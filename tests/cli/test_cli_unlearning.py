@@ -162,3 +162,19 @@ def test_id_column_names_the_records_of_every_result(folder):
     forgotten = audited["forgotten"] == 1
     expected = [*audited.loc[forgotten, "sample"], *audited.loc[~forgotten, "sample"]]
     assert saved["record_id"].tolist() == expected
+
+
+@pytest.mark.parametrize(("params", "words"), [
+    ({"lr": 0.02, "epoch": 5}, ["among ['batch_size', 'epochs', 'lr', 'momentum', "
+                                "'optimizer_name', 'weight_decay']", "<unknown ['epoch']>"]),
+    ({"lr": 0.02, "epochs": 0}, ["'params.epochs' parameter", "a positive integer",
+                                 "Got 0"]),
+])
+def test_unlearning_params_are_refused_before_any_shadow_trains(folder, params, words):
+    config = _config(unlearning={"method": "GA", "params": params, "train_size": 300},
+                     report={"out": "refused", "n_bootstrap": 0})
+    result = _invoke(folder, config, name="params.yaml")
+    text = " ".join(result.output.split())
+    assert result.exit_code != 0 and "Traceback" not in text
+    assert all(w in text for w in words), text
+    assert not (folder / "refused").exists()  # nothing ran, nothing was written

@@ -23,6 +23,7 @@ forget loss, not as a much lower forget accuracy.
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 from typing import Any
@@ -35,7 +36,12 @@ torch = pytest.importorskip("torch")
 from sklearn.datasets import load_digits  # noqa: E402
 
 from privaudit.training import TorchMLPRecipe  # noqa: E402
-from privaudit.unlearn import METHODS, unlearn  # noqa: E402
+from privaudit.unlearn import (  # noqa: E402
+    METHODS,
+    check_method_params,
+    method_hyperparameters,
+    unlearn,
+)
 
 RECIPE = TorchMLPRecipe(hidden=(128,), epochs=40, classes=np.arange(10))
 
@@ -199,6 +205,48 @@ def test_bad_methods_and_hyperparameters(digits: dict[str, Any]) -> None:
     _bad(digits, "'hyperparameters'.*temperature", error=TypeError, method="GA",
          temperature=2.0)
     _bad(digits, "'model_factory'", error=TypeError, method="RT", model_factory=3)
+
+
+def test_check_method_params_is_the_rule_the_algorithms_apply(digits) -> None:
+    """One rule: what check_method_params refuses, the algorithm itself refuses."""
+    from privaudit.unlearn._common import HYPERPARAMETER_RULES
+
+    cases = {"RT": {"epochs": 0}, "FT": {"momentum": 1.5}, "GA": {"optimizer_name": "x"},
+             "BT": {"temperature": 0.0}, "SCRUB": {"gamma": -1.0},
+             "SalUn": {"saliency_fraction": 2.0}, "SFR-on": {"n_iters": 0}}
+    f, r = _sets(digits)
+    for method, bad in cases.items():
+        assert set(method_hyperparameters(method)) <= set(HYPERPARAMETER_RULES), method
+        (key,) = bad
+        with pytest.raises(ValueError, match=rf"'params\.{key}' parameter of caller must"):
+            check_method_params(method, bad, func="caller", param="params")
+        # The algorithm called directly refuses the same value, naming the same key.
+        algorithm = METHODS[method]
+        with pytest.raises(ValueError, match=rf"'{key}' parameter of {algorithm.__name__}"):
+            algorithm(digits["net"], f, r, **bad)
+        defaults = {k: inspect.signature(algorithm).parameters[k].default
+                    for k in method_hyperparameters(method)}
+        check_method_params(method, defaults)  # every default passes its own rule
+
+
+def test_check_method_params_names_the_key_and_lists_the_valid_ones() -> None:
+    with pytest.raises(TypeError, match=r"'params' parameter of audit_x must be among "
+                       r"\['batch_size', 'epochs', 'lr', 'momentum', 'optimizer_name', "
+                       r"'weight_decay'\] \(the hyperparameters of GA\)\. Got <unknown "
+                       r"\['epoch'\]> instead"):
+        check_method_params("GA", {"epoch": 5}, func="audit_x", param="params")
+    with pytest.raises(TypeError, match=r"'params' parameter.*a mapping"):
+        check_method_params("GA", [("epochs", 5)], func="audit_x", param="params")
+    with pytest.raises(ValueError, match="'method' parameter of audit_x must be one of"):
+        check_method_params("XX", {}, func="audit_x", param="params")
+    check_method_params("SCRUB", None)
+    check_method_params("RT", {"model_factory": TorchMLPRecipe(), "epochs": 3})
+
+
+def test_unlearn_checks_hyperparameters_before_touching_the_model() -> None:
+    # A bad value is refused first (a model that is not one would be refused after).
+    with pytest.raises(ValueError, match=r"'epochs' parameter of unlearn\(method='GA'\)"):
+        unlearn(object(), (None, None), (None, None), method="GA", epochs=0)
 
 
 def test_bad_sets(digits: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ finding: GA is the most fragile algorithm, RT is safe (every attack near chance)
 from __future__ import annotations
 
 import warnings
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -218,3 +219,54 @@ def test_settings_no_attack_reads_are_refused(world, kwargs, message):
         audit_unlearning(world["original"], (X[f], y[f]), (X[h], y[h]),
                          population=(X[p], y[p]), recipe=world["recipe"], method="GA",
                          **kwargs)
+
+
+class _Trained(Exception):
+    """Raised by :class:`_NoTraining` when the audit starts training shadows."""
+
+
+class _NoTraining(TorchMLPRecipe):
+    """A recipe that records that training started, and stops there."""
+
+    calls: ClassVar[list[str]] = []
+
+    def train(self, X, y, *, random_state):
+        self.calls.append("train")
+        raise _Trained
+
+    def train_many(self, datasets, *, random_states):
+        self.calls.append("train_many")
+        raise _Trained
+
+
+@pytest.mark.parametrize(("params", "message", "error"), [
+    ({"lr": 0.002, "epoch": 5}, r"'params' parameter of audit_unlearning must be among "
+     r"\['batch_size', 'epochs', 'lr', 'momentum', 'optimizer_name', 'weight_decay'\] "
+     r"\(the hyperparameters of GA\)\. Got <unknown \['epoch'\]> instead", TypeError),
+    ({"lr": 0.002, "epochs": 0}, r"'params\.epochs' parameter of audit_unlearning must be "
+     r"a positive integer\. Got 0 instead", ValueError),
+    ({"optimizer_name": "lbfgs"}, r"'params\.optimizer_name' parameter of audit_unlearning "
+     r"must be 'sgd' or 'adam'", ValueError),
+    ({"lr": float("nan")}, r"'params\.lr' parameter.*a positive real number", ValueError),
+])
+def test_unlearning_params_are_refused_before_any_shadow_trains(params, message, error):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 80)
+    target = TorchTarget(torch.nn.Linear(4, 3), name="net")
+    recipe = _NoTraining(hidden=(4,), epochs=1, classes=np.arange(3))
+
+    def audit(p):
+        return audit_unlearning(target, (X[:10], y[:10]), (X[10:20], y[10:20]),
+                                recipe=recipe, method="GA", params=p,
+                                population=(X[20:], y[20:]), train_size=30, n_shadows=2,
+                                attacks=["apollo"], executor="local")
+
+    _NoTraining.calls.clear()
+    with pytest.raises(error, match=message):
+        audit(params)
+    assert _NoTraining.calls == [] and target.n_queries == 0  # nothing trained or asked
+    # The same audit with right values gets as far as training its shadows.
+    with pytest.raises(_Trained):
+        audit({"lr": 0.002, "epochs": 5})
+    assert _NoTraining.calls

@@ -74,3 +74,8 @@ def test_unlearning_recipe_forgets_exactly_the_candidates_it_saw(world):
         RECIPE, (X[audit[:40]], y[audit[:40]]), method="SalUn").fingerprint()
     with pytest.raises(ValueError, match="'method' parameter of UnlearningRecipe"):
         UnlearningRecipe(RECIPE, (X[:2], y[:2]), method="nope")
+    # Hyperparameters are refused when the recipe is made, not in every shadow it trains.
+    with pytest.raises(TypeError, match=r"'params' parameter of UnlearningRecipe.*'lr'"):
+        UnlearningRecipe(RECIPE, (X[:2], y[:2]), method="GA", params={"rate": 0.1})
+    with pytest.raises(ValueError, match=r"'params\.lr' parameter of UnlearningRecipe"):
+        UnlearningRecipe(RECIPE, (X[:2], y[:2]), method="GA", params={"lr": -0.1})

@@ -260,6 +260,10 @@ def audit_unlearning(
     method : str
         The unlearning algorithm (:data:`privaudit.unlearn.METHODS`); the shadows unlearn
         with it and ``params``, as the attacker is assumed to know it.
+    params : dict, optional
+        The algorithm's hyperparameters (``{"lr": 0.002, "epochs": 5}``), checked before
+        any work by :func:`privaudit.unlearn.check_method_params`: a key the method does
+        not take (the valid ones listed) or a bad value is refused.
     population : (X, y)
         Other records of the distribution, disjoint from the audited ones: shadow data.
     train_size : int, optional
@@ -314,8 +318,11 @@ def audit_unlearning(
     ------
     ValueError
         Overlapping forget / held-out / population records, forgotten records outside
-        or held-out records inside ``training_set``, an unknown method or attack,
-        probability attacks on a label-only target, a bad ``train_size``, too few shadows.
+        or held-out records inside ``training_set``, an unknown method or attack, a bad
+        value in ``params``, probability attacks on a label-only target, a bad
+        ``train_size``, too few shadows.
+    TypeError
+        A key of ``params`` the method does not take.
 
     References
     ----------
@@ -329,10 +336,10 @@ def audit_unlearning(
     from privaudit.results import ResultsStore
     from privaudit.targets import as_target, target_fingerprint
     from privaudit.training import as_recipe, data_fingerprint
-    from privaudit.unlearn import METHODS
+    from privaudit.unlearn import check_method_params
 
-    if method not in METHODS:
-        raise param_error("method", _FUNC, f"one of {sorted(METHODS)}", method)
+    # Before any shadow trains: the shadows unlearn with these, minutes later.
+    check_method_params(method, params, func=_FUNC, param="params")
     if isinstance(n_shadows, bool) or not isinstance(n_shadows, (int, np.integer)) \
             or n_shadows < 2:
         raise param_error("n_shadows", _FUNC, "an int >= 2 (unlearned and never-trained "

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from privaudit._validation import param_error
 from privaudit.unlearn._basic import fine_tune, gradient_ascent, retrain
-from privaudit.unlearn._common import DataPair
+from privaudit.unlearn._common import HYPERPARAMETER_RULES, DataPair
 from privaudit.unlearn._distill import bad_teacher, scrub
 from privaudit.unlearn._saliency import salun, sfr_on
 
-__all__ = ["METHODS", "unlearn"]
+__all__ = ["METHODS", "check_method_params", "method_hyperparameters", "unlearn"]
 
 #: The algorithms by their short name in the Apollo paper's tables.
 METHODS: dict[str, Callable[..., Any]] = {
@@ -84,18 +84,64 @@ def unlearn(
     >>> import torch  # doctest: +SKIP
     >>> new = unlearn(net, (X_f, y_f), (X_r, y_r), method="SCRUB", epochs=5)  # doctest: +SKIP
     """
-    func = METHODS.get(method) if isinstance(method, str) else None
-    if func is None:
-        raise param_error("method", "unlearn", f"one of {sorted(METHODS)}", method)
-    known = set(inspect.signature(func).parameters) - {"model", "forget", "retain",
-                                                        "random_state"}
-    unknown = sorted(set(hyperparameters) - known)
-    if unknown:
-        raise param_error("hyperparameters", f"unlearn(method={method!r})",
-                          f"among {sorted(known)}", f"<unknown {unknown}>", error=TypeError)
+    check_method_params(method, hyperparameters, func="unlearn")
     if training_set is not None:
         _check_in_training_set(forget, retain, training_set)
-    return func(model, forget, retain, random_state=random_state, **hyperparameters)
+    return METHODS[method](model, forget, retain, random_state=random_state,
+                           **hyperparameters)
+
+
+def method_hyperparameters(method: str) -> list[str]:
+    """The hyperparameters ``method`` takes (its keyword arguments but the seed), sorted."""
+    fixed = {"model", "forget", "retain", "random_state"}
+    return sorted(set(inspect.signature(METHODS[method]).parameters) - fixed)
+
+
+def check_method_params(method: Any, params: Mapping[str, Any] | None, *,
+                        func: str = "check_method_params", param: str | None = None) -> None:
+    """Refuse an unknown method, or a hyperparameter it does not take or a bad value.
+
+    The one rule of :func:`unlearn` (which calls it first) and of every caller that runs
+    an algorithm later (:func:`~privaudit.audits.audit_unlearning`, whose shadows unlearn
+    after minutes of training): the keys must be among the method's hyperparameters
+    (:func:`method_hyperparameters`, listed when not) and each value must pass the rule
+    the algorithm itself checks it by (``HYPERPARAMETER_RULES``).
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`METHODS`.
+    params : mapping or None
+        ``{hyperparameter: value}``.
+    func : str
+        The caller, named in the messages.
+    param : str, optional
+        The caller's name of ``params`` (``"params"``): a bad value is then named
+        ``'<param>.<key>'``. Default: the keys are the caller's own keyword arguments
+        (``unlearn``'s ``**hyperparameters``), each named as itself.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, or a bad value (naming the key and what it must be).
+    TypeError
+        For params that are not a mapping, or a hyperparameter the method does not take
+        (naming it and listing the valid ones).
+    """
+    if not isinstance(method, str) or method not in METHODS:
+        raise param_error("method", func, f"one of {sorted(METHODS)}", method)
+    where = f"{func}(method={method!r})" if param is None else func
+    if params is not None and not isinstance(params, Mapping):
+        raise param_error(param or "hyperparameters", where, "a mapping of hyperparameter "
+                          "names to values", f"<{type(params).__name__}>", error=TypeError)
+    known = method_hyperparameters(method)
+    unknown = sorted(set(params or {}) - set(known), key=str)
+    if unknown:
+        raise param_error(param or "hyperparameters", where, f"among {known} (the "
+                          f"hyperparameters of {method})", f"<unknown {unknown}>",
+                          error=TypeError)
+    for key, value in (params or {}).items():
+        HYPERPARAMETER_RULES[key](value, key if param is None else f"{param}.{key}", where)
 
 
 def _check_in_training_set(forget: DataPair, retain: DataPair, training: DataPair) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from privaudit._validation import param_error
 from privaudit.unlearn._common import (
     DataPair,
-    common_hyper,
+    checked,
     descend,
     finish,
     fresh,
@@ -111,8 +111,9 @@ def retrain(
     """
     func = "retrain"
     task = prepare(model, forget, retain, func)
-    epochs, lr, batch_size, _, weight_decay = common_hyper(func, epochs, lr, batch_size, 0.0,
-                                                           weight_decay)
+    epochs, lr, batch_size, weight_decay, model_factory = checked(
+        func, epochs=epochs, lr=lr, batch_size=batch_size, weight_decay=weight_decay,
+        model_factory=model_factory)
     if _is_recipe(model_factory, task.torch):
         seed = positive_int(random_state, "random_state", func, zero=True)
         return _train_recipe(model_factory, task, seed, func)
@@ -177,8 +178,9 @@ def fine_tune(
     """
     func = "fine_tune"
     task = prepare(model, forget, retain, func)
-    epochs, lr, batch_size, momentum, weight_decay = common_hyper(
-        func, epochs, lr, batch_size, momentum, weight_decay)
+    epochs, lr, batch_size, momentum, weight_decay, optimizer_name = checked(
+        func, epochs=epochs, lr=lr, batch_size=batch_size, momentum=momentum,
+        weight_decay=weight_decay, optimizer_name=optimizer_name)
     F = task.torch.nn.functional
     with seeded(task.torch, random_state, func) as gen:
         net = student(model)
@@ -235,8 +237,9 @@ def gradient_ascent(
     """
     func = "gradient_ascent"
     task = prepare(model, forget, retain, func)
-    epochs, lr, batch_size, momentum, weight_decay = common_hyper(
-        func, epochs, lr, batch_size, momentum, weight_decay)
+    epochs, lr, batch_size, momentum, weight_decay, optimizer_name = checked(
+        func, epochs=epochs, lr=lr, batch_size=batch_size, momentum=momentum,
+        weight_decay=weight_decay, optimizer_name=optimizer_name)
     F = task.torch.nn.functional
     with seeded(task.torch, random_state, func) as gen:
         net = student(model)

@@ -245,10 +245,52 @@ def distill_kl(student_logits: Any, teacher_logits: Any, temperature: float) -> 
     return F.kl_div(log_p, q, reduction="batchmean") * temperature ** 2
 
 
-def common_hyper(func: str, epochs: Any, lr: Any, batch_size: Any, momentum: Any,
-                 weight_decay: Any) -> tuple[int, float, int, float, float]:
-    """Check the hyperparameters every gradient method shares."""
-    return (positive_int(epochs, "epochs", func), positive_float(lr, "lr", func),
-            positive_int(batch_size, "batch_size", func),
-            positive_float(momentum, "momentum", func, zero=True, high=1.0),
-            positive_float(weight_decay, "weight_decay", func, zero=True))
+def _optimizer_name(value: Any, param: str, func: str) -> str:
+    if value not in ("sgd", "adam"):
+        raise param_error(param, func, "'sgd' or 'adam'", value)
+    return str(value)
+
+
+def _model_factory(value: Any, param: str, func: str) -> Any:
+    if value is not None and not callable(value) and not callable(getattr(value, "train",
+                                                                           None)):
+        raise param_error(param, func, "None, a callable returning a fresh torch.nn.Module "
+                          "or a training recipe", value, error=TypeError)
+    return value
+
+
+def _count(zero: bool = False) -> Callable[[Any, str, str], int]:
+    return lambda value, param, func: positive_int(value, param, func, zero=zero)
+
+
+def _real(zero: bool = False, high: float | None = None) -> Callable[[Any, str, str], float]:
+    return lambda value, param, func: positive_float(value, param, func, zero=zero, high=high)
+
+
+#: The rule of every hyperparameter, by name, whichever algorithm takes it: each algorithm
+#: checks its values through :func:`checked`, and
+#: :func:`~privaudit.unlearn.check_method_params` through the same rules before any work.
+HYPERPARAMETER_RULES: dict[str, Callable[[Any, str, str], Any]] = {
+    **dict.fromkeys(("epochs", "batch_size", "forget_batch_size", "n_iters", "forget_freq"),
+                    _count()),
+    "max_steps": _count(zero=True),
+    **dict.fromkeys(("lr", "temperature", "max_norm"), _real()),
+    **dict.fromkeys(("weight_decay", "alpha", "gamma", "forget_alpha", "lambd",
+                     "saliency_threshold"), _real(zero=True)),
+    "momentum": _real(zero=True, high=1.0),
+    **dict.fromkeys(("retain_fraction", "saliency_fraction"), _real(high=1.0)),
+    "optimizer_name": _optimizer_name,
+    "model_factory": _model_factory,
+}
+
+
+def checked(func: str, **values: Any) -> list[Any]:
+    """``values`` checked by :data:`HYPERPARAMETER_RULES`, in the order given.
+
+    Raises
+    ------
+    ValueError or TypeError
+        Naming the first bad hyperparameter (``"The 'epochs' parameter of fine_tune must
+        be a positive integer. Got 0 instead."``).
+    """
+    return [HYPERPARAMETER_RULES[name](value, name, func) for name, value in values.items()]

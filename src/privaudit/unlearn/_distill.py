@@ -8,15 +8,13 @@ from typing import Any
 from privaudit.unlearn._common import (
     DataPair,
     batches,
-    common_hyper,
+    checked,
     descend,
     distill_kl,
     finish,
     fresh,
     frozen,
     optimizer,
-    positive_float,
-    positive_int,
     prepare,
     seeded,
     step,
@@ -85,10 +83,11 @@ def bad_teacher(
     """
     func = "bad_teacher"
     task = prepare(model, forget, retain, func)
-    epochs, lr, batch_size, momentum, weight_decay = common_hyper(
-        func, epochs, lr, batch_size, momentum, weight_decay)
-    fraction = positive_float(retain_fraction, "retain_fraction", func, high=1.0)
-    temperature = positive_float(temperature, "temperature", func)
+    (model_factory, epochs, lr, batch_size, fraction, temperature, momentum, weight_decay,
+     optimizer_name) = checked(
+        func, model_factory=model_factory, epochs=epochs, lr=lr, batch_size=batch_size,
+        retain_fraction=retain_fraction, temperature=temperature, momentum=momentum,
+        weight_decay=weight_decay, optimizer_name=optimizer_name)
     torch = task.torch
     with seeded(torch, random_state, func) as gen:
         bad = frozen(fresh(model, model_factory, func))
@@ -172,13 +171,12 @@ def scrub(
     """
     func = "scrub"
     task = prepare(model, forget, retain, func)
-    epochs, lr, batch_size, momentum, weight_decay = common_hyper(
-        func, epochs, lr, batch_size, momentum, weight_decay)
-    max_steps = positive_int(max_steps, "max_steps", func, zero=True)
-    forget_batch_size = positive_int(forget_batch_size, "forget_batch_size", func)
-    temperature = positive_float(temperature, "temperature", func)
-    alpha = positive_float(alpha, "alpha", func, zero=True)
-    gamma = positive_float(gamma, "gamma", func, zero=True)
+    (epochs, max_steps, lr, batch_size, forget_batch_size, temperature, alpha, gamma,
+     momentum, weight_decay, optimizer_name) = checked(
+        func, epochs=epochs, max_steps=max_steps, lr=lr, batch_size=batch_size,
+        forget_batch_size=forget_batch_size, temperature=temperature, alpha=alpha,
+        gamma=gamma, momentum=momentum, weight_decay=weight_decay,
+        optimizer_name=optimizer_name)
     torch, F = task.torch, task.torch.nn.functional
     with seeded(torch, random_state, func) as gen:
         teacher, net = frozen(model), student(model)

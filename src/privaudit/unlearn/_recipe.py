@@ -20,7 +20,7 @@ import numpy as np
 from privaudit._rows import rows_found_in
 from privaudit._validation import param_error
 from privaudit.training import as_recipe, data_fingerprint
-from privaudit.unlearn._api import METHODS, unlearn
+from privaudit.unlearn._api import check_method_params, unlearn
 
 __all__ = ["UnlearningRecipe"]
 
@@ -39,7 +39,8 @@ class UnlearningRecipe:
     method : str, default="GA"
         The unlearning algorithm (:data:`privaudit.unlearn.METHODS`), the audited one.
     params : dict, optional
-        Its hyperparameters.
+        Its hyperparameters, checked at once
+        (:func:`~privaudit.unlearn.check_method_params`).
 
     References
     ----------
@@ -52,9 +53,8 @@ class UnlearningRecipe:
 
     def __init__(self, recipe: Any, candidates: tuple[Any, Any], *, method: str = "GA",
                  params: dict[str, Any] | None = None) -> None:
-        if method not in METHODS:
-            raise param_error("method", "UnlearningRecipe", f"one of {sorted(METHODS)}",
-                              method)
+        # Before any model trains: a bad hyperparameter would fail in every shadow.
+        check_method_params(method, params, func="UnlearningRecipe", param="params")
         if not isinstance(candidates, tuple) or len(candidates) != 2:
             raise param_error("candidates", "UnlearningRecipe", "a pair (X, y)",
                               f"<{type(candidates).__name__}>", error=TypeError)

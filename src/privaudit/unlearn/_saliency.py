@@ -10,12 +10,10 @@ from privaudit.unlearn._common import (
     DataPair,
     Task,
     batches,
-    common_hyper,
+    checked,
     descend,
     finish,
     optimizer,
-    positive_float,
-    positive_int,
     prepare,
     seeded,
     step,
@@ -104,9 +102,10 @@ def salun(
     """
     func = "salun"
     task = prepare(model, forget, retain, func)
-    epochs, lr, batch_size, momentum, weight_decay = common_hyper(
-        func, epochs, lr, batch_size, momentum, weight_decay)
-    fraction = positive_float(saliency_fraction, "saliency_fraction", func, high=1.0)
+    fraction, epochs, lr, batch_size, momentum, weight_decay, optimizer_name = checked(
+        func, saliency_fraction=saliency_fraction, epochs=epochs, lr=lr,
+        batch_size=batch_size, momentum=momentum, weight_decay=weight_decay,
+        optimizer_name=optimizer_name)
     torch, F = task.torch, task.torch.nn.functional
     with seeded(torch, random_state, func) as gen:
         net = student(model)
@@ -226,13 +225,12 @@ def sfr_on(
     """
     func = "sfr_on"
     task = prepare(model, forget, retain, func)
-    n_iters, lr, batch_size, momentum, weight_decay = common_hyper(
-        func, n_iters, lr, batch_size, momentum, weight_decay)
-    freq = positive_int(forget_freq, "forget_freq", func)
-    alpha = positive_float(forget_alpha, "forget_alpha", func, zero=True)
-    lambd = positive_float(lambd, "lambd", func, zero=True)
-    threshold = positive_float(saliency_threshold, "saliency_threshold", func, zero=True)
-    max_norm = positive_float(max_norm, "max_norm", func)
+    (n_iters, freq, alpha, lambd, threshold, max_norm, lr, batch_size, momentum,
+     weight_decay, optimizer_name) = checked(
+        func, n_iters=n_iters, forget_freq=forget_freq, forget_alpha=forget_alpha,
+        lambd=lambd, saliency_threshold=saliency_threshold, max_norm=max_norm, lr=lr,
+        batch_size=batch_size, momentum=momentum, weight_decay=weight_decay,
+        optimizer_name=optimizer_name)
     torch, F = task.torch, task.torch.nn.functional
     with seeded(torch, random_state, func) as gen:
         net = student(model)
