@@ -182,8 +182,6 @@ def audit_llm(
        Models." 2024 (PrivLeak).
     """
     texts = _audited_texts(members, non_members, forget, holdout, record_ids)
-    if blind_baseline:
-        _check_blind_baseline_sides(texts)
     lm = _as_lm(target, tokenizer, "target")
     statistics = _plan_statistics(attacks, reference_model=reference_model,
                                   token_frequencies=token_frequencies,
@@ -204,6 +202,8 @@ def audit_llm(
               for name, model in _other_models(compare, retrained).items()}
     context = _Context(texts=texts, scoring=scoring, store=_store(results_dir),
                        dataset=dataset, random_state=_seed(random_state), progress=progress)
+    if blind_baseline:
+        _check_blind_baseline_sides(texts)
     # Validated above; the work starts here.
     blind = context.blind_result() if blind_baseline else None
     other_results = {name: context.score(other, statistics, baseline=None)
