@@ -240,7 +240,7 @@ def test_registered_and_bad_input():
     assert isinstance(get_attack("label-only", method="boundary"), LabelOnlyAttack)
     target = LabelOnlyTarget(threshold_rule, classes=2)
     X, y = np.ones((4, 2)), np.ones(4, dtype=int)
-    with pytest.raises(ValueError, match=r"'method' parameter of LabelOnlyAttack.score"):
+    with pytest.raises(ValueError, match=r"'method' parameter of LabelOnlyAttack must"):
         LabelOnlyAttack("hopskipjump").score(target, X, y)
     with pytest.raises(ValueError, match="'n_noise' parameter"):
         LabelOnlyAttack(n_noise=-1).score(target, X, y)

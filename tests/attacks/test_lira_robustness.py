@@ -232,9 +232,10 @@ def test_core_parameters_are_checked(kwargs, param):
         lira_scores([0.0], [[0.0], [1.0]], [[True], [False]], **kwargs)
 
 
-@pytest.mark.parametrize("eps", [0.0, 1.5, "tiny"])
-def test_attack_eps_is_checked(forest, eps):
-    with pytest.raises(ValueError, match=r"'eps' parameter of LiRAAttack\.fit"):
+@pytest.mark.parametrize(("eps", "error"), [(0.0, ValueError), (1.5, ValueError),
+                                            ("tiny", TypeError)])
+def test_attack_eps_is_checked(forest, eps, error):
+    with pytest.raises(error, match=r"'eps' parameter of LiRAAttack must"):
         LiRAAttack(eps=eps).fit(forest["pool"])
 
 

@@ -382,7 +382,7 @@ def test_score_before_fit_and_bad_parameters(reference, target_outputs):
     with pytest.raises(TypeError, match="'min_class_samples'"):
         ShadowModelAttack(min_class_samples=2.5).fit(reference)
     with pytest.raises(ValueError,
-                       match=r"'attack_model' parameter of ShadowModelAttack\.fit must be one"):
+                       match=r"'attack_model' parameter of ShadowModelAttack must be one"):
         ShadowModelAttack("svm").fit(reference)
     with pytest.raises(TypeError, match="'attack_model' parameter"):
         ShadowModelAttack(object()).fit(reference)

@@ -307,7 +307,7 @@ def test_regression_and_label_only_targets_are_refused(small):
 
 def test_parameter_errors(small):
     outputs, labels = small
-    with pytest.raises(ValueError, match=r"'model' parameter of TrainedAttack\.run must be one of"):
+    with pytest.raises(ValueError, match=r"'model' parameter of TrainedAttack must be one of"):
         TrainedAttack("svm").run(outputs=outputs, labels=labels)
     with pytest.raises(TypeError, match="'model' parameter"):
         TrainedAttack(object()).run(outputs=outputs, labels=labels)

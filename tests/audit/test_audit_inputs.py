@@ -133,17 +133,26 @@ def test_attack_params_get_the_check_of_every_audit(setup, attack_params, messag
     assert said == []
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="membership attacks have no check_params() yet (RMIA checks "
-                          "gamma only when scoring): privaudit.attacks.membership's owners")
 def test_attack_param_values_are_checked_before_any_work(setup):
+    # RMIA used to check gamma only when scoring, after the reference models trained.
     said = []
-    try:
+    with pytest.raises(ValueError, match=r"'gamma' parameter of RMIAAttack must be a "
+                       r"positive real number.*\(at 'rmia'\)"):
         _audit(setup, attacks=["rmia"], attack_params={"rmia": {"gamma": -1.0}},
                population=setup["population"], reference=ReferenceSpec(n_models=2),
                progress=said.append)
-    except ValueError as exc:
-        assert "'gamma'" in str(exc)
+    assert said == []
+
+
+@pytest.mark.parametrize("name", ["lira-online", "lira-offline"])
+def test_the_name_fixes_lira_online(setup, name):
+    # online: false under "lira-online" would run offline LiRA under the other name.
+    said = []
+    with pytest.raises(ValueError, match=rf"one of \['eps', 'fix_variance', 'min_models'\] "
+                       rf"\(at '{name}\.online'\)"):
+        _audit(setup, attacks=[name], attack_params={name: {"online": name != "lira-online"}},
+               population=setup["population"], reference=ReferenceSpec(n_models=2),
+               progress=said.append)
     assert said == []
 
 

@@ -167,14 +167,18 @@ def test_id_column_names_the_records_of_every_result(folder):
 @pytest.mark.parametrize(("params", "words"), [
     ({"lr": 0.02, "epoch": 5}, ["among ['batch_size', 'epochs', 'lr', 'momentum', "
                                 "'optimizer_name', 'weight_decay']", "<unknown ['epoch']>"]),
-    ({"lr": 0.02, "epochs": 0}, ["'params.epochs' parameter", "a positive integer",
-                                 "Got 0"]),
+    ({"lr": 0.02, "epochs": 0}, ["'unlearning.params.epochs' parameter of",
+                                 "params.yaml must be a positive integer", "Got 0"]),
+    ({"epochs": 2.5}, ["'unlearning.params.epochs' parameter of", "Got 2.5"]),
 ])
 def test_unlearning_params_are_refused_before_any_shadow_trains(folder, params, words):
+    # Checked while the configuration is read (check_method_params, the algorithm's own
+    # rule), named by the configuration's key: one line, exit 2, nothing written.
     config = _config(unlearning={"method": "GA", "params": params, "train_size": 300},
                      report={"out": "refused", "n_bootstrap": 0})
     result = _invoke(folder, config, name="params.yaml")
     text = " ".join(result.output.split())
-    assert result.exit_code != 0 and "Traceback" not in text
+    assert result.exit_code == 2 and "Traceback" not in text
+    assert len(result.output.strip().splitlines()) == 1, result.output
     assert all(w in text for w in words), text
     assert not (folder / "refused").exists()  # nothing ran, nothing was written

@@ -161,6 +161,28 @@ def test_attack_params_are_checked_against_the_attack(folder):
     assert "fix_variance" in message
 
 
+@pytest.mark.parametrize(("attack", "params", "words"), [
+    ("rmia", {"gamma": -1}, "'gamma' parameter of RMIAAttack must be a positive real"),
+    ("lira-offline", {"eps": 2.0}, "'eps' parameter of LiRAAttack must be a real number"),
+    ("shadow", {"attack_model": "svm"}, "'attack_model' parameter of ShadowModelAttack"),
+    ("trained-lr", {"n_splits": 1}, "'n_splits' parameter of TrainedLRAttack"),
+])
+def test_attack_param_values_are_refused_when_the_file_is_read(folder, attack, params,
+                                                               words):
+    # Each attack's check_params(), by the one check of every audit, before any work.
+    config = {**_base(), "attacks": ["loss", attack], "attack_params": {attack: params}}
+    message = " ".join(_error(folder, config).split())
+    assert f"'attack_params.{attack}' key of" in message and words in message
+
+
+def test_lira_online_is_fixed_by_the_name(folder):
+    config = {**_base(), "attacks": ["loss", "lira-offline"],
+              "attack_params": {"lira-offline": {"online": True}}}
+    message = " ".join(_error(folder, config).split())
+    assert "'attack_params.lira-offline.online' key of" in message
+    assert "one of ['eps', 'fix_variance', 'min_models']" in message
+
+
 def test_attack_params_for_an_attack_not_run(folder):
     config = {**_base(), "attacks": ["loss"], "attack_params": {"rmia": {}}}
     assert "'attack_params.rmia' key of" in _error(folder, config)

@@ -26,6 +26,9 @@ class BaseAttack(BaseEstimator):
     The contract, as scikit-learn's estimators:
 
     - ``__init__`` stores its parameters unchanged and does no work;
+    - ``check_params()`` refuses a parameter value the attack cannot use, naming the
+      parameter, without data: audits call it on every attack before any query or
+      training, and ``fit`` / ``score`` / ``run`` call it too;
     - ``fit(...)`` calibrates (reads reference outputs, trains attack models, estimates
       parameters) and returns ``self``; learned state ends in ``_``;
     - ``score(...)`` returns one float64 per record, higher = more likely member (or more
@@ -80,6 +83,15 @@ class BaseAttack(BaseEstimator):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ parameters
+    def check_params(self) -> None:
+        """Refuse constructor parameter values out of range (default: none to check).
+
+        Raises
+        ------
+        TypeError, ValueError
+            Naming the parameter and the value, as every privaudit error does.
+        """
+
     def set_params(self: _A, **params: Any) -> _A:
         """Set constructor parameters (``a__b`` for nested ones); returns ``self``."""
         valid = sorted(self.get_params(deep=False))

@@ -206,6 +206,7 @@ def check_attack_names(
     attack's own parameters (the valid ones listed), values the attack accepts.
     """
     from privaudit.attacks import available_attacks
+    from privaudit.attacks.membership import SET_BY_NAME, membership_attack_class
     from privaudit.audits._plan import default_attacks
 
     if attacks is None:
@@ -223,13 +224,7 @@ def check_attack_names(
         raise param_error("attack_params", _FUNC, "a dict {attack name: {parameter: value}}",
                           f"<{type(attack_params).__name__}>", error=TypeError)
     params = dict(attack_params or {})
-    check_attack_params(list(attacks), params, _attack_class, func=_FUNC)
+    check_attack_params(list(attacks), params, membership_attack_class, func=_FUNC,
+                        set_by_audit=SET_BY_NAME)
     REFERENCE_MODES.check(reference_mode, param="reference_mode", func=_FUNC)
     return list(attacks), params
-
-
-def _attack_class(name: str) -> type:
-    """The class of the membership attack registered as ``name``."""
-    from privaudit.attacks import get_attack
-
-    return type(get_attack(name))

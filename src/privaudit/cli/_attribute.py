@@ -19,8 +19,8 @@ The configuration (``--config``, YAML) has the sections of ``audit model`` (``ta
 ``reference``, ``executor`` and ``cache_dir`` are read by ``shadow-ai`` only, and refused
 without it; ``attack_params`` are checked against each attack's own parameters (the same
 check as ``audit model``'s); ``model-inversion``'s ``sigma`` is for regression targets.
-``data.id_column`` names the records: every result keeps their ids
-(``extra["record_ids"]``).
+``data.id_column`` names the records: every result keeps their ids as its
+``record_ids`` (saved with the scores).
 
 The population (the attacker's records, with the attribute) is required: the attacks and
 the model-free guesses are fitted on it, never on the audited records.

@@ -101,15 +101,10 @@ def check_attack_params_key(attacks: Any, attack_params: Any, classes: Any, sour
         raise key_error(f"attack_params.{problem.key}", problem.expected, problem.got, source)
 
 
-def _membership_class(name: str) -> type:
-    from privaudit.attacks import get_attack
-
-    return type(get_attack(name))
-
-
 def _check_attacks(schema: ModelAuditFile, source: str) -> None:
     """Attack names the registry knows; parameters their constructors take."""
     from privaudit.attacks import available_attacks
+    from privaudit.attacks.membership import SET_BY_NAME, membership_attack_class
 
     known = sorted(available_attacks())
     for i, name in enumerate(schema.attacks):
@@ -117,7 +112,8 @@ def _check_attacks(schema: ModelAuditFile, source: str) -> None:
             raise key_error(f"attacks[{i}]", f"one of {known}", name, source)
         if name in schema.attacks[:i]:
             raise key_error(f"attacks[{i}]", "an attack not listed before", name, source)
-    check_attack_params_key(schema.attacks, schema.attack_params, _membership_class, source)
+    check_attack_params_key(schema.attacks, schema.attack_params, membership_attack_class,
+                            source, set_by_audit=SET_BY_NAME)
 
 
 def _check_recipe(schema: ModelAuditFile, source: str) -> None:

@@ -26,7 +26,9 @@ Every key has an effect or is refused: ``reference.mode`` (other than ``auto``) 
 U-MIA) and their training sets follow ``unlearning.train_size`` (at least the number of
 forgotten records); ``attack_params`` only for attacks that run, checked against their
 parameters; ``unlearning.forget_fraction`` only with U-MIA (or offline Apollo of kind
-``auto``), ``trajectories`` only with Apollo. ``data.id_column`` names the records: the
+``auto``), ``trajectories`` only with Apollo; ``unlearning.params`` must be the method's
+hyperparameters with values it accepts (:func:`privaudit.unlearn.check_method_params`),
+checked before any shadow trains. ``data.id_column`` names the records: the
 results carry their ids (``record_id`` in ``scores.csv``).
 """
 
@@ -66,11 +68,13 @@ class UnlearningAuditFile(AuditFile):
 
 
 def _check(schema: UnlearningAuditFile, source: str) -> None:
-    from privaudit.unlearn import METHODS
+    from privaudit.unlearn import METHODS, check_method_params
 
-    if schema.unlearning.method not in METHODS:
-        raise key_error("unlearning.method", f"one of {sorted(METHODS)}",
-                        schema.unlearning.method, source)
+    u = schema.unlearning
+    if u.method not in METHODS:
+        raise key_error("unlearning.method", f"one of {sorted(METHODS)}", u.method, source)
+    # The rule the algorithm applies, before any shadow trains (named unlearning.params.<k>).
+    check_method_params(u.method, u.params, func=source, param="unlearning.params")
     if schema.population is None:
         raise key_error("population", "a table of records the model never trained on, "
                         "disjoint from data (the shadows train on it)", None, source)

@@ -49,6 +49,7 @@ from privaudit.attacks.membership._reference import (
     ReferenceOutputs,
     collect_reference_outputs,
 )
+from privaudit.attacks.membership._registry import SET_BY_NAME, membership_attack_class
 from privaudit.attacks.membership._rmia import rmia_scores, tune_rmia_offline_a
 from privaudit.attacks.membership._run import run_attacks
 from privaudit.attacks.membership._shadow import ShadowModelAttack
@@ -69,6 +70,7 @@ from privaudit.attacks.membership._trained import (
 )
 
 __all__ = [
+    "SET_BY_NAME",
     "ColludingAttack",
     "ConfidenceAttack",
     "EntropyAttack",
@@ -104,6 +106,7 @@ __all__ = [
     "horizontal_flip",
     "image_shifts",
     "lira_scores",
+    "membership_attack_class",
     "output_features",
     "query_augmented",
     "rmia_scores",

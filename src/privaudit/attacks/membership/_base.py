@@ -11,6 +11,7 @@ one query can feed several attacks (:func:`run_attacks`).
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -73,6 +74,12 @@ def resolve_outputs(
     return outputs, resolved
 
 
+def _check_bool(value: Any, param: str, func: str) -> None:
+    """Refuse a ``param`` that is not True or False (1 and "yes" are mistakes)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise param_error(param, func, "True or False", value, error=TypeError)
+
+
 def _task_error(func: str, tasks: tuple[str, ...], task: str, name: str) -> ValueError:
     from privaudit.attacks._plan import attacks_for
 
@@ -94,7 +101,9 @@ class MembershipAttack(BaseAttack):
 
     Subclasses set ``name`` (registry name), ``_tags`` and implement
     :meth:`_raw_statistic` and :meth:`_to_score`; they may override :meth:`_calibrate`,
-    :meth:`_predict` and :meth:`_extra`.
+    :meth:`_predict` and :meth:`_extra`, and :meth:`check_params` (called by ``fit``,
+    ``score`` and ``run`` before anything else, and by the audits before any work) checks
+    every constructor parameter.
     """
 
     # ----------------------------------------------------------- hooks
@@ -144,6 +153,7 @@ class MembershipAttack(BaseAttack):
         ndarray of shape (n_records,)
         """
         func = f"{type(self).__name__}.score"
+        self.check_params()
         self._check_fitted(func)
         out, _ = self._outputs(target, X, y, outputs, func)
         raw, _ = self._raw_statistic(out)
@@ -185,6 +195,7 @@ class MembershipAttack(BaseAttack):
         AttackResult
         """
         func = f"{type(self).__name__}.run"
+        self.check_params()
         self._require_labels(labels, func)
         self._check_fitted(func)
         out, resolved = self._outputs(target, X, y, outputs, func)
@@ -305,6 +316,7 @@ class SignalAttack(MembershipAttack):
         self
         """
         func = f"{type(self).__name__}.fit"
+        self.check_params()
         out, _ = self._outputs(target, X, y, outputs, func)
         lab = None if labels is None else self._check_labels(labels, len(out), func)
         self._calibrate(out, lab)
@@ -314,13 +326,14 @@ class SignalAttack(MembershipAttack):
 class ParameterFreeAttack(SignalAttack):
     """A signal attack with nothing to learn (the gap attack, gradient norms).
 
-    ``fit`` accepts the usual arguments and returns ``self`` without querying anything.
+    ``fit`` accepts the usual arguments, checks the parameters and returns ``self``
+    without querying anything.
     """
 
     def fit(self: _S, target: Any = None, X: Any = None, y: ArrayLike | None = None,
             labels: ArrayLike | None = None, *,
             outputs: ModelOutputs | None = None) -> _S:
-        """Nothing to learn: returns ``self`` without querying anything.
+        """Nothing to learn: checks the parameters, returns ``self`` without querying.
 
         Parameters
         ----------
@@ -331,6 +344,7 @@ class ParameterFreeAttack(SignalAttack):
         -------
         self
         """
+        self.check_params()
         return self
 
 
@@ -382,6 +396,16 @@ class ThresholdAttack(SignalAttack):
 
     def __init__(self, threshold: float | None = None) -> None:
         self.threshold = threshold
+
+    def check_params(self) -> None:
+        """``threshold`` None or a real number (an infinite one guesses nobody or everyone)."""
+        t, who = self.threshold, type(self).__name__
+        if t is None:
+            return
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Real):
+            raise param_error("threshold", who, "None or a real number", t, error=TypeError)
+        if np.isnan(t):
+            raise param_error("threshold", who, "None or a real number", t)
 
     def _to_score(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
         return self.sign * raw

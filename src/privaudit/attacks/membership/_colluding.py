@@ -129,6 +129,10 @@ class ColludingAttack(ParameterFreeAttack):
     def __init__(self, recipe: Any = None) -> None:
         self.recipe = recipe
 
+    def check_params(self) -> None:
+        """``recipe`` None, a ColludingRecipe or its ColludingKeys (read again by ``score``)."""
+        _keys_of(self.recipe, type(self).__name__)
+
     def planned_queries(self, n_records: int) -> int:
         """Record queries a run on ``n_records`` records makes: ``n_records * n_keys``."""
         keys = _keys_of(self.recipe, f"{type(self).__name__}.planned_queries")

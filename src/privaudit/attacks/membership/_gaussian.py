@@ -152,6 +152,13 @@ class GaussianThresholdAttack(SignalAttack):
         self.sigma_member = sigma_member
         self.sigma_non_member = sigma_non_member
 
+    def check_params(self) -> None:
+        """``sigma_member`` and ``sigma_non_member`` each None or a positive real number."""
+        for key in ("sigma_member", "sigma_non_member"):
+            value = getattr(self, key)
+            if value is not None:
+                _check_sigma(value, key, type(self).__name__)
+
     def fit(
         self,
         target: Any = None,
@@ -181,14 +188,9 @@ class GaussianThresholdAttack(SignalAttack):
         -------
         self
         """
-        func = f"{type(self).__name__}.fit"
-        given = {
-            "sigma_member": self.sigma_member, "sigma_non_member": self.sigma_non_member,
-        }
-        for key, value in given.items():
-            if value is not None:
-                _check_sigma(value, key, func)
-        if all(v is not None for v in given.values()) and target is None and outputs is None:
+        self.check_params()
+        given = (self.sigma_member, self.sigma_non_member)
+        if all(v is not None for v in given) and target is None and outputs is None:
             self._calibrate(None, None)
             return self
         super().fit(target, X, y, labels, outputs=outputs)
@@ -200,7 +202,7 @@ class GaussianThresholdAttack(SignalAttack):
         for key, member in (("sigma_member", 1), ("sigma_non_member", 0)):
             value = getattr(self, key)
             if value is not None:
-                sigmas[key] = _check_sigma(value, key, func)
+                sigmas[key] = float(value)  # checked by check_params
                 continue
             if outputs is None or labels is None or not np.any(labels == member):
                 who = "members (1)" if member else "non-members (0)"

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from privaudit._validation import param_error
+from privaudit._validation import check_int, param_error
 from privaudit.attacks._tags import AttackTags
 from privaudit.attacks.membership._base import ParameterFreeAttack
 from privaudit.results import AttackResult
@@ -95,6 +95,23 @@ class GradientNormAttack(ParameterFreeAttack):
         self.params = params
         self.batch_size = batch_size
 
+    def check_params(self) -> None:
+        """``params`` "all" or a non-empty list of names; ``batch_size`` None or an int >= 1.
+
+        The names themselves are checked against the module's parameters when the target
+        is read (the module is not known before).
+        """
+        who, names = type(self).__name__, self.params
+        expected = "'all' or a non-empty list of parameter names"
+        if isinstance(names, str):
+            if names != "all":
+                raise param_error("params", who, expected, names)
+        elif not isinstance(names, Sequence) or not all(isinstance(k, str) for k in names):
+            raise param_error("params", who, expected, names, error=TypeError)
+        elif not names:
+            raise param_error("params", who, expected, names)
+        check_int(self.batch_size, param="batch_size", func=who, low=1, allow_none=True)
+
     def features(self, target: Any, X: Any, y: ArrayLike) -> WhiteBoxFeatures:
         """Per-record gradient norm and loss, in one pass over the records.
 
@@ -113,6 +130,7 @@ class GradientNormAttack(ParameterFreeAttack):
         return self._features(target, X, y, func)
 
     def _features(self, target: Any, X: Any, y: ArrayLike | None, func: str) -> WhiteBoxFeatures:
+        self.check_params()
         resolved = _white_box_target(target, func)
         if X is None or y is None:
             raise param_error("X" if X is None else "y", func,

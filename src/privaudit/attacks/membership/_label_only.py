@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from privaudit._validation import check_random_state, param_error
 from privaudit.attacks._tags import AttackTags
-from privaudit.attacks.membership._base import SignalAttack, _task_error
+from privaudit.attacks.membership._base import SignalAttack, _check_bool, _task_error
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs, QueryBudgetExceededError, Target, as_target
 
@@ -65,6 +65,22 @@ def _check_positive(value: Any, param: str, func: str, *, allow_none: bool) -> f
         expected = "None or a positive real number" if allow_none else "a positive real number"
         raise param_error(param, func, expected, value)
     return float(value)
+
+
+def _image_dims(image_shape: Any, func: str) -> tuple[int, int, int] | None:
+    """``image_shape`` as ``(channels, height, width)`` (None stays None)."""
+    if image_shape is None:
+        return None
+    shape = tuple(image_shape) if isinstance(image_shape, Sequence) else ()
+    if len(shape) == 2:
+        shape = (1, *shape)
+    if len(shape) != 3 or not all(
+        isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1 for v in shape
+    ):
+        raise param_error("image_shape", func, "(height, width) or (channels, height, width)",
+                          image_shape)
+    c, h, w = (int(v) for v in shape)
+    return c, h, w
 
 
 class LabelOnlyAttack(SignalAttack):
@@ -200,31 +216,30 @@ class LabelOnlyAttack(SignalAttack):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ parameters
-    def _check_params(self, func: str) -> None:
+    def check_params(self) -> None:
+        """Refuse an unknown ``method`` and any count, scale or shape out of range.
+
+        ``image_shape`` is checked again when the records are known (its size must be
+        that of one record).
+        """
+        who = type(self).__name__
         if self.method not in ("augmentation", "boundary"):
-            raise param_error("method", func, "'augmentation' or 'boundary'", self.method)
-        _check_int(self.n_noise, "n_noise", func, 0)
-        _check_positive(self.noise_scale, "noise_scale", func, allow_none=False)
-        _check_int(self.max_shift, "max_shift", func, 0)
-        if not isinstance(self.flips, bool):
-            raise param_error("flips", func, "a bool", self.flips, error=TypeError)
-        _check_int(self.n_directions, "n_directions", func, 1)
-        _check_int(self.n_steps, "n_steps", func, 1)
-        _check_positive(self.max_distance, "max_distance", func, allow_none=True)
-        check_random_state(self.random_state, func=func)
+            raise param_error("method", who, "'augmentation' or 'boundary'", self.method)
+        _check_int(self.n_noise, "n_noise", who, 0)
+        _check_positive(self.noise_scale, "noise_scale", who, allow_none=False)
+        _check_int(self.max_shift, "max_shift", who, 0)
+        _check_bool(self.flips, "flips", who)
+        _check_int(self.n_directions, "n_directions", who, 1)
+        _check_int(self.n_steps, "n_steps", who, 1)
+        _check_positive(self.max_distance, "max_distance", who, allow_none=True)
+        _image_dims(self.image_shape, who)
+        check_random_state(self.random_state, func=who)
 
     def _image_shape(self, n_features: int, func: str) -> tuple[int, int, int] | None:
-        if self.image_shape is None:
+        shape = _image_dims(self.image_shape, func)
+        if shape is None:
             return None
-        shape = tuple(self.image_shape)
-        if len(shape) == 2:
-            shape = (1, *shape)
-        if len(shape) != 3 or not all(
-            isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1 for v in shape
-        ):
-            raise param_error("image_shape", func, "(height, width) or (channels, height, width)",
-                              self.image_shape)
-        c, h, w = (int(v) for v in shape)
+        c, h, w = shape
         if c * h * w != n_features:
             raise param_error("image_shape", func,
                               f"of {n_features} values (the size of one record)",
@@ -261,7 +276,7 @@ class LabelOnlyAttack(SignalAttack):
                           f"{type(self).__name__}.planned_queries")
 
     def _plan(self, n_records: int, n_features: int, clean_query: bool, func: str) -> int:
-        self._check_params(func)
+        self.check_params()
         clean = n_records if clean_query else 0
         if self.method == "augmentation":
             shape = self._image_shape(n_features, func)
@@ -295,7 +310,7 @@ class LabelOnlyAttack(SignalAttack):
         self
         """
         func = f"{type(self).__name__}.fit"
-        self._check_params(func)
+        self.check_params()
         if X is None:
             raise param_error("X", func, "population records to calibrate the noise scale",
                               None, error=TypeError)
@@ -351,7 +366,7 @@ class LabelOnlyAttack(SignalAttack):
     def _statistic(
         self, target: Any, X: Any, y: ArrayLike | None, outputs: ModelOutputs | None, func: str,
     ) -> tuple[NDArray[np.float64], str, NDArray[np.float64], dict[str, Any], Target]:
-        self._check_params(func)
+        self.check_params()
         resolved, flat, tail, columns, y_arr = self._resolve(target, X, y, outputs, func)
         n, d = flat.shape
         planned = self._plan(n, d, outputs is None, func)

@@ -7,7 +7,6 @@ outputs and to the outputs of the reference models, collected once for all attac
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -15,19 +14,24 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from privaudit._validation import param_error
+from privaudit._validation import check_fraction, check_int, param_error
 from privaudit.attacks._tags import AttackTags
 from privaudit.attacks.membership._augment import query_augmented
-from privaudit.attacks.membership._base import ReferenceAttack
+from privaudit.attacks.membership._base import ReferenceAttack, _check_bool
 from privaudit.attacks.membership._lira import (
     _AUTO_PER_RECORD_FROM,
     _LOGIT_EPS,
     _check_fix_variance,
+    _check_min_models,
     lira_scores,
     saturation_bound,
 )
 from privaudit.attacks.membership._reference import ReferenceOutputs
-from privaudit.attacks.membership._rmia import rmia_scores, tune_rmia_offline_a
+from privaudit.attacks.membership._rmia import (
+    _check_gamma,
+    rmia_scores,
+    tune_rmia_offline_a,
+)
 from privaudit.results import AttackResult
 from privaudit.signals import logit_confidence
 from privaudit.targets import ModelOutputs
@@ -157,6 +161,18 @@ class LiRAAttack(_ReferenceAttack):
         """LiRA's tags: online LiRA also needs an online pool."""
         return replace(self._tags, needs_online_pool=bool(self.online))
 
+    def check_params(self) -> None:
+        """Refuse a parameter out of range, before any reference output is read.
+
+        ``online`` a bool, ``fix_variance`` True, False or "auto", ``min_models`` an
+        integer >= 2, ``eps`` in (0, 1).
+        """
+        who = type(self).__name__
+        _check_bool(self.online, "online", who)
+        _check_fix_variance(self.fix_variance, who)
+        _check_min_models(self.min_models, who)
+        check_fraction(self.eps, param="eps", func=who)
+
     def fit(self, reference: ReferenceOutputs,
             population_outputs: ModelOutputs | None = None) -> LiRAAttack:
         """Read the reference models' statistics on the audited records; returns ``self``.
@@ -171,6 +187,7 @@ class LiRAAttack(_ReferenceAttack):
             Ignored: accepted so that every reference attack is fitted the same way.
         """
         func = f"{type(self).__name__}.fit"
+        self.check_params()
         ref = _check_reference(reference, func)
         self._check_plan(ref, func)
         if self.online and ref.mode != "online":
@@ -179,10 +196,8 @@ class LiRAAttack(_ReferenceAttack):
                 "collected in online mode for online LiRA (or use online=False)",
                 f"<{ref.mode} reference outputs>",
             )
-        self.fix_variance_ = _check_fix_variance(self.fix_variance, func)
-        if (isinstance(self.eps, bool) or not isinstance(self.eps, numbers.Real)
-                or not 0 < self.eps < 1):
-            raise param_error("eps", func, "a real number in (0, 1)", self.eps)
+        fixed = self.fix_variance
+        self.fix_variance_ = fixed if isinstance(fixed, str) else bool(fixed)
         self.saturation_ = saturation_bound(self.eps)
         self.reference_ = ref
         self.augmentations_ = ref.augmentations
@@ -262,6 +277,7 @@ class LiRAAttack(_ReferenceAttack):
         ``outputs``.
         """
         func = f"{type(self).__name__}.score"
+        self.check_params()
         self._check_fitted(func)
         if getattr(self, "augmentations_", None) is None:
             return super().score(target, X, y, outputs=outputs)
@@ -291,6 +307,7 @@ class LiRAAttack(_ReferenceAttack):
         if getattr(self, "augmentations_", None) is None:
             return super().run(target, X, y, labels, outputs=outputs, record_ids=record_ids,
                                dataset=dataset, target_name=target_name)
+        self.check_params()
         self._require_labels(labels, func)
         self._check_fitted(func)
         out, resolved, stat = self._augmented_statistic(target, X, y, outputs,
@@ -388,6 +405,26 @@ class RMIAAttack(_ReferenceAttack):
         self.offline_a = offline_a
         self.n_pseudo_targets = n_pseudo_targets
 
+    def check_params(self) -> None:
+        """Refuse a parameter out of range, before any reference model trains.
+
+        ``gamma`` positive, ``offline_a`` in [0, 1] or "tune", ``n_pseudo_targets`` an
+        integer >= 1 (at most the reference models: checked when fitting), ``offline``
+        and ``break_ties`` bools.
+        """
+        who = type(self).__name__
+        _check_gamma(self.gamma, who)
+        _check_bool(self.offline, "offline", who)
+        _check_bool(self.break_ties, "break_ties", who)
+        a = self.offline_a
+        if isinstance(a, str) or a is None:
+            if a != "tune":
+                raise param_error("offline_a", who, "a real number in [0, 1] or 'tune'", a)
+        else:
+            check_fraction(a, param="offline_a", func=who, low_inclusive=True,
+                           high_inclusive=True)
+        check_int(self.n_pseudo_targets, param="n_pseudo_targets", func=who, low=1)
+
     def fit(
         self, reference: ReferenceOutputs, population_outputs: ModelOutputs | None = None
     ) -> RMIAAttack:
@@ -402,6 +439,7 @@ class RMIAAttack(_ReferenceAttack):
             population must be disjoint from the audited records.
         """
         func = f"{type(self).__name__}.fit"
+        self.check_params()
         ref = _check_reference(reference, func)
         self._check_plan(ref, func)
         if ref.population is None:
@@ -434,10 +472,7 @@ class RMIAAttack(_ReferenceAttack):
         self.target_prob_z_ = population_outputs.signal("true_class_confidence")
         if not self.offline:
             self.a_ = None
-        elif isinstance(self.offline_a, str):
-            if self.offline_a != "tune":
-                raise param_error("offline_a", func, "a number in [0, 1] or 'tune'",
-                                  self.offline_a)
+        elif isinstance(self.offline_a, str):  # "tune", by check_params
             tuning = self._tune(ref, func)
             self.a_ = float(tuning.a)
             self.tuning_ = tuning

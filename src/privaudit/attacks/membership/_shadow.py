@@ -9,14 +9,13 @@ target's prediction vectors.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from privaudit._validation import param_error
+from privaudit._validation import check_int, check_random_state, param_error
 from privaudit.attacks._tags import AttackTags
 from privaudit.attacks.membership._base import ReferenceAttack
 from privaudit.attacks.membership._reference import ReferenceOutputs
@@ -57,14 +56,6 @@ def global_features(
     p = np.asarray(probabilities, dtype=np.float64)
     true = p[np.arange(p.shape[0]), np.asarray(y_index)]
     return np.concatenate([-np.sort(-p, axis=1), true[:, None]], axis=1)
-
-
-def _positive_int(value: Any, param: str, func: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise param_error(param, func, f"an integer >= {low}", value, error=TypeError)
-    if value < low:
-        raise param_error(param, func, f"an integer >= {low}", value)
-    return int(value)
 
 
 def _columns_in(classes: NDArray[Any], universe: NDArray[Any]) -> NDArray[np.intp]:
@@ -164,6 +155,15 @@ class ShadowModelAttack(ReferenceAttack):
         self.min_class_samples = min_class_samples
         self.random_state = random_state
 
+    def check_params(self) -> None:
+        """``attack_model`` a built-in name or a classifier, the counts, ``random_state``."""
+        who = type(self).__name__
+        make_attack_classifier(self.attack_model, 0, names=SHADOW_MODELS, func=who,
+                               param="attack_model")
+        check_int(self.max_attack_train, param="max_attack_train", func=who, low=2)
+        check_int(self.min_class_samples, param="min_class_samples", func=who, low=1)
+        check_random_state(self.random_state, func=who)
+
     # ------------------------------------------------------------------ fit
     def _shadow_data(
         self, reference: Any, func: str
@@ -231,11 +231,8 @@ class ShadowModelAttack(ReferenceAttack):
         self
         """
         func = f"{type(self).__name__}.fit"
-        max_train = _positive_int(self.max_attack_train, "max_attack_train", func, 2)
-        min_class = _positive_int(self.min_class_samples, "min_class_samples", func, 1)
-        # Validates attack_model before any work.
-        make_attack_classifier(self.attack_model, 0, names=SHADOW_MODELS, func=func,
-                               param="attack_model")
+        self.check_params()
+        max_train, min_class = int(self.max_attack_train), int(self.min_class_samples)
         classes, probs, y_index, labels = self._shadow_data(reference, func)
         seeds = derive_seeds(self.random_state, classes.shape[0] + 2, func=func)
         if labels.shape[0] > max_train:

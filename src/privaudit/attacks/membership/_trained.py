@@ -14,7 +14,6 @@ out-of-fold.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -22,9 +21,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from privaudit._validation import check_random_state, param_error
+from privaudit._validation import check_int, check_random_state, param_error
 from privaudit.attacks._tags import AttackTags
-from privaudit.attacks.membership._base import SignalAttack
+from privaudit.attacks.membership._base import SignalAttack, _check_bool
 from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs
 
@@ -374,20 +373,25 @@ class TrainedAttack(SignalAttack):
         """Name written into results: ``"trained-<model>"`` (``"trained"`` for a user model)."""
         return f"trained-{self.model}" if isinstance(self.model, str) else self.name
 
-    def _check_n_splits(self, func: str) -> int:
-        k = self.n_splits
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-            raise param_error("n_splits", func, "an integer >= 2", k, error=TypeError)
-        if k < 2:
-            raise param_error("n_splits", func, "an integer >= 2", k)
-        return int(k)
+    def check_params(self) -> None:
+        """Refuse a parameter out of range, before any attack classifier trains.
+
+        ``model`` a built-in name or a classifier, ``features`` known names, ``n_splits``
+        an integer >= 2, ``tune`` a bool, ``random_state`` a seed.
+        """
+        who = type(self).__name__
+        _check_bool(self.tune, "tune", who)
+        make_attack_classifier(self.model, 0, names=TRAINED_MODELS, func=who,
+                               tune=bool(self.tune))
+        _check_features(self.features, who)
+        check_int(self.n_splits, param="n_splits", func=who, low=2)
+        check_random_state(self.random_state, func=who)
 
     def _new_classifier(self, seed: int, func: str) -> Any:
         return make_attack_classifier(self.model, int(seed), names=TRAINED_MODELS, func=func,
                                       tune=bool(self.tune))
 
     def _features(self, outputs: ModelOutputs, func: str) -> NDArray[np.float64]:
-        _check_features(self.features, func)
         feats, _ = output_features(outputs, self.features)
         if not np.all(np.isfinite(feats)):
             raise param_error("outputs", func, "finite features", "<non-finite features>")
@@ -472,7 +476,8 @@ class TrainedAttack(SignalAttack):
         from sklearn.model_selection import StratifiedKFold
 
         func = f"{type(self).__name__}.run"
-        k = self._check_n_splits(func)
+        self.check_params()
+        k = int(self.n_splits)
         lab = self._check_labels(labels, len(outputs), func)
         self._check_two_classes(lab, k, func)
         feats = self._features(outputs, func)
@@ -530,6 +535,7 @@ class TrainedAttack(SignalAttack):
             ``out_of_fold`` says whether the scores are out-of-fold.
         """
         func = f"{type(self).__name__}.run"
+        self.check_params()
         self._require_labels(labels, func)
         if not cross_fit:
             self._check_fitted(func)
