@@ -98,20 +98,11 @@ class ULiRAAttack(LiRAAttack):
         self.min_per_side = min_per_side
 
     def check_params(self) -> None:
-        """``fix_variance`` True, False or "auto"; counts positive; ``eps`` in (0, 1)."""
-        who = type(self).__name__
-        fix = self.fix_variance
-        if not (isinstance(fix, (bool, np.bool_)) or (isinstance(fix, str) and fix == "auto")):
-            raise param_error("fix_variance", who, "True, False or 'auto'", self.fix_variance)
-        for name, low in (("min_models", 2), ("min_per_side", 1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
-                    or value < low:
-                raise param_error(name, who, f"an integer >= {low}", value)
-        eps = self.eps
-        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) \
-                or not 0 < eps < 1:
-            raise param_error("eps", who, "a real number in (0, 1)", eps)
+        """LiRA's parameters (the same checks), and ``min_per_side`` an integer >= 1."""
+        super().check_params()
+        value = self.min_per_side
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise param_error("min_per_side", type(self).__name__, "an integer >= 1", value)
 
     def fit(self, reference: ReferenceOutputs,
             population_outputs: Any = None) -> ULiRAAttack:
