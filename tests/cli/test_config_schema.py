@@ -261,3 +261,17 @@ def test_empty_binary_or_non_mapping_file(folder, content):
 def test_configuration_that_is_a_folder(folder):
     with pytest.raises(ConfigError, match="is a directory"):
         load_audit_config(folder)
+
+
+@pytest.mark.parametrize(("section", "key", "value", "limit"), [
+    ("reference", "n_models", 10**9, "10,000"),
+    ("report", "n_bootstrap", 10**9, "100,000"),
+])
+def test_huge_counts_are_refused_naming_the_key_and_limit(folder, section, key, value,
+                                                          limit):
+    config = _base()
+    config[section] = {key: value}
+    message = _error(folder, config)
+    assert f"'{section}.{key}'" in message and f"at most {limit}" in message
+    config[section] = {key: int(limit.replace(",", ""))}
+    _load(folder, config)  # the limit itself is accepted

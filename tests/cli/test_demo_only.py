@@ -54,3 +54,38 @@ def test_llm_part_is_skipped_without_its_extra(monkeypatch):
     monkeypatch.setattr(demo_module, "_LLM_MODULES", ("privaudit_no_such_module",))
     with pytest.raises(ImportError, match=r"privaudit\[llm\]"):
         run_demo_parts(["llm"])
+
+
+def test_only_takes_comma_separated_kinds(tmp_path, monkeypatch):
+    import privaudit.studies as studies
+
+    asked = []
+
+    def stop(only, **kwargs):
+        asked.append(only)
+        raise ValueError("stopped")
+
+    monkeypatch.setattr(studies, "run_demo_parts", stop)
+    CliRunner().invoke(app, ["demo", "--only", "model, synthetic", "--only", "model",
+                             "--out", str(tmp_path / "r")])
+    assert asked == [["model", "synthetic"]]
+
+
+@pytest.mark.parametrize("value", ["", ",", "model,bogus"])
+def test_only_with_an_unknown_or_empty_kind_is_refused(tmp_path, value):
+    result = CliRunner().invoke(app, ["demo", "--only", value, "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "--only" in lines[0] and "comma-separated" in lines[0]
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("argv", [["demo", "--n-bootstrap", "1000000000"],
+                                  ["demo", "--n-reference-models", "1000000"],
+                                  ["study", "unlearning", "--n-bootstrap", "1000000000"]])
+def test_huge_counts_are_refused_naming_the_option_and_limit(tmp_path, argv):
+    result = CliRunner().invoke(app, [*argv, "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and argv[-2] in lines[0] and "at most" in lines[0]
+    assert not (tmp_path / "r").exists()

@@ -117,6 +117,17 @@ def _check_options(command: str, **options: Any) -> None:
             N_REFERENCE_MODELS.check(value, param=flag, func=func)
         else:
             check_int(value, param=flag, func=func, low=0)
+        _check_at_most(name, value, flag, func)
+
+
+def _check_at_most(name: str, value: Any, flag: str, func: str) -> None:
+    """Counts above the configuration's limits (:mod:`._sections`) are refused too."""
+    from privaudit._validation import param_error
+    from privaudit.cli._sections import MAX_N_BOOTSTRAP, MAX_N_MODELS
+
+    high = {"n_bootstrap": MAX_N_BOOTSTRAP, "n_reference_models": MAX_N_MODELS}.get(name)
+    if high is not None and value > high:
+        raise param_error(flag, func, f"at most {high:,} (privaudit's limit)", value)
 
 
 def _console():  # rich is light but only needed when a command runs
@@ -165,8 +176,8 @@ def demo(
     only: Annotated[
         list[str] | None,
         typer.Option("--only", metavar="KIND",
-                     help="Run only this audit kind's part of the demo (repeatable): "
-                          "model, llm, synthetic, generator, unlearning."),
+                     help="Run only these audit kinds' parts of the demo (comma-separated, "
+                          "or repeated): model, llm, synthetic, generator, unlearning."),
     ] = None,
 ) -> None:
     """Audit models trained on real offline data and write a report.
@@ -199,12 +210,7 @@ def demo(
     from privaudit.report import build_report
     from privaudit.studies import DEMO_PARTS, run_demo_parts
 
-    unknown = [k for k in (only or []) if k not in DEMO_PARTS]
-    if unknown:  # before any work: one readable line
-        from privaudit._validation import param_error
-
-        raise param_error("--only", "privaudit demo",
-                          f"audit kinds among {list(DEMO_PARTS)}", unknown)
+    only = _demo_parts(only, DEMO_PARTS)
     console = _console()
     started = time.perf_counter()
     with _progress(console) as progress:
@@ -220,6 +226,21 @@ def demo(
     _print_summary(console, out)
     console.print(_report_line(index, f"  (results.json beside it; "
                                       f"{time.perf_counter() - started:.0f} s)"))
+
+
+def _demo_parts(only: list[str] | None, parts: Any) -> list[str] | None:
+    """``--only`` as a list of demo parts: comma-separated or repeated, checked up front."""
+    if only is None:
+        return None
+    names = [n.strip() for value in only for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in parts]
+    if unknown or not names:  # before any work: one readable line
+        from privaudit._validation import param_error
+
+        raise param_error("--only", "privaudit demo",
+                          f"audit kinds among {list(parts)}, comma-separated or repeated",
+                          unknown or only)
+    return list(dict.fromkeys(names))
 
 
 @app.command()
