@@ -257,22 +257,66 @@ def report(
     """Rebuild the reports (HTML, JSON, CSV, plots) from saved results."""
     _check_options("report", out=out, n_bootstrap=n_bootstrap, seed=seed)
     from privaudit.report import build_report
-    from privaudit.results import load_all_results
 
+    _check_report_out(results_dirs, out)
+    results = _saved_results(results_dirs)
     console = _console()
-    try:
-        results = load_all_results(results_dirs)
-    except FileNotFoundError:
-        results = []
-    if not results:
-        raise ValueError("There are no saved results (result.json, risk.json, "
-                         "proximity.json) to report: no saved results found under "
-                         f"{', '.join(map(str, results_dirs))}.")
     with _progress(console, status="Bootstrapping...") as progress:
         index = build_report(results, out, n_bootstrap=n_bootstrap, random_state=seed,
                              progress=progress)
     _print_summary(console, out)
     console.print(_report_line(index))
+
+
+def _check_report_out(results_dirs: list[Path], out: Path) -> None:
+    """Refuse ``--out`` inside an input folder: its copies would be read twice next time.
+
+    ``--out`` may be an input folder that is a report (it holds ``results/``): the
+    rebuild writes each result back where it was read.
+    """
+    from privaudit.cli._errors import ConfigError
+
+    target = out.resolve()
+    for folder in results_dirs:
+        root = folder.resolve()
+        if root.is_dir() and (target == root or root in target.parents):
+            if target == root and (root / "results").is_dir():
+                continue
+            raise ConfigError(
+                f"--out {str(out)!r} is {'the' if target == root else 'inside the'} "
+                f"results folder {str(folder)!r}: the report would copy the results into "
+                "its own input, and the next rebuild would read each twice. Give --out a "
+                "folder outside it.")
+
+
+def _saved_results(results_dirs: list[Path]) -> list[Any]:
+    """Every saved result under the folders; none left is one line saying why."""
+    import warnings
+
+    from privaudit.cli._errors import ConfigError, one_line
+    from privaudit.results import DamagedResultWarning, load_all_results
+
+    missing = [str(folder) for folder in results_dirs if not folder.exists()]
+    if missing:
+        raise ConfigError(f"The results folder {missing[0]!r} does not exist.")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DamagedResultWarning)
+        try:
+            results = load_all_results(results_dirs)
+        except FileNotFoundError:
+            results = []
+    damaged = [w for w in caught if issubclass(w.category, DamagedResultWarning)]
+    if not results and damaged:  # the line says it all: no warning before it
+        first = one_line(damaged[0].message).removeprefix("Skipped the damaged result ")
+        raise ConfigError(f"{len(damaged)} saved result(s) skipped as damaged, none left to "
+                          f"report. The first: {first}")
+    for w in caught:  # shown as they would have been
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    if not results:
+        raise ConfigError("There are no saved results (result.json, risk.json, "
+                          "proximity.json) to report: no saved results found under "
+                          f"{', '.join(map(str, results_dirs))}.")
+    return results
 
 
 audit_app = typer.Typer(help="Audit an artefact described by a configuration file.",
