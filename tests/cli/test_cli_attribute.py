@@ -93,8 +93,8 @@ POP = "population: {path: population.csv}\nsensitive: {column: sex}\n"
      "['sigma', 'use_prior']"),
     ("attack_params: {model-inversion: {sigma: big}}\n", "attack_params.model-inversion",
      "positive finite number"),
-    ("attack_params: {membership-ai: {rule: vote}}\nattacks: [membership-ai]\n",
-     "attack_params.membership-ai", "'rule' parameter"),
+    ("attack_params: {shadow-ai: {rule: vote}}\nattacks: [shadow-ai]\n",
+     "attack_params.shadow-ai", "'rule' parameter"),
     ("attacks: [direct]\nreference: {n_models: 4}\n", "reference.n_models", "shadow-ai"),
     ("attacks: [direct]\nexecutor: {n_jobs: 2}\n", "executor.n_jobs", "shadow-ai"),
     ("attacks: [direct]\ncache_dir: cache\n", "cache_dir", "shadow-ai"),
@@ -154,3 +154,64 @@ def test_cache_dir_keeps_the_shadow_models_for_a_rerun(folder):
     first = run("rep-cache-1")
     assert first  # the shadow models were cached
     assert run("rep-cache-2") == first  # reread, none trained or written again
+
+
+def _edited(folder, tmp_path, file, edit):
+    """A copy of the inputs in tmp_path, ``file`` edited by ``edit(frame)``."""
+    import shutil
+
+    for name in ("model.skops", "audited.csv", "population.csv"):
+        shutil.copy(folder / name, tmp_path / name)
+    if edit is not None:
+        edit(pd.read_csv(tmp_path / file)).to_csv(tmp_path / file, index=False)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("file", "edit", "sensitive", "words"), [
+    ("audited.csv", lambda f: f.assign(member=0), "{column: sex}",
+     "'member' (data.membership_column) of the data file"),
+    ("audited.csv", lambda f: f.assign(member=1), "{column: sex}", "has no 0 (non-members)"),
+    ("population.csv", lambda f: f.assign(sex="f"), "{column: sex}",
+     "of the population file"),
+    ("audited.csv", lambda f: f.assign(sex=f.sex.where(f.index != 2)), "{column: sex}",
+     "'sex' (sensitive.column) of the data file"),
+    (None, None, "{column: age}", "give sensitive.alpha for a continuous attribute"),
+    (None, None, "{column: sex, alpha: 0.5}", "'sensitive.alpha' key of"),
+    (None, None, "{column: sex, candidates: [f, q]}", "'sensitive.candidates' key of"),
+])
+def test_a_sensitive_attribute_the_attacks_cannot_use_is_refused_naming_it(
+        folder, tmp_path, file, edit, sensitive, words):
+    where = _edited(folder, tmp_path, file, edit)
+    body = (f"population: {{path: population.csv}}\nsensitive: {sensitive}\n"
+            "attacks: [direct]\nreport: {out: rep, n_bootstrap: 0}\n")
+    result = runner.invoke(app, ["audit", "attribute", "--config", str(write(where, body))])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert words in text and "Traceback" not in text and "parameter of" not in text
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (where / "rep").exists()
+
+
+def test_membership_ai_is_refused_before_any_work(folder, tmp_path):
+    where = _edited(folder, tmp_path, None, None)
+    body = POP + "attacks: [membership-ai]\nreport: {out: rep, n_bootstrap: 0}\n"
+    result = runner.invoke(app, ["audit", "attribute", "--config", str(write(where, body))])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2
+    assert "'attacks[0]' key of" in text and "shadow-ai" in text
+    assert not (where / "rep").exists()
+
+
+def test_a_new_sensitive_name_is_not_answered_by_the_saved_result(folder, tmp_path):
+    where = _edited(folder, tmp_path, None, None)
+    names = []
+    for name in ("first", "second"):
+        body = ("population: {path: population.csv}\n"
+                f"sensitive: {{column: sex, name: {name}}}\n"
+                "attacks: [direct]\nreport: {out: rep, n_bootstrap: 0}\n")
+        result = runner.invoke(app, ["audit", "attribute", "--config",
+                                     str(write(where, body))])
+        assert result.exit_code == 0, result.output
+        doc = json.loads((where / "rep" / "results.json").read_text())
+        names.append(doc["attributes"][0]["sensitive_attribute"])
+    assert names == ["first", "second"]

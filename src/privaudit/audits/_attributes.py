@@ -500,6 +500,7 @@ def audit_attributes(
     identity = (tgt.name, type(tgt).__name__, model_part,
                 data_fingerprint(inputs.X, inputs.y), inputs.labels,
                 data_fingerprint(inputs.X_pop, inputs.y_pop), repr(inputs.attribute.column),
+                inputs.attribute.label,
                 None if reference is None else repr(reference),
                 [repr(c) for c in inputs.attribute.candidates], inputs.alpha, dataset,
                 random_state, None if inputs.record_ids is None

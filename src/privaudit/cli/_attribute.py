@@ -39,6 +39,9 @@ from privaudit.cli._sections import AuditFile, Name, Section, given_keys
 
 __all__ = ["AttributeAuditFile", "load_attribute_config", "run_attribute_audit"]
 
+#: The attack that needs a fitted membership attack object (the Python API only).
+_MEMBERSHIP_AI = "membership-ai"
+
 
 class SensitiveSection(Section):
     """``sensitive``: the attribute to infer."""
@@ -75,8 +78,13 @@ def _check(schema: AttributeAuditFile, source: str) -> None:
         raise key_error("population", "the attacker's records with the sensitive attribute "
                         "(a table disjoint from data)", None, source)
     registry = {**ATTRIBUTE_ATTACKS, SHADOW_AI: MembershipAttributeAttack}
-    known = sorted(set(registry) - set(MODEL_FREE_GUESSES))
+    known = sorted(set(registry) - set(MODEL_FREE_GUESSES) - {_MEMBERSHIP_AI})
     for i, name in enumerate(schema.attacks or []):
+        if name == _MEMBERSHIP_AI:
+            raise key_error(f"attacks[{i}]", f"one of {known}: {_MEMBERSHIP_AI!r} needs a "
+                            "fitted membership attack object, which only the Python API "
+                            f"(audit_attributes) can pass; {SHADOW_AI!r} is the same attack "
+                            "with shadow models trained on the population", name, source)
         if name not in known:
             raise key_error(f"attacks[{i}]", f"one of {known}", name, source)
     names = _attack_names(schema)
@@ -119,6 +127,100 @@ def _shadow_settings(cfg: Any, run: ModelKindRun, names: list[str]) -> dict[str,
             "cache_dir": cfg.cache_dir}
 
 
+def _check_sensitive(s: SensitiveSection, X: Any, labels: Any, X_pop: Any, cfg: Any,
+                     source: str) -> None:
+    """Refuse, naming the key, column and file, what audit_attributes would refuse later."""
+    columns = [s.column] if isinstance(s.column, str) else list(s.column)
+    missing = [c for c in columns if c not in X.columns]
+    if missing:
+        raise ConfigError(f"The 'sensitive.column' key of {source} names {missing}, "
+                          f"which are not feature columns of {cfg.data_path.name} "
+                          f"({list(X.columns)[:10]}...).")
+    _check_both_kinds(labels, cfg)
+    data = f"the data file '{cfg.data_path}'"
+    pop = f"the population file '{cfg.population_path}'"
+    for table, where in ((X, data), (X_pop, pop)):
+        _check_no_nan(table, columns, where)
+    if s.alpha is not None:
+        _check_numeric(X_pop, columns, s.alpha, pop, source)
+        return
+    audited = _rows(X, columns)
+    if s.candidates is not None:
+        known = {tuple(c) if isinstance(c, list) else c for c in s.candidates}
+        absent = [v for v in audited if v not in known]
+        if absent:
+            raise key_error("sensitive.candidates", f"every value the column(s) {columns} of "
+                            f"{data} take (it also holds {absent[0]!r})", s.candidates, source)
+        return
+    _check_population_values(X, X_pop, columns, data, pop)
+
+
+def _rows(table: Any, columns: list[str]) -> list[Any]:
+    """The sensitive value of each row: a value, or a tuple for a one-hot group."""
+    if len(columns) == 1:
+        return table[columns[0]].tolist()
+    return [tuple(r) for r in table[columns].itertuples(index=False)]
+
+
+def _check_both_kinds(labels: Any, cfg: Any) -> None:
+    """The membership column must hold members (1) and non-members (0)."""
+    import numpy as np
+
+    present = set(np.unique(np.asarray(labels)).tolist())
+    for value, kind in ((1, "members"), (0, "non-members")):
+        if value not in present:
+            raise ConfigError(f"The membership column {cfg.membership_column!r} "
+                              f"(data.membership_column) of the data file '{cfg.data_path}' "
+                              f"has no {value} ({kind}) rows: an attribute audit compares "
+                              "members with non-members, it needs both.")
+
+
+def _check_no_nan(table: Any, columns: list[str], where: str) -> None:
+    """No missing value in a sensitive column (the truth of a record would be unknown)."""
+    import numpy as np
+
+    for c in columns:
+        nan = np.flatnonzero(table[c].isna().to_numpy())
+        if nan.size:
+            raise ConfigError(f"The sensitive column {c!r} (sensitive.column) of {where} "
+                              f"has NaN at row {int(nan[0])} (from 0; {nan.size} rows): "
+                              "every record needs its true value.")
+
+
+def _check_numeric(X_pop: Any, columns: list[str], alpha: float, where: str,
+                   source: str) -> None:
+    """``alpha`` is the tolerance of a continuous (numeric) attribute."""
+    import pandas as pd
+
+    text = [c for c in columns if not pd.api.types.is_numeric_dtype(X_pop[c])]
+    if text:
+        raise key_error("sensitive.alpha", f"left out for the non-numeric column {text[0]!r} "
+                        f"of {where} (alpha is the tolerance of a continuous attribute; a "
+                        "categorical one is guessed exactly)", alpha, source)
+
+
+def _check_population_values(X: Any, X_pop: Any, columns: list[str], data: str,
+                             pop: str) -> None:
+    """The candidates default to the population's values: two at least, every audited one."""
+    import pandas as pd
+
+    values = set(_rows(X_pop, columns))
+    if len(values) < 2:
+        raise ConfigError(f"The sensitive column(s) {columns} (sensitive.column) of {pop} "
+                          f"take one value only ({sorted(values, key=repr)[:1]}): the attacks "
+                          "choose among the population's values, give at least two (or list "
+                          "them in sensitive.candidates).")
+    absent = [v for v in _rows(X, columns) if v not in values]
+    if not absent:
+        return
+    numeric = all(pd.api.types.is_numeric_dtype(X[c]) for c in columns)
+    hint = ("give sensitive.alpha for a continuous attribute (or sensitive.candidates)"
+            if numeric else "list every value in sensitive.candidates")
+    raise ConfigError(f"The sensitive column(s) {columns} (sensitive.column) of {data} "
+                      f"hold {absent[0]!r}, which {pop} never takes ({len(absent)} audited "
+                      f"records): {hint}.")
+
+
 def run_attribute_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     """Load the model and the tables, run the attribute attacks, write the report."""
     from privaudit.audits import audit_attributes
@@ -132,12 +234,7 @@ def run_attribute_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     target = _load_target(cfg, run.base)
     (X, y, labels, ids), population = load_records(cfg, target)
     s = schema.sensitive
-    missing = [c for c in ([s.column] if isinstance(s.column, str) else s.column)
-               if c not in X.columns]
-    if missing:
-        raise ConfigError(f"The 'sensitive.column' key of {run.source} names {missing}, "
-                          f"which are not feature columns of {cfg.data_path.name} "
-                          f"({list(X.columns)[:10]}...).")
+    _check_sensitive(s, X, labels, population[0], cfg, run.source)
     results = audit_attributes(
         target, X, y, labels, sensitive=s.column, population=population,
         candidates=s.candidates, alpha=s.alpha, attacks=schema.attacks,
