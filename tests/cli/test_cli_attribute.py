@@ -170,7 +170,8 @@ def _edited(folder, tmp_path, file, edit):
 @pytest.mark.parametrize(("file", "edit", "sensitive", "words"), [
     ("audited.csv", lambda f: f.assign(member=0), "{column: sex}",
      "'member' (data.membership_column) of the data file"),
-    ("audited.csv", lambda f: f.assign(member=1), "{column: sex}", "has no 0 (non-members)"),
+    ("audited.csv", lambda f: f.assign(member=1), "{column: sex}",
+     "both members (1) and non-members (0)"),
     ("population.csv", lambda f: f.assign(sex="f"), "{column: sex}",
      "of the population file"),
     ("audited.csv", lambda f: f.assign(sex=f.sex.where(f.index != 2)), "{column: sex}",

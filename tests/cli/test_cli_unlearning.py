@@ -182,3 +182,24 @@ def test_unlearning_params_are_refused_before_any_shadow_trains(folder, params, 
     assert len(result.output.strip().splitlines()) == 1, result.output
     assert all(w in text for w in words), text
     assert not (folder / "refused").exists()  # nothing ran, nothing was written
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"unlearning": {"method": "GA", "params": GA, "train_size": 100000}},
+     ["'unlearning.train_size' key of", "at most 600", "population.path (population.csv) "
+      "has 600 rows"]),
+    ({"population": {"path": "tiny.csv"}, "unlearning": {"method": "GA", "params": GA}},
+     ["population.path (tiny.csv) has 3 rows", "unlearning.train_size"]),
+    ({"reference": {"n_models": 4, "recipe": {"type": "torch-mlp", "classes": [0, 1]}}},
+     ["'reference.recipe.classes' key of", "[2, 3, 4, 5, 6]"]),
+])
+def test_sizes_and_classes_are_refused_naming_the_key(folder, change, words):
+    pd.read_csv(folder / "population.csv").iloc[:3].to_csv(folder / "tiny.csv", index=False)
+    config = _config(**change)
+    config["report"] = {"out": "never", "n_bootstrap": 0}
+    result = _invoke(folder, config, name="sizes.yaml")
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert all(w in text for w in words), text
+    assert "parameter of" not in text and len(result.output.strip().splitlines()) == 1
+    assert not (folder / "never").exists()

@@ -127,8 +127,8 @@ def _shadow_settings(cfg: Any, run: ModelKindRun, names: list[str]) -> dict[str,
             "cache_dir": cfg.cache_dir}
 
 
-def _check_sensitive(s: SensitiveSection, X: Any, labels: Any, X_pop: Any, cfg: Any,
-                     source: str) -> None:
+def _check_sensitive(s: SensitiveSection, X: Any, X_pop: Any, cfg: Any, source: str
+                     ) -> None:
     """Refuse, naming the key, column and file, what audit_attributes would refuse later."""
     columns = [s.column] if isinstance(s.column, str) else list(s.column)
     missing = [c for c in columns if c not in X.columns]
@@ -136,7 +136,6 @@ def _check_sensitive(s: SensitiveSection, X: Any, labels: Any, X_pop: Any, cfg: 
         raise ConfigError(f"The 'sensitive.column' key of {source} names {missing}, "
                           f"which are not feature columns of {cfg.data_path.name} "
                           f"({list(X.columns)[:10]}...).")
-    _check_both_kinds(labels, cfg)
     data = f"the data file '{cfg.data_path}'"
     pop = f"the population file '{cfg.population_path}'"
     for table, where in ((X, data), (X_pop, pop)):
@@ -160,19 +159,6 @@ def _rows(table: Any, columns: list[str]) -> list[Any]:
     if len(columns) == 1:
         return table[columns[0]].tolist()
     return [tuple(r) for r in table[columns].itertuples(index=False)]
-
-
-def _check_both_kinds(labels: Any, cfg: Any) -> None:
-    """The membership column must hold members (1) and non-members (0)."""
-    import numpy as np
-
-    present = set(np.unique(np.asarray(labels)).tolist())
-    for value, kind in ((1, "members"), (0, "non-members")):
-        if value not in present:
-            raise ConfigError(f"The membership column {cfg.membership_column!r} "
-                              f"(data.membership_column) of the data file '{cfg.data_path}' "
-                              f"has no {value} ({kind}) rows: an attribute audit compares "
-                              "members with non-members, it needs both.")
 
 
 def _check_no_nan(table: Any, columns: list[str], where: str) -> None:
@@ -234,7 +220,7 @@ def run_attribute_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     target = _load_target(cfg, run.base)
     (X, y, labels, ids), population = load_records(cfg, target)
     s = schema.sensitive
-    _check_sensitive(s, X, labels, population[0], cfg, run.source)
+    _check_sensitive(s, X, population[0], cfg, run.source)
     results = audit_attributes(
         target, X, y, labels, sensitive=s.column, population=population,
         candidates=s.candidates, alpha=s.alpha, attacks=schema.attacks,

@@ -40,7 +40,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field
 
 from privaudit.cli._config import ModelKindRun
-from privaudit.cli._errors import key_error
+from privaudit.cli._errors import ConfigError, key_error
 from privaudit.cli._sections import AuditFile, Name, Section
 
 __all__ = ["UnlearningAuditFile", "load_unlearning_config", "run_unlearning_audit"]
@@ -148,12 +148,41 @@ def _split(X: Any, y: Any, labels: Any, ids: Any
             order)
 
 
-def _check_train_size(u: UnlearningSection, n_forget: int, run: ModelKindRun,
-                      data: str) -> None:
-    if u.train_size is not None and u.train_size < n_forget:
+def _check_train_size(u: UnlearningSection, n_forget: int, n_pop: int, run: ModelKindRun,
+                      cfg: Any) -> None:
+    """``train_size``: at least the forgotten records, at most the population's rows."""
+    data = cfg.data_path.name
+    pop = f"population.path ({cfg.population_path.name}) has {n_pop} rows"
+    if u.train_size is None:
+        if n_pop < max(2, n_forget):
+            raise ConfigError(f"The {pop}; the shadows train on as many records as the "
+                              f"original model (unlearning.train_size, by default at least "
+                              f"the {n_forget} forgotten records of {data}): give a larger "
+                              "population, or set unlearning.train_size.")
+        return
+    if u.train_size < n_forget:
         raise key_error("unlearning.train_size", f"at least the number of forgotten records "
                         f"in {data} ({n_forget}): the original model trained on each",
                         u.train_size, run.source)
+    if u.train_size > n_pop:
+        raise key_error("unlearning.train_size", f"at most {n_pop}: {pop}, and the shadows "
+                        "train on as many records as the original model", u.train_size,
+                        run.source)
+
+
+def _check_recipe_classes(schema: UnlearningAuditFile, labels: Any, run: ModelKindRun
+                          ) -> None:
+    """``reference.recipe.classes``, when given, must hold every label of the tables."""
+    import numpy as np
+
+    recipe = schema.reference.recipe
+    classes = None if recipe is None else (recipe.model_extra or {}).get("classes")
+    if classes is None:
+        return
+    unknown = sorted(set(np.unique(labels).tolist()) - set(classes), key=repr)
+    if unknown:
+        raise key_error("reference.recipe.classes", "every label of the data and population "
+                        f"files (they also hold {unknown[:5]})", classes, run.source)
 
 
 def run_unlearning_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
@@ -173,7 +202,8 @@ def run_unlearning_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     (X, y, labels, ids), population = load_records(cfg, target)
     forget, heldout, record_ids = _split(X, y, labels, ids)
     u = schema.unlearning
-    _check_train_size(u, len(forget[1]), run, cfg.data_path.name)
+    _check_train_size(u, len(forget[1]), len(population[1]), run, cfg)
+    _check_recipe_classes(schema, np.r_[np.asarray(y), np.asarray(population[1])], run)
     recipe = _load_recipe(cfg, run.base)
     params = dict(u.params)
     if u.method == "RT":
