@@ -62,7 +62,7 @@ def test_configuration_file_form(tables, tmp_path):
     (["--synthetic", "S"], "Missing option --original"),
     (["--synthetic", "{t}/s.csv", "--original", "{t}/nope.csv"], "does not exist"),
     (["--synthetic", "{t}/s.csv", "--original", "{t}/o.csv", "--checks", "dcr,bogus"],
-     "'checks'"),
+     "--checks names 'bogus'"),
     (["--synthetic", "{t}/m.json", "--original", "{t}/o.csv"], "CSV"),
     (["--config", "{t}/o.csv", "--synthetic", "{t}/s.csv"], "not both"),
 ])
@@ -121,6 +121,56 @@ def test_crafted_tables_exit_2_with_one_line_naming_file_and_column(tables, tmp_
     for part in expected:
         assert part in text, (part, result.output)
     assert not (tmp_path / "rep" / "results").exists()  # refused before any work
+
+
+def _bad_inputs(tables, folder):
+    """Issue 19's inputs refused up front: (extra options, parts of the one error line)."""
+    frame = pd.read_csv(tables / "s.csv")
+    frame.astype({"age": object}).assign(age=lambda x: x.age.where(x.index != 3, "abc")).to_csv(
+        folder / "text.csv", index=False)
+    frame.assign(city=[[c] for c in frame.city]).to_parquet(folder / "lists.parquet")
+    metas = {"banana": {"columns": {"age": {"sdtype": "banana"}}}, "list": [1, 2],
+             "agex": {"columns": {"agex": {"sdtype": "numerical"}}},
+             "citynum": {"columns": {"city": {"sdtype": "numerical"}}}}
+    for name, doc in metas.items():
+        (folder / f"{name}.json").write_text(json.dumps(doc))
+    (folder / "bad.json").write_text("{bad")
+    syn, meta = ["--synthetic", str(tables / "s.csv")], "--metadata"
+    return {
+        "text": (["--synthetic", str(folder / "text.csv")], ["text.csv", "'age'", "'abc'"]),
+        "lists": (["--synthetic", str(folder / "lists.parquet")],
+                  ["lists.parquet", "'city'", "holds lists"]),
+        "banana": ([*syn, meta, str(folder / "banana.json")], ["--metadata", "banana.json",
+                                                               "'age'", "'banana'"]),
+        "list": ([*syn, meta, str(folder / "list.json")], ["list.json", "JSON object"]),
+        "notjson": ([*syn, meta, str(folder / "bad.json")], ["bad.json", "not readable JSON"]),
+        "agex": ([*syn, meta, str(folder / "agex.json")], ["metadata file", "agex.json",
+                                                           "'agex'"]),
+        "citynum": ([*syn, meta, str(folder / "citynum.json")], ["s.csv", "'city'",
+                                                                 "citynum.json"]),
+        "checks-empty": ([*syn, "--checks", ","], ["--checks names no check"]),
+        "checks-twice": ([*syn, "--checks", "dcr,dcr"], ["--checks", "['dcr']", "once"]),
+        "holdout-is-original": ([*syn, "--holdout", str(tables / "o.csv")],
+                                ["--holdout and --original", "o.csv"]),
+        "folder": (["--synthetic", str(tables)], ["--synthetic", "is a folder"]),
+    }
+
+
+@pytest.mark.parametrize("kind", ["text", "lists", "banana", "list", "notjson", "agex",
+                                  "citynum", "checks-empty", "checks-twice",
+                                  "holdout-is-original", "folder"])
+def test_bad_inputs_are_refused_up_front_naming_option_file_and_column(tables, tmp_path, kind):
+    args, expected = _bad_inputs(tables, tmp_path)[kind]
+    result = runner.invoke(app, ["audit", "synthetic", "--original", str(tables / "o.csv"),
+                                 *args, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2, result.output
+    error = [line for line in result.output.splitlines() if line.startswith("Error")]
+    assert len(error) == 1 and "Traceback" not in result.output, result.output
+    text = " ".join(result.output.split())
+    assert "parameter of" not in text and "MixedTypeEncoder" not in text, text
+    for part in expected:
+        assert part in text, (part, result.output)
+    assert not (tmp_path / "rep").exists()  # refused before any work
 
 
 def test_a_csv_cell_over_128_kib_is_read(tables, tmp_path):

@@ -104,7 +104,7 @@ def test_bad_settings_name_the_parameter(kwargs, param):
 
 def test_tables_missing_a_metadata_column_are_refused():
     frame = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
-    with pytest.raises(ValueError, match=r"'synthetic'.*missing"):
+    with pytest.raises(ValueError, match=r"synthetic table.*missing"):
         privaudit.audit_synthetic(frame[["a"]], frame, checks=["dcr"])
     with pytest.raises(TypeError, match="'original'"):
         privaudit.audit_synthetic(frame, frame.to_numpy(), checks=["dcr"])

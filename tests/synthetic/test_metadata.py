@@ -61,6 +61,27 @@ def test_unreadable_file_is_named(tmp_path):
 
 
 def test_a_table_missing_a_column_is_refused_naming_it():
-    with pytest.raises(ValueError, match=r"'synthetic_data'.*missing.*'b'"):
+    with pytest.raises(ValueError, match=r"metadata name.*synthetic table.*missing.*'b'"):
         TableMetadata({"a": "numerical", "b": "numerical"}).check_frame(
-            pd.DataFrame({"a": [1]}), "synthetic_data")
+            pd.DataFrame({"a": [1]}), "synthetic table")
+
+
+def test_an_unknown_sdtype_is_refused_naming_the_column_and_the_valid_ones():
+    with pytest.raises(ValueError, match=r"column 'age'.*'banana'.*numerical"):
+        TableMetadata.from_dict({"columns": {"age": {"sdtype": "banana"}}})
+
+
+def test_a_list_is_refused_as_metadata_naming_the_file(tmp_path):
+    (tmp_path / "m.json").write_text("[1, 2]")
+    with pytest.raises(TypeError, match=r"m\.json' must be a JSON object.*list"):
+        TableMetadata.read(tmp_path / "m.json")
+
+
+@pytest.mark.parametrize(("column", "values", "says"), [
+    ("age", [1, "abc"], r"'age'.*holds text \('abc'.*numerical according to the metadata"),
+    ("city", [["a"], ["b"]], r"'city'.*holds lists")])
+def test_text_in_a_number_column_or_lists_are_refused_naming_the_column(column, values, says):
+    meta = TableMetadata({"age": "numerical", "city": "categorical"})
+    frame = pd.DataFrame({"age": [1, 2], "city": ["a", "b"]}).assign(**{column: values})
+    with pytest.raises(ValueError, match=says):
+        meta.check_values(frame, "synthetic table")

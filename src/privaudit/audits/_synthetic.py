@@ -155,7 +155,8 @@ def check_tables(synthetic: Any, original: Any, holdout: Any, control: Any,
     meta = _metadata(metadata, tables["original"])
     for name, table in tables.items():
         if table is not None:
-            meta.check_frame(table, name)
+            meta.check_frame(table, f"{name} table")
+            meta.check_values(table, f"{name} table")
             _check_finite(table, name)
     for name in ("holdout", "control"):
         _check_disjoint(tables[name], tables["original"], name)
@@ -220,7 +221,10 @@ def plan_checks(checks: Any, check_params: Any, *, has_text: bool = True
                 raise param_error("checks", _FUNC, f"names among {list(SYNTHETIC_CHECKS)}",
                                   name)
         if not names:
-            raise param_error("checks", _FUNC, "at least one check", "an empty list")
+            raise param_error("checks", _FUNC, "at least one check", "<an empty list>")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise param_error("checks", _FUNC, "each check named once", repeated)
     given = check_params or {}
     if not isinstance(given, Mapping):
         raise param_error("check_params", _FUNC, "a mapping of check name to parameters",

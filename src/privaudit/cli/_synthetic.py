@@ -79,7 +79,8 @@ def load_synthetic_config(path: str | Path) -> SyntheticRun:
     return SyntheticRun(
         tables={k: at(v) for k, v in cfg.tables.model_dump().items() if v is not None},
         metadata=None if cfg.metadata is None else at(cfg.metadata), name=cfg.name,
-        checks=cfg.checks, check_params=cfg.check_params, random_state=cfg.random_state,
+        checks=None if cfg.checks is None else _check_names(cfg.checks, f"checks (in {path})"),
+        check_params=cfg.check_params, random_state=cfg.random_state,
         out=at(cfg.report.out or "synthetic-audit-report"), n_bootstrap=cfg.report.n_bootstrap)
 
 
@@ -94,20 +95,37 @@ def synthetic_run(config: Path | None, *, tables: dict[str, Path | None],
     for key in ("synthetic", "original"):
         if key not in given:
             raise ConfigError(f"Missing option --{key} (a CSV or Parquet file), or --config.")
-    names = None if checks is None else [c.strip() for c in checks.split(",") if c.strip()]
+    names = None if checks is None else _check_names(checks.split(","), "--checks")
     return SyntheticRun(tables=given, metadata=metadata, checks=names)
 
 
-def _read(run: SyntheticRun) -> dict[str, Any]:
+def _check_names(names: list[str], where: str) -> list[str]:
+    """The checks named (``where`` is the option or key): known, each once, at least one."""
+    from privaudit.audits._synthetic import SYNTHETIC_CHECKS
+
+    names = [n.strip() for n in names]
+    known = ", ".join(SYNTHETIC_CHECKS)
+    if not any(names):
+        raise ConfigError(f"{where} names no check; give one or more of: {known}.")
+    for n in names:
+        if n not in SYNTHETIC_CHECKS:
+            raise ConfigError(f"{where} names {n!r}, not a check; the checks are: {known}.")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"{where} names {repeated} more than once; name each check once.")
+    return names
+
+
+def _read(run: SyntheticRun) -> tuple[dict[str, Any], dict[str, str]]:
+    """The tables and how errors name them (e.g. "synthetic file 's.csv'")."""
     from privaudit.cli._datafiles import _read_table, check_finite
 
-    frames = {}
+    _check_paths(run.tables)
+    frames, labels = {}, {}
     for key, path in run.tables.items():
-        if not path.is_file():
-            raise ConfigError(f"The {key} table {str(path)!r} does not exist.")
         table = _read_table(path, role=key, key=f"tables.{key}")
         check_finite(table)
-        frames[key] = table.frame
+        frames[key], labels[key] = table.frame, f"{key} file {str(path)!r}"
     columns = list(frames["original"].columns)
     for key, frame in frames.items():
         if sorted(map(str, frame.columns)) != sorted(map(str, columns)):
@@ -116,17 +134,50 @@ def _read(run: SyntheticRun) -> dict[str, Any]:
             raise ConfigError(f"The {key} table {str(run.tables[key])!r} must have the "
                               f"original table's columns (missing {missing[:5]}, extra "
                               f"{extra[:5]}).")
-    return frames
+    return frames, labels
+
+
+def _check_paths(tables: dict[str, Path]) -> None:
+    """Refuse a folder, a missing file, or the holdout / control given as the original."""
+    for key, path in tables.items():
+        if path.is_dir():
+            raise ConfigError(f"--{key} {str(path)!r} is a folder; give a CSV or Parquet file.")
+        if not path.is_file():
+            raise ConfigError(f"The {key} table {str(path)!r} does not exist.")
+    for key in ("holdout", "control"):
+        if key in tables and tables[key].resolve() == tables["original"].resolve():
+            raise ConfigError(f"--{key} and --original are the same file "
+                              f"{str(tables[key])!r}: the {key} must be real records the "
+                              "generator never saw.")
+
+
+def _metadata(run: SyntheticRun, frames: dict[str, Any], labels: dict[str, str]) -> Any:
+    """The metadata file read (None when not given), checked against every table."""
+    from privaudit.synthetic import TableMetadata
+
+    if run.metadata is None:
+        metadata = TableMetadata.infer(frames["original"])
+    else:
+        try:
+            metadata = TableMetadata.read(run.metadata)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"--metadata: {exc}") from None
+    for key, frame in frames.items():
+        try:
+            metadata.check_frame(frame, labels[key])
+            metadata.check_values(frame, labels[key])
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    return None if run.metadata is None else metadata
 
 
 def run_synthetic_audit(run: SyntheticRun, *, progress: Any = None) -> Path:
     """Read the tables, run :func:`privaudit.audit_synthetic`, write the report."""
     from privaudit.audits import audit_synthetic
     from privaudit.report import build_report
-    from privaudit.synthetic import TableMetadata
 
-    frames = _read(run)
-    metadata = None if run.metadata is None else TableMetadata.read(run.metadata)
+    frames, labels = _read(run)
+    metadata = _metadata(run, frames, labels)
     name = run.name or run.tables["synthetic"].stem
     results = audit_synthetic(
         frames["synthetic"], frames["original"], holdout=frames.get("holdout"),

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from privaudit._validation import param_error
+from privaudit.synthetic._metadata import first_non_numeric
 
 __all__ = ["PARALLEL_MIN_DISTANCES", "EncodedTable", "MixedTypeEncoder", "gower_distances",
            "nearest_neighbors", "worth_workers"]
@@ -259,13 +260,13 @@ def _positions(values: np.ndarray, col: _Column) -> np.ndarray:
 
 
 def _numeric(series: pd.Series, name: str) -> np.ndarray:
-    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64,
-                                                            na_value=np.nan)
-    bad = series.notna().to_numpy() & np.isnan(values)
-    if bad.any():
-        raise param_error("categorical", "MixedTypeEncoder", f"a list naming column {name!r} "
-                          "(it holds non-numeric values)", series[bad].iloc[0])
-    return values
+    bad = first_non_numeric(series)
+    if bad is not None:
+        raise ValueError(f"Column {name!r} holds text ({bad[1]!r} at row {bad[0]} from 0) "
+                         "but is compared as numbers: declare it categorical in the "
+                         "metadata.")
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64,
+                                                           na_value=np.nan)
 
 
 def _stack(parts: list[np.ndarray], n: int, dtype: Any) -> np.ndarray:
