@@ -8,11 +8,50 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from sklearn.linear_model import LogisticRegression
 from typer.testing import CliRunner
 
 from privaudit.cli import app
+from privaudit.targets import save_sklearn_model
 
 runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    """A logistic regression fitted on columns f0, f1 (with their names)."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(40, 2)), columns=["f0", "f1"])
+    path = tmp_path_factory.mktemp("model") / "model.skops"
+    save_sklearn_model(LogisticRegression().fit(X, (X.f0 > 0).astype(int)), path)
+    return path
+
+
+def _audit(folder, model_file, data: pd.DataFrame, name: str = "data.csv", **config):
+    """An ``audit model`` configuration in ``folder`` on ``data``; its command line."""
+    rng = np.random.default_rng(1)
+    pop = pd.DataFrame(rng.normal(size=(30, 2)), columns=["f0", "f1"]).assign(y=1)
+    pop.to_csv(folder / "pop.csv", index=False)
+    if name.endswith(".parquet"):
+        data.to_parquet(folder / name, index=False)
+    else:
+        data.to_csv(folder / name, index=False)
+    config = {"target": {"path": str(model_file)},
+              "data": {"path": name, "label_column": "y", "membership_column": "member"},
+              "population": {"path": "pop.csv"}, "report": {"out": "report"}, **config}
+    (folder / "audit.yaml").write_text(yaml.safe_dump(config))
+    return ["audit", "model", "--config", str(folder / "audit.yaml")]
+
+
+def _data(n: int = 20) -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(rng.normal(size=(n, 2)), columns=["f0", "f1"])
+    return frame.assign(y=(frame.f0 > 0).astype(int), member=np.arange(n) % 2,
+                        id=[f"r{i}" for i in range(n)])
 
 
 def _refused(argv: list[str], *words: str) -> str:
@@ -61,3 +100,34 @@ def test_report_huge_n_bootstrap_is_refused(tmp_path):
     source = _saved_result(tmp_path / "audit")
     _refused(["report", str(source), "--out", str(tmp_path / "r"), "--n-bootstrap",
               "1000000000"], "--n-bootstrap", "at most 100,000")
+
+
+# ------------------------------------------------------------------ audit model's data
+
+@pytest.mark.parametrize("rows", [slice(None), slice(0, 1)])
+def test_one_membership_class_is_refused(tmp_path, model_file, rows):
+    data = _data().assign(member=1).iloc[rows]
+    _refused(_audit(tmp_path, model_file, data), "'member'", "data.membership_column",
+             "data.csv", "both members (1) and non-members (0)", "only 1")
+    assert not (tmp_path / "report").exists()
+
+
+def test_latin1_csv_is_said_not_utf8_with_its_line(tmp_path, model_file):
+    argv = _audit(tmp_path, model_file, _data())
+    path = tmp_path / "data.csv"
+    path.write_bytes(path.read_bytes().replace(b",r1\n", b",r\xe91\n"))
+    _refused(argv, "data.csv", "not UTF-8", "line 3", "Re-save it as UTF-8")
+    assert not (tmp_path / "report").exists()
+
+
+def test_binary_csv_is_still_said_binary(tmp_path, model_file):
+    argv = _audit(tmp_path, model_file, _data())
+    (tmp_path / "data.csv").write_bytes(b"f0,f1\x00\xff\xfe\n")
+    _refused(argv, "data.csv", "binary content")
+
+
+def test_parquet_list_column_is_named(tmp_path, model_file):
+    data = _data().assign(f1=lambda x: [[v, v] for v in x.f1])
+    _refused(_audit(tmp_path, model_file, data, "data.parquet"), "'f1'", "data.parquet",
+             "holds lists", "flat columns")
+    assert not (tmp_path / "report").exists()

@@ -93,8 +93,7 @@ def _read_table(path: Path, role: str = "data", key: str = "data.path") -> _Tabl
     except pd.errors.EmptyDataError:
         raise ConfigError(f"{table.name.capitalize()} ({key}) is empty.") from None
     except UnicodeDecodeError:
-        raise ConfigError(f"{table.name.capitalize()} ({key}) is not a text CSV file "
-                          "(binary content); give a CSV or a Parquet file.") from None
+        raise ConfigError(_not_utf8(table)) from None
     except (ValueError, OSError) as exc:
         if isinstance(exc, ConfigError):
             raise
@@ -105,9 +104,42 @@ def _read_table(path: Path, role: str = "data", key: str = "data.path") -> _Tabl
     if len(frame) == 0:
         raise ConfigError(f"{table.name.capitalize()} ({key}) has no rows.")
     table.frame = frame
+    _check_flat(table)
     _check_separator(table)
     _check_unnamed(table)
     return table
+
+
+def _not_utf8(table: _Table) -> str:
+    """Why a CSV file cannot be decoded: binary content, or text in another encoding."""
+    data = table.path.read_bytes()
+    if b"\x00" in data[:8192]:
+        return (f"{table.name.capitalize()} ({table.key}) is not a text CSV file (binary "
+                "content); give a CSV or a Parquet file.")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return (f"{table.name.capitalize()} ({table.key}) is not UTF-8 text: byte "
+                f"{data[exc.start]:#04x} at offset {exc.start} (line {line}) is not UTF-8 "
+                "(a Latin-1 or Windows-1252 file?). Re-save it as UTF-8 (pandas: "
+                "to_csv(path, index=False, encoding='utf-8')), or as Parquet.")
+    return f"{table.name.capitalize()} ({table.key}) cannot be read as UTF-8 text."
+
+
+def _check_flat(table: _Table) -> None:
+    """Refuse a column of lists, arrays or mappings (a nested Parquet type), naming it."""
+    for column in table.frame.columns:
+        values = table.frame[column]
+        if values.dtype != object:
+            continue
+        nested = values.map(lambda v: hasattr(v, "__len__") and not isinstance(v, (str, bytes)))
+        if nested.any():
+            raise ConfigError(
+                f"The column {str(column)!r} of {table.name} ({table.key}) holds lists "
+                f"({_first(table, nested)}; a nested Parquet type): privaudit reads flat "
+                "columns of numbers or text. Spread the list into one column per item, or "
+                "leave the column out.")
 
 
 def check_finite(table: _Table) -> None:
@@ -208,7 +240,12 @@ def _check_membership(table: _Table, column: str, key: str) -> Any:
         examples = list(dict.fromkeys(values[bad].tolist()))[:3]
         raise ConfigError(f"The membership column {column!r} ({key}) of {table.name} must "
                           f"hold 0/1 (1 = member); it holds {examples} ({_first(table, bad)}).")
-    return numeric.to_numpy().astype(np.int8)
+    labels = numeric.to_numpy().astype(np.int8)
+    if len(np.unique(labels)) < 2:
+        raise ConfigError(f"The membership column {column!r} ({key}) of {table.name} needs "
+                          "both members (1) and non-members (0) to tell apart; it holds only "
+                          f"{int(labels[0])} ({len(labels)} row{'s' * (len(labels) > 1)}).")
+    return labels
 
 
 def _check_ids(table: _Table, column: str, key: str) -> Any:
