@@ -24,6 +24,15 @@ def folder(tmp_path_factory):
         "def copier(train, n_rows, *, random_state):\n"
         "    return train.sample(n_rows, random_state=random_state % 2**32, replace=True)\n"
         "\n"
+        "def raises(train, n_rows, *, random_state):\n"
+        "    raise RuntimeError('my generator broke')\n"
+        "\n"
+        "def extra(train, n_rows, *, random_state):\n"
+        "    return train.iloc[:n_rows].assign(bonus=1)\n"
+        "\n"
+        "def no_kw(train, n_rows):\n"
+        "    return train.iloc[:n_rows]\n"
+        "\n"
         "def short(train, n_rows, *, random_state):\n"
         "    return train.iloc[:n_rows - 1]\n"
         "\n"
@@ -118,3 +127,51 @@ def test_a_bad_configuration_is_one_readable_line(folder, body, message):
     result = runner.invoke(app, ["audit", "generator", "--config", str(write(folder, body))])
     assert result.exit_code != 0
     assert message in result.output and "Traceback" not in result.output
+
+
+_SMALL = "targets: {rows: [0]}\ngame: {n_train_rows: 40, n_shadow_runs: 2, n_test_runs: 2}\n" \
+    "attacks: [closest-distance]\nreport: {out: refused, n_bootstrap: 0}\n"
+
+
+@pytest.mark.parametrize("body, named", [
+    # The user's generator raising, also in a worker: the key, the run, its error.
+    ("generators: [{name: m, callable: 'my_generators:raises'}]\n",
+     "generators[0].callable ('my_generators:raises') failed on run 0 of 2"),
+    ("generators: [{name: m, callable: 'my_generators:raises'}]\nexecutor: {n_jobs: 2}\n",
+     "RuntimeError: my generator broke"),
+    # Its table with other columns than the training data's.
+    ("generators: [{name: m, callable: 'my_generators:extra'}]\n", "adds ['bonus']"),
+    # A signature the runs cannot call.
+    ("generators: [{name: m, callable: 'my_generators:no_kw'}]\n",
+     "'my_generators:no_kw', which takes (train, n_rows); expected"),
+    # Sizes beyond any sane game, refused before any work.
+    ("generators: [{name: m, builtin: copying}]\ngame: {n_shadow_runs: 1000000000}\n",
+     "'game.n_shadow_runs'"),
+    ("generators: [{name: m, builtin: copying}]\ngame: {n_synthetic_rows: 100000000}\n",
+     "'game.n_synthetic_rows'"),
+    # A continuous secret without secret_values.
+    ("generators: [{name: m, builtin: copying}]\nsecret: income\n", "'secret_values'"),
+    # Named by the configuration's keys, not the API's parameters.
+    ("generators: [{name: m, builtin: dp-bayes, params: {epsilon: 0}}]\n",
+     "'generators[0].params.epsilon' key"),
+    ("generators: [{name: m, builtin: copying, params: {copy_fraction: 7}}]\n",
+     "'generators[0].params.copy_fraction' key"),
+    ("generators: [{name: m, builtin: dp-bayes, params: {epsilonn: 1}}]\n",
+     "'generators[0].params' key"),
+    ("generators: [{name: m, builtin: copying}]\ngame: {n_train_rows: 500}\n",
+     "data.path has 400 rows; the game needs"),
+    ("generators: [{name: m, builtin: copying}]\ntargets: {rows: [5000]}\n", "targets.rows"),
+])
+def test_a_refused_game_is_one_line_naming_the_key(folder, body, named):
+    config = folder / "audit.yaml"
+    config.write_text("data: {path: population.csv}\n" + _SMALL.replace(
+        "targets: {rows: [0]}\n", "" if "targets" in body else "targets: {rows: [0]}\n"
+    ).replace("game: {n_train_rows: 40, n_shadow_runs: 2, n_test_runs: 2}\n",
+              "" if "game:" in body else "game: {n_train_rows: 40, n_shadow_runs: 2, "
+              "n_test_runs: 2}\n") + body)
+    result = runner.invoke(app, ["audit", "generator", "--config", str(config)])
+    lines = [line for line in result.output.splitlines() if line.startswith("Error")]
+    assert result.exit_code == 2, result.output
+    assert len(lines) == 1 and named in lines[0], result.output
+    assert "Traceback" not in result.output and "parameter of" not in result.output
+    assert not (folder / "refused").exists()

@@ -9,7 +9,7 @@ import pytest
 
 from privaudit.exceptions import PrivauditWarning
 from privaudit.synthetic import independent_marginals
-from privaudit.training import GeneratorRuns
+from privaudit.training import GeneratorRecipe, GeneratorRuns
 
 AUX = pd.DataFrame({"x": np.arange(200) % 17, "c": np.array(list("abcde"))[np.arange(200) % 5],
                     "id": np.arange(200)})
@@ -150,7 +150,7 @@ def test_bad_parameters_are_named(kwargs, match):
 def test_targets_must_have_the_auxiliary_columns_and_the_generator_a_table():
     with pytest.raises(ValueError, match="targets"):
         GeneratorRuns(echo, AUX, TARGETS[["x"]], n_runs=2, n_train_rows=10).run()
-    with pytest.raises(TypeError, match="DataFrame"):
+    with pytest.raises(GeneratorRecipe.Failed, match=r"run 0 of 2: .*DataFrame"):
         runs(generator=lambda train, n, random_state: train.to_numpy(), n_runs=2).run()
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -116,8 +116,7 @@ def _check_secret(secret: Any, secret_values: Any, setup: _Setup,
         raise param_error("secret", _FUNC, f"a column of auxiliary_data "
                           f"{list(setup.pool.columns)[:8]}", secret)
     if secret_values is None:
-        counts = setup.pool[secret].value_counts()
-        secret_values = list(counts.index[:2])
+        secret_values = _two_frequent_values(setup.pool[secret], secret)
     values = list(dict.fromkeys(secret_values))
     if len(values) != 2 or len(list(secret_values)) != 2:
         raise param_error("secret_values", _FUNC, "two distinct values of the secret column "
@@ -132,6 +131,28 @@ def _check_secret(secret: Any, secret_values: Any, setup: _Setup,
     targets[secret], alternatives[secret] = values[1], values[0]
     setup.targets = targets
     setup.secret = _Secret(secret, (values[0], values[1]), alternatives)
+
+
+#: A secret column guessed from (no ``secret_values``) has at most this many values...
+_MAX_SECRET_VALUES = 20
+#: ... or its two most frequent values each hold at least this share of its rows.
+_MIN_SECRET_SHARE = 0.05
+
+
+def _two_frequent_values(column: pd.Series, secret: str) -> list[Any]:
+    """The column's two most frequent values, refused when they are not frequent.
+
+    A continuous column's two "most frequent" values occur once each: guessing between
+    them is a game on two arbitrary records, not on the column.
+    """
+    counts = column.value_counts()
+    shares = counts.to_numpy()[:2] / max(len(column), 1)
+    if len(counts) > _MAX_SECRET_VALUES and (len(shares) < 2 or shares.min() < _MIN_SECRET_SHARE):
+        raise param_error("secret", _FUNC, f"a column of few values, or given with "
+                          f"'secret_values': {secret!r} has {len(counts)} distinct values "
+                          f"and its two most frequent are not frequent (give the two "
+                          f"values to tell apart in 'secret_values')", secret)
+    return list(counts.index[:2])
 
 
 def model_free_guesses(pool: pd.DataFrame, targets: pd.DataFrame, secret: str,
@@ -254,21 +275,13 @@ def _resolve_generator(generator: Any, generator_params: dict[str, Any],
     A built-in name becomes its generator ("dp-bayes" gets the public domain); an SDV
     synthesizer object becomes the equivalent seeded :func:`sdv_generator`.
     """
-    from privaudit.synthetic import (
-        BUILTIN_GENERATORS,
-        TableDomain,
-        builtin_generator,
-        from_sdv_synthesizer,
-    )
+    from privaudit.synthetic import TableDomain, builtin_generator, from_sdv_synthesizer
 
     if not isinstance(generator, str):
         if generator_params:
             raise param_error("generator_params", _FUNC, "empty unless 'generator' is a "
                               "built-in name", generator_params)
         return from_sdv_synthesizer(generator) or generator
-    if generator not in BUILTIN_GENERATORS:
-        raise param_error("generator", _FUNC, f"a callable or one of "
-                          f"{list(BUILTIN_GENERATORS)}", generator)
     params = dict(generator_params)
     _check_builtin_params(generator, params)
     if generator == "dp-bayes" and "domain" not in params:
@@ -285,12 +298,17 @@ def _check_builtin_params(name: str, params: dict[str, Any]) -> None:
     import inspect
 
     from privaudit.synthetic import (
+        BUILTIN_GENERATORS,
         DPBayesianNetwork,
+        builtin_generator,
         copying_generator,
         gaussian_copula,
         independent_marginals,
     )
 
+    if name not in BUILTIN_GENERATORS:
+        raise param_error("generator", _FUNC, f"a callable or one of "
+                          f"{list(BUILTIN_GENERATORS)}", name)
     function = {"independent-marginals": independent_marginals,
                 "gaussian-copula": gaussian_copula, "copying": copying_generator,
                 "dp-bayes": DPBayesianNetwork}[name]
@@ -300,6 +318,7 @@ def _check_builtin_params(name: str, params: dict[str, Any]) -> None:
     if unknown:
         raise param_error("generator_params", _FUNC, f"parameters of the built-in "
                           f"generator {name!r} (among {taken}); unknown: {unknown}", params)
+    builtin_generator(name, **params)  # its own checks of the values, before any work
 
 
 def _check_attacks(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
@@ -451,6 +470,8 @@ def audit_generator(
 
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
         raise param_error("random_state", _FUNC, "an integer", random_state, error=TypeError)
+    if isinstance(generator, str):
+        _check_builtin_params(generator, dict(generator_params or {}))
     seeds = np.random.SeedSequence(int(random_state)).spawn(3)
     exec_args = {"executor": executor, "n_jobs": n_jobs}
     setup = _check_setup(auxiliary_data, targets, n_targets, n_train_rows, n_synthetic_rows,

@@ -32,6 +32,8 @@ Naming code (``callable``) is how the user opts in to running it; nothing is unp
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -52,8 +54,22 @@ from privaudit.cli._sections import (
 __all__ = ["GeneratorAuditFile", "load_generator_config", "run_generator_audit"]
 
 BuiltinName = Literal["independent-marginals", "gaussian-copula", "copying", "dp-bayes"]
-Runs = Annotated[int, Field(ge=2, multiple_of=2)]
-Rows = Annotated[int, Field(ge=1)]
+#: Upper bounds of the game's sizes: beyond them a run takes days or the memory, with no
+#: output; a mistyped 1000000000 is refused at once instead.
+MAX_RUNS, MAX_ROWS = 100_000, 10_000_000
+Runs = Annotated[int, Field(ge=2, le=MAX_RUNS, multiple_of=2)]
+Rows = Annotated[int, Field(ge=1, le=MAX_ROWS)]
+
+#: The configuration key of each checked parameter of the API, by its name in
+#: privaudit's one error template ("The 'p' parameter of F must be ...").
+_PARAM_KEYS = {"auxiliary_data": "data.path", "targets": "targets", "n_targets": "n_targets",
+               "n_train_rows": "game.n_train_rows",
+               "n_synthetic_rows": "game.n_synthetic_rows", "n_runs": "game",
+               "reference_fraction": "game.reference_fraction", "secret": "secret",
+               "secret_values": "secret_values", "generator_params": "generators[{i}].params"}
+#: Functions whose parameters are a built-in generator's (``generators[i].params.<p>``).
+_GENERATOR_FUNCS = ("DPBayesianNetwork", "copying_generator", "gaussian_copula",
+                    "independent_marginals")
 
 
 def _exactly_one(section: Any, first: str, second: str) -> Any:
@@ -193,10 +209,75 @@ def _generator(entry: GeneratorEntry, base: Path, i: int) -> Any:
     try:
         GeneratorRecipe(found, 1)  # the one check of what a generator may be
     except TypeError:
+        if callable(found):
+            raise ConfigError(f"generators[{i}].callable names {entry.callable!r}, which "
+                              f"takes {_signature(found)}; expected a function "
+                              "(train, n_rows, *, random_state) returning a DataFrame.") from None
         raise ConfigError(f"generators[{i}].callable names {entry.callable!r}, which is "
                           "neither callable nor an object with fit and sample (SDV) or fit "
                           "and generate (TAPAS).") from None
     return found
+
+
+def _signature(function: Any) -> str:
+    import inspect
+
+    return str(inspect.signature(function))
+
+
+def _as_key_error(exc: Exception, i: int) -> Exception:
+    """An API check's error named by its configuration key (``_PARAM_KEYS``), or ``exc``."""
+    import re
+
+    found = re.match(r"The '([\w\[\]'.]+)' parameter of (\w+) must be (.*)\. Got (.*) "
+                     r"instead\.$", str(exc), flags=re.S)
+    if found is None:
+        return exc
+    param, func, expected, got = found.groups()
+    if func in _GENERATOR_FUNCS:
+        key = f"generators[{i}].params.{param}"
+    elif param in _PARAM_KEYS:
+        key = _PARAM_KEYS[param].format(i=i)
+    else:
+        return exc
+    return ConfigError(f"The {key!r} key of the audit configuration must be {expected}. "
+                       f"Got {got} instead.")
+
+
+@contextmanager
+def _named_by_keys(i: int, entry: GeneratorEntry) -> Iterator[None]:
+    """Errors of the audit of ``generators[i]`` named by the configuration's keys."""
+    from privaudit.training import GeneratorRecipe
+
+    try:
+        yield
+    except GeneratorRecipe.Failed as exc:
+        raise ConfigError(f"generators[{i}].callable ({entry.callable or entry.builtin!r}) "
+                          f"failed on {exc}") from exc
+    except (TypeError, ValueError) as exc:
+        named = _as_key_error(exc, i)
+        if named is exc:
+            raise
+        raise named from exc
+
+
+def _check_sizes(cfg: GeneratorAuditFile, n_rows: int) -> None:
+    """Refuse a game the data cannot hold, in the data's and the keys' terms."""
+    rows = cfg.targets.rows if cfg.targets is not None else None
+    if rows and max(rows) >= n_rows:
+        outside = [r for r in rows if r >= n_rows][:5]
+        raise ConfigError(f"targets.rows: data.path has {n_rows} rows (positions 0.."
+                          f"{n_rows - 1}); got the positions {outside}.")
+    in_data = 0 if cfg.targets is not None and rows is None else (
+        len(rows) if rows else cfg.n_targets or 5)
+    rest = n_rows - in_data
+    pool = rest - round(cfg.game.reference_fraction * rest)
+    need = cfg.game.n_train_rows or 1
+    if n_rows < 4 or pool < max(need, 1):
+        raise ConfigError(f"data.path has {n_rows} rows; the game needs the {in_data} targets "
+                          f"plus game.reference_fraction={cfg.game.reference_fraction} of the "
+                          f"rest plus game.n_train_rows={need} training rows (more rows, or "
+                          "smaller game.n_train_rows, n_targets or game.reference_fraction).")
 
 
 def run_generator_audit(run: GeneratorRun, *, progress: Any = None) -> Path:
@@ -217,18 +298,21 @@ def run_generator_audit(run: GeneratorRun, *, progress: Any = None) -> Path:
                               key="targets.path").frame
     elif cfg.targets is not None:
         targets = cfg.targets.rows
+    _check_sizes(cfg, len(data))
+    generators = [_generator(entry, base, i) for i, entry in enumerate(cfg.generators)]
     results: list[Any] = []
-    for i, entry in enumerate(cfg.generators):
-        results += audit_generator(
-            _generator(entry, base, i), data, targets=targets, n_targets=cfg.n_targets,
-            **cfg.game.model_dump(), attacks=cfg.attacks,
-            attack_params=cfg.attack_params or None,
-            generator_params=entry.params or None, claimed_epsilon=entry.claimed_epsilon,
-            secret=cfg.secret, secret_values=cfg.secret_values,
-            name=entry.name, dataset=data_path.name, random_state=cfg.random_state,
-            executor=executor,
-            cache_dir=None if cfg.cache_dir is None else _at(base, cfg.cache_dir),
-            results_dir=run.out / "results", progress=progress)
+    for i, (entry, generator) in enumerate(zip(cfg.generators, generators, strict=True)):
+        with _named_by_keys(i, entry):
+            results += audit_generator(
+                generator, data, targets=targets, n_targets=cfg.n_targets,
+                **cfg.game.model_dump(), attacks=cfg.attacks,
+                attack_params=cfg.attack_params or None,
+                generator_params=entry.params or None, claimed_epsilon=entry.claimed_epsilon,
+                secret=cfg.secret, secret_values=cfg.secret_values,
+                name=entry.name, dataset=data_path.name, random_state=cfg.random_state,
+                executor=executor,
+                cache_dir=None if cfg.cache_dir is None else _at(base, cfg.cache_dir),
+                results_dir=run.out / "results", progress=progress)
     names = ", ".join(e.name for e in cfg.generators)
     # The audits saved every result once in out/results (one folder per generator,
     # target and attack, reused by a rerun): the report does not file them again.

@@ -408,4 +408,7 @@ def builtin_generator(name: str, *, domain: TableDomain | None = None,
         return DPBayesianNetwork(domain=domain, **params)
     function = {"independent-marginals": independent_marginals,
                 "gaussian-copula": gaussian_copula, "copying": copying_generator}[name]
+    if "copy_fraction" in params:  # checked here, not in every run
+        check_fraction(params["copy_fraction"], param="copy_fraction",
+                       func="copying_generator", low_inclusive=True, high_inclusive=True)
     return functools.partial(function, **params)

@@ -55,6 +55,45 @@ RUNS_FORMAT = 1
 KNOWLEDGE = ("auxiliary", "exact")
 
 
+class GeneratorFailed(ValueError):
+    """The user's generator raised, or returned a table the game cannot use.
+
+    A ``ValueError`` (bad input: the generator is the user's), ``from`` the generator's
+    own exception; ``seed`` is the run's seed, ``run`` its position once
+    :meth:`GeneratorRuns.run` has found it (then the message names it).
+    """
+
+    def __init__(self, message: str, seed: int | None = None, run: int | None = None) -> None:
+        super().__init__(message)
+        self.seed, self.run = seed, run
+
+    def __reduce__(self) -> tuple[Any, ...]:  # workers send it back whole
+        return (type(self), (self.args[0], self.seed, self.run))
+
+    def at_run(self, seeds: NDArray[np.int64]) -> GeneratorFailed:
+        """The same failure, naming the run (of ``seeds``) it happened on."""
+        found = np.flatnonzero(seeds == self.seed)
+        if self.run is not None or not found.size:
+            return self
+        run = int(found[0])
+        return GeneratorFailed(f"run {run} of {len(seeds)}: {self.args[0]}", self.seed, run)
+
+
+def _signature_problem(generator: Any) -> str | None:
+    """Why ``generator(train, n_rows, random_state=seed)`` cannot be called, or None."""
+    import inspect
+
+    try:
+        signature = inspect.signature(generator)
+    except (TypeError, ValueError):  # a builtin without a signature: trusted
+        return None
+    try:
+        signature.bind(None, 1, random_state=0)
+    except TypeError:
+        return f"it takes {signature}"
+    return None
+
+
 class GeneratorRecipe:
     """A generator seen as a training recipe: "training" it returns its synthetic table.
 
@@ -81,12 +120,19 @@ class GeneratorRecipe:
     """
 
     suffix = ".parquet"
+    #: What :meth:`train` raises when the generator raises or returns an unusable table.
+    Failed = GeneratorFailed
 
     def __init__(self, generator: Any, n_rows: int, *, version: str | None = None) -> None:
         if not callable(generator) and not _fits_and_samples(generator):
             raise param_error("generator", _NAME, "a callable (train, n_rows, random_state) "
                               "or an object with fit and sample (SDV) or fit and generate "
                               "(TAPAS)", f"<{type(generator).__name__}>", error=TypeError)
+        problem = None if _fits_and_samples(generator) else _signature_problem(generator)
+        if problem is not None:
+            raise param_error("generator", _NAME, "callable as generator(train, n_rows, "
+                              f"random_state=seed) ({problem})", f"<{_describe(generator)}>",
+                              error=TypeError)
         self.generator = generator
         self.n_rows = check_int(n_rows, param="n_synthetic_rows", func=_NAME, low=1)
         self.version = version
@@ -103,12 +149,19 @@ class GeneratorRecipe:
 
     def train(self, X: Any, y: Any, *, random_state: int) -> Any:
         """Run the generator on the training table ``X`` (``y`` is unused)."""
-        train = X.reset_index(drop=True)
-        if _fits_and_samples(self.generator):
-            table = self._fit_and_draw(train, int(random_state))
-        else:
-            table = self.generator(train, self.n_rows, random_state=int(random_state))
-        return self._checked(_unwrap(table), X)
+        train, seed = X.reset_index(drop=True), int(random_state)
+        try:
+            if _fits_and_samples(self.generator):
+                table = self._fit_and_draw(train, seed)
+            else:
+                table = self.generator(train, self.n_rows, random_state=seed)
+        except Exception as exc:
+            raise GeneratorFailed(f"the generator {_describe(self.generator)} raised "
+                                  f"{type(exc).__name__}: {exc}", seed) from exc
+        try:
+            return self._checked(_unwrap(table), X)
+        except (TypeError, ValueError) as exc:
+            raise GeneratorFailed(str(exc), seed) from None
 
     def _fit_and_draw(self, train: Any, seed: int) -> Any:
         """Fit a fresh copy of an object generator and draw ``n_rows`` rows from it."""
@@ -144,9 +197,14 @@ class GeneratorRecipe:
                              f"n_synthetic_rows asked for {self.n_rows}: every synthetic "
                              "table of the game must have that many rows.")
         missing = [c for c in X.columns if c not in table.columns]
-        if missing:
-            raise ValueError(f"The generator {name}'s table lacks the training columns "
-                             f"{missing[:5]}.")
+        extra = [c for c in table.columns if c not in X.columns]
+        if missing or extra:
+            raise ValueError(f"The generator {name}'s table must have exactly the training "
+                             f"columns; it lacks {missing[:5]} and adds {extra[:5]}.")
+        empty = [c for c in X.columns if table[c].isna().all() and X[c].notna().any()]
+        if empty:
+            raise ValueError(f"The generator {name}'s columns {empty[:5]} are all missing "
+                             "(NaN), while the training data has values there.")
         return table[list(X.columns)].reset_index(drop=True)
 
     def save(self, table: Any, path: str | os.PathLike[str]) -> None:
@@ -474,11 +532,14 @@ class GeneratorRuns:
             step.advance(len(done))
             trainer = _Trainer(executor, recipe, seeds, indices, pool,
                                np.zeros(len(pool)), seconds, tick=step.advance)
-            if cache is not None:
-                self.n_made_ = trainer.into_cache(cache, missing)
-            else:
-                trainer.run(missing, tables.__setitem__)
-                self.n_made_ = len(missing)
+            try:
+                if cache is not None:
+                    self.n_made_ = trainer.into_cache(cache, missing)
+                else:
+                    trainer.run(missing, tables.__setitem__)
+                    self.n_made_ = len(missing)
+            except GeneratorFailed as exc:
+                raise exc.at_run(seeds) from exc
         if cache is not None:  # read once: every attack of an audit reuses these tables
             tables = list(CachedModels(cache, self.n_runs))
         self.synthetic_: Sequence[Any] = tables
