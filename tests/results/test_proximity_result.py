@@ -46,11 +46,24 @@ def test_quantile_interval_of_nothing_is_nan():
 
 def test_distance_check_passes_only_when_no_closer_than_the_holdout():
     holdout = np.linspace(0.1, 1.0, 100)
-    far = ProximityResult("dcr", "quantile", synthetic=holdout + 0.05, baseline=holdout)
+    far = ProximityResult("dcr", "quantile", synthetic=holdout + 0.5, baseline=holdout)
     close = ProximityResult("dcr", "quantile", synthetic=holdout / 4, baseline=holdout)
     assert far.passed is True and close.passed is False
-    assert far.value().value == pytest.approx(np.quantile(holdout + 0.05, 0.05))
+    assert far.value().value == pytest.approx(np.quantile(holdout + 0.5, 0.05))
     assert ProximityResult("dcr", "quantile", synthetic=holdout).passed is None
+
+
+@pytest.mark.parametrize(("synthetic", "baseline"), [
+    (np.r_[np.ones(23), np.zeros(57)], np.zeros(1)),  # issue 19: a one-row holdout
+    (np.linspace(0.1, 1.0, 100) * 0.98, np.linspace(0.1, 1.0, 100))])
+def test_overlapping_intervals_are_undecided_whatever_the_point_estimates(synthetic, baseline):
+    statistic = "share" if set(np.unique(synthetic)) <= {0.0, 1.0} else "quantile"
+    result = ProximityResult("m", statistic, synthetic=synthetic, baseline=baseline,
+                             higher_is_safer=statistic == "quantile")
+    ours, base = result.value(), result.baseline_value()
+    assert ours.value != base.value and ours.low <= base.high and base.low <= ours.high
+    assert result.passed is None and result.verdict == "overlap"
+    assert result.to_dict()["verdict"] == "overlap"
 
 
 def test_share_check_uses_wilson_intervals_and_lower_is_safer():

@@ -39,7 +39,8 @@ def test_a_leaky_table_fails_where_a_copula_passes(tv16, leaky_and_safe):
         verdicts[name] = {r.attack: r.audit.baseline.passed for r in results}
     # "passed" on the baseline check = the check found more than the baseline: a leak.
     for check in ("exact_matches", "dcr", "nndr"):
-        assert verdicts["leaky"][check] is True and verdicts["safe"][check] is False
+        # the copula: no leak found (within the intervals of unseen rows: undecided)
+        assert verdicts["leaky"][check] is True and verdicts["safe"][check] is not True
 
 
 def test_without_a_holdout_the_closeness_checks_are_undecided(tv16, leaky_and_safe):

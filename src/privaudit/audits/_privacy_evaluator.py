@@ -41,7 +41,7 @@ PRIVACY_METRICS: dict[str, tuple[str, ...]] = {
 #: The source's default alert levels (all configurable).
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "mia_auc": 0.70,                 # distinguishability AUC at or above: high risk
-    "exact_match_percentage": 5.0,   # exact matches above (percent): high risk
+    "exact_match_percentage": 5.0,   # exact matches' interval above (percent): high risk
     "anonymeter_high": 0.5,          # a risk above: high
     "anonymeter_medium": 0.3,        # a risk at or above: medium
 }
@@ -143,8 +143,8 @@ class PrivacyEvaluator:
                 "holdout_match_percentage": None if base is None else base.value * 100,
                 "holdout_ci": _ci(base, 100),
                 "original_duplication_percentage": 100 * r.extra["original_duplication_rate"],
-                "passed": r.passed,
-                "risk_level": "high" if pct > th["exact_match_percentage"] else "low"}
+                "passed": r.passed, "risk_level": _level(r.value(), th[
+                    "exact_match_percentage"] / 100)}
 
     def _mia(self, by: dict[str, Any], th: dict[str, Any], tables: Any) -> dict[str, Any]:
         r: AttackResult = by["distinguishability"]
@@ -208,11 +208,19 @@ def _closeness(r: ProximityResult, method: str, ours: str, theirs: str) -> dict[
     if "closer_to_train_share" in r.extra:
         entry["closer_to_train_share"] = r.extra["closer_to_train_share"]
     shown = "n/a" if base is None else f"{base.value:.4f}"
-    verdict = {None: "Undecided (no holdout)", True: "Yes", False: "No"}[r.passed]
+    verdict = {"no holdout": "Undecided (no holdout)", "not closer": "Yes", "closer": "No",
+               "overlap": "Undecided (the intervals overlap)"}[r.verdict]
     label = "share" if share else f"{r.quantile:.0%}"
     entry["desc"] = (f"Synthetic-Train {label}: {value.value:.4f}, Holdout-Train {label}: "
                      f"{shown}, Passed: {verdict}")
     return entry
+
+
+def _level(share: Any, threshold: float) -> str:
+    """The risk level of a share: its interval above, at or below, or across ``threshold``."""
+    if share.low > threshold:
+        return "high"
+    return "low" if share.high <= threshold else "undecided"
 
 
 def _risk_entry(r: RiskResult) -> dict[str, Any]:

@@ -6,7 +6,8 @@ its distance ratio, whether it copies a training record) with the same number pe
 *holdout* row: real records the generator never saw, compared with the training data in
 the same way. A generator that copies is closer to its training data than unseen real data
 is; one that generalises is not. Without a holdout there is no such baseline, and the
-result says so (``passed`` is None) instead of inventing one.
+result says so (``passed`` is None) instead of inventing one; with one, the verdict rests
+on the two intervals (overlapping intervals: undecided), never on point estimates alone.
 
 :class:`ProximityResult` keeps both per-row arrays (the report draws their histograms side
 by side) and summarises them with an interval:
@@ -172,16 +173,32 @@ class ProximityResult:
     def passed(self) -> bool | None:
         """Whether the synthetic rows are no closer to training than unseen real rows.
 
-        Point estimates compared, as the source's checks do (the intervals are reported
-        beside them); None without a holdout or when a value is NaN.
+        Decided on the intervals, never on point estimates alone: False when the
+        synthetic interval lies wholly on the closer side of the holdout's, True when it
+        lies wholly on the safer side, None when they overlap (a difference the data
+        cannot tell from chance, e.g. beside a holdout of a few rows), without a holdout,
+        or when a value is NaN. :attr:`verdict` says which.
         """
+        return _VERDICTS[self.verdict]
+
+    @property
+    def verdict(self) -> str:
+        """``"closer"``, ``"not closer"``, ``"overlap"`` or ``"no holdout"`` (see passed)."""
         base = self.baseline_value()
         if base is None:
-            return None
-        ours = self.value().value
-        if math.isnan(ours) or math.isnan(base.value):
-            return None
-        return bool(ours >= base.value) if self.higher_is_safer else bool(ours <= base.value)
+            return "no holdout"
+        ours = self.value()
+        if any(math.isnan(x) for x in (*ours, *base)):
+            return "overlap"
+        safer_low, safer_high = (ours.low, ours.high) if self.higher_is_safer else (
+            -ours.high, -ours.low)
+        base_low, base_high = (base.low, base.high) if self.higher_is_safer else (
+            -base.high, -base.low)
+        if safer_high < base_low:
+            return "closer"
+        if safer_low > base_high:
+            return "not closer"
+        return "overlap"
 
     # ------------------------------------------------------------------ disk
     def to_dict(self) -> dict[str, Any]:
@@ -193,7 +210,7 @@ class ProximityResult:
                    confidence=self.confidence, parameters=self.parameters, extra=self.extra,
                    audit=self.audit.to_dict(), value=self.value()._asdict(),
                    baseline_value=None if base is None else base._asdict(),
-                   passed=self.passed, n_synthetic=int(self.synthetic.size),
+                   passed=self.passed, verdict=self.verdict, n_synthetic=int(self.synthetic.size),
                    n_baseline=None if self.baseline is None else int(self.baseline.size))
         return doc
 
@@ -241,6 +258,10 @@ class ProximityResult:
                        audit=AuditInfo.from_dict(doc.get("audit") or {}))
         except (TypeError, ValueError) as exc:
             raise ResultFileError(f"{json_path} holds invalid data: {exc}") from None
+
+
+_VERDICTS: dict[str, bool | None] = {"closer": False, "not closer": True, "overlap": None,
+                                     "no holdout": None}
 
 
 def _values(values: Any, param: str) -> np.ndarray:
