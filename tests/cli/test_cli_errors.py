@@ -223,6 +223,9 @@ def test_feature_subset_overlap_is_explained(audit):
     raw = yaml.safe_load(config.read_text())
     raw["data"]["feature_columns"] = ["f0"]
     config.write_text(yaml.safe_dump(raw))
+    # A model of f0 alone: its columns match data.feature_columns.
+    save_sklearn_model(LogisticRegression().fit(data[["f0"]], data["y"]),
+                       audit.folder / "model.skops")
     _one_line_error(_audit(config), "pop.csv", "data.csv", "repeats 1 audited record",
                     "['f0']", "data line 4 = population line 6", "Only 1 of the data's 3")
 

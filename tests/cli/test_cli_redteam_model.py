@@ -41,7 +41,8 @@ def _audit(folder, model_file, data: pd.DataFrame, name: str = "data.csv", **con
     else:
         data.to_csv(folder / name, index=False)
     config = {"target": {"path": str(model_file)},
-              "data": {"path": name, "label_column": "y", "membership_column": "member"},
+              "data": {"path": name, "label_column": "y", "membership_column": "member",
+                       "id_column": "id"},
               "population": {"path": "pop.csv"}, "report": {"out": "report"}, **config}
     (folder / "audit.yaml").write_text(yaml.safe_dump(config))
     return ["audit", "model", "--config", str(folder / "audit.yaml")]
@@ -130,4 +131,51 @@ def test_parquet_list_column_is_named(tmp_path, model_file):
     data = _data().assign(f1=lambda x: [[v, v] for v in x.f1])
     _refused(_audit(tmp_path, model_file, data, "data.parquet"), "'f1'", "data.parquet",
              "holds lists", "flat columns")
+    assert not (tmp_path / "report").exists()
+
+
+# ------------------------------------------------------------------ the model's columns
+
+def test_sklearn_model_columns_missing_or_renamed_are_named(tmp_path, model_file):
+    data = _data().rename(columns={"f1": "f_one"})
+    _refused(_audit(tmp_path, model_file, data), "data.csv", "missing from the file ['f1']",
+             "'f_one'")
+    assert not (tmp_path / "report").exists()
+
+
+def test_sklearn_model_columns_in_another_order_are_selected_by_name(tmp_path, model_file):
+    from privaudit.cli._config import load_audit_config
+    from privaudit.cli._datafiles import load_records
+    from privaudit.targets import as_target, load_sklearn_model
+
+    data = _data()[["f1", "y", "member", "id", "f0"]]
+    _audit(tmp_path, model_file, data)
+    cfg = load_audit_config(tmp_path / "audit.yaml")
+    target = as_target(load_sklearn_model(model_file))
+    (X, *_), (X_pop, _) = load_records(cfg, target)
+    assert list(X.columns) == list(X_pop.columns) == ["f0", "f1"]
+
+
+def test_sklearn_model_without_names_compares_counts(tmp_path):
+    rng = np.random.default_rng(0)
+    model = LogisticRegression().fit(rng.normal(size=(20, 3)), np.arange(20) % 2)
+    save_sklearn_model(model, tmp_path / "unnamed.skops")
+    _refused(_audit(tmp_path, tmp_path / "unnamed.skops", _data()), "data.csv",
+             "2 feature column(s)", "takes 3")
+
+
+def test_torch_model_given_too_few_columns_is_refused_before_any_work(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    (tmp_path / "net.py").write_text(
+        "import torch\n\ndef build():\n    return torch.nn.Sequential(torch.nn.Linear(3, 2))\n")
+    torch.manual_seed(0)
+    save_file(torch.nn.Sequential(torch.nn.Linear(3, 2)).state_dict(),
+              str(tmp_path / "net.safetensors"))
+    argv = _audit(tmp_path, tmp_path / "net.safetensors", _data())
+    config = yaml.safe_load((tmp_path / "audit.yaml").read_text())
+    config["target"].update(type="torch", factory="net:build")
+    (tmp_path / "audit.yaml").write_text(yaml.safe_dump(config))
+    _refused(argv, "data.csv", "2 feature column(s)", "net:build takes 3")
     assert not (tmp_path / "report").exists()

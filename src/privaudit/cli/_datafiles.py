@@ -412,11 +412,76 @@ def _check_disjoint(data: _Table, pop: _Table, cfg: AuditConfig, records: tuple,
         f"on them would count as trained on the audited records.{subset}")
 
 
+def _which_columns(X: Any, cfg: AuditConfig) -> str:
+    """How the feature columns were chosen, and the first few, for a message."""
+    shown = [str(c) for c in X.columns[:5]] + (["..."] if X.shape[1] > 5 else [])
+    how = ("data.feature_columns" if cfg.feature_columns is not None
+           else "every column but the label, membership and id columns")
+    return f"{X.shape[1]} feature column(s) {shown} ({how})"
+
+
+def _sklearn_columns(data: _Table, X: Any, estimator: Any, cfg: AuditConfig) -> Any:
+    """The model's columns by name, in its order; or a count the model takes."""
+    model = f"the model ({type(estimator).__name__})"
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None:
+        names = [str(n) for n in names]
+        columns = [str(c) for c in X.columns]
+        missing = [n for n in names if n not in columns]
+        extra = [c for c in columns if c not in names]
+        if missing or extra:
+            raise ConfigError(
+                f"{data.name.capitalize()} has {_which_columns(X, cfg)}; {model} was fitted "
+                f"on {len(names)} named columns: missing from the file {missing[:10]}, not "
+                f"known to the model {extra[:10]}. Rename the columns, or list the model's "
+                "in data.feature_columns.")
+        return X[[X.columns[columns.index(n)] for n in names]]  # the model's order
+    expected = getattr(estimator, "n_features_in_", None)
+    if expected is not None and int(expected) != X.shape[1]:
+        raise ConfigError(f"{data.name.capitalize()} has {_which_columns(X, cfg)}; {model} "
+                          f"takes {int(expected)}.")
+    return X
+
+
+def _torch_columns(data: _Table, X: Any, module: Any, cfg: AuditConfig) -> None:
+    """One record through the module: a wrong number of columns fails here, not later."""
+    import numpy as np
+    import torch
+
+    param = next(module.parameters(), None)
+    dtype = param.dtype if param is not None and param.is_floating_point() else torch.float32
+    row = torch.as_tensor(np.asarray(X.iloc[:1], dtype=float), dtype=dtype,
+                          device=None if param is None else param.device)
+    try:
+        with torch.no_grad():
+            module(row)
+    except Exception as exc:  # a module raises what its layers raise
+        from privaudit.cli._errors import one_line
+
+        first = next((m for m in module.modules() if hasattr(m, "in_features")), None)
+        takes = (f"takes {first.in_features}" if first is not None
+                 and first.in_features != X.shape[1] else f"fails on them: {one_line(exc)}")
+        raise ConfigError(f"{data.name.capitalize()} has {_which_columns(X, cfg)}; the "
+                          f"model built by {cfg.factory} {takes}.") from None
+
+
+def _model_columns(data: _Table, X: Any, target: Any, cfg: AuditConfig) -> Any:
+    """The feature columns checked against what the model takes, before any work."""
+    estimator = getattr(target, "estimator", None)
+    if estimator is not None:
+        return _sklearn_columns(data, X, estimator, cfg)
+    module = getattr(target, "module", None)
+    if module is not None:
+        _torch_columns(data, X, module, cfg)
+    return X
+
+
 def load_records(cfg: AuditConfig, target: Any) -> tuple:
     """Read and check the data (and population) files before any work is done."""
     accepts = _accepted_inputs(target)
     data = _read_table(cfg.data_path, "data", "data.path")
     records = _records(data, cfg, membership=True, features=None, accepts=accepts)
+    records = (_model_columns(data, records[0], target, cfg), *records[1:])
     if cfg.population_path is None:
         return records, None
     pop = _read_table(cfg.population_path, "population", "population.path")
