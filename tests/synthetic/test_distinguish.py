@@ -77,3 +77,16 @@ def test_missing_numbers_are_imputed_and_flagged():
     result = Distinguisher(n_estimators=20, random_state=0).fit_score(
         synthetic, original, metadata=TableMetadata({"v": "numerical"}))
     assert result.metrics(n_bootstrap=0)["auc"]["value"] > 0.7
+
+
+@pytest.mark.parametrize(("auc", "reading"), [
+    ((0.358, 0.270, 0.444), "below chance: the classifier is systematically wrong"),
+    ((0.45, 0.40, 0.52), "hard to tell apart"), ((0.9, 0.85, 0.95), "easy to tell apart")])
+def test_the_reading_of_an_auc_rests_on_its_interval(auc, reading):
+    from types import SimpleNamespace
+
+    from privaudit.report._sections_synthetic import fidelity_row
+
+    result = SimpleNamespace(target="s", extra={}, n_members=80, n_non_members=80)
+    row = fidelity_row(result, {"auc": dict(zip(("value", "low", "high"), auc, strict=True))})
+    assert row["reading"].startswith(reading)

@@ -156,7 +156,9 @@ class PrivacyEvaluator:
                 "risk_level": "high" if auc["value"] >= th["mia_auc"] else "low",
                 "interpretation": "Values near 1.0 indicate synthetic data is easily "
                 "separable from the original distribution (poor fidelity). Values near 0.5 "
-                "indicate high similarity."}
+                "indicate high similarity. Values clearly below 0.5 (the interval under "
+                "0.5) mean the classifier is systematically wrong, which usually means the "
+                "synthetic rows copy the original ones: see the closeness checks."}
 
     def _tabular(self, by: dict[str, Any], th: dict[str, Any], tables: Any) -> dict[str, Any]:
         return {"structured_privacy_metrics": {

@@ -74,14 +74,19 @@ def fidelity_row(result: AttackResult, metrics: dict[str, Any],
                  threshold: float = 0.70) -> dict[str, Any]:
     """The cells of a distinguisher: its AUC, the groups' mean confidences, the reading."""
     auc = metrics["auc"]
-    high = auc["value"] >= threshold
+    if auc["high"] < 0.5:  # cross-fitted, so below chance is no accident
+        reading, css = ("below chance: the classifier is systematically wrong, which "
+                        "usually means the synthetic rows copy the original ones; see the "
+                        "closeness checks"), "high"
+    elif auc["value"] >= threshold:
+        reading, css = f"easy to tell apart (AUC >= {threshold:.2f}): poor fidelity", "high"
+    else:
+        reading, css = "hard to tell apart: close to the original distribution", "low"
     return {
         "target": result.target or "—", "auc": cell(auc),
         "synthetic_confidence": fmt(result.extra.get("synthetic_confidence")),
         "original_confidence": fmt(result.extra.get("original_confidence")),
-        "reading": (f"easy to tell apart (AUC >= {threshold:.2f}): poor fidelity" if high
-                    else "hard to tell apart: close to the original distribution"),
-        "css": "high" if high else "low",
+        "reading": reading, "css": css,
         "n": f"{result.n_members:,} / {result.n_non_members:,}",
     }
 

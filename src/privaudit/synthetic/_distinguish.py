@@ -10,7 +10,9 @@ on all rows once (transductively), only the forest is cross-fitted.
 
 An AUC near 0.5 means the synthetic rows look like the original ones (high fidelity); near
 1, they are easy to tell apart. This measures fidelity more than privacy (a perfect copy
-scores 0.5): it is read beside the closeness checks, which catch copies.
+scores 0.5): it is read beside the closeness checks, which catch copies. An AUC clearly
+below 0.5 (its interval under 0.5) is no fidelity at all: a cross-fitted classifier
+systematically wrong, which usually means the synthetic rows copy original ones.
 
 References
 ----------
