@@ -193,3 +193,10 @@ def test_one_text_a_side_with_the_blind_baseline_is_refused(tiny_model, tiny_tok
                                   non_members=tiny_texts[1:5], attacks=["loss"],
                                   blind_baseline=False)
     assert [r.attack for r in results] == ["loss"]
+
+
+def test_a_text_on_both_sides_is_refused_before_any_model_is_read():
+    from privaudit.audits import audit_llm
+
+    with pytest.raises(ValueError, match=r"'holdout'.*1 text\(s\) also in forget"):
+        audit_llm(object(), forget=["a text", "another"], holdout=["another", "third"])

@@ -57,3 +57,42 @@ def test_config_form_and_one_line_errors(files):
                               str(files / "members.txt"), "--non-members",
                               str(files / "non_members.jsonl")])
     assert hub.exit_code == 2 and "never downloads" in hub.output
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--non-members", "{members}"], ["30 text(s) of --non-members", "also in --members"]),
+    (["--non-members", "{nm}", "--attacks", "loss,bogus"],
+     ["--attacks names 'bogus'", "min_k_plus_plus"]),
+    (["--non-members", "{nm}", "--attacks", "reference"], ["needs --reference DIR"]),
+    (["--non-members", "{nm}", "--reference", "{members}", "--attacks", "reference"],
+     ["--reference must be a model folder", "got a file"]),
+])
+def test_settings_are_refused_naming_the_option_before_any_model_loads(files, args, words):
+    (files / "thirty.txt").write_text("\n".join(
+        (files / "members.txt").read_text(encoding="utf-8").splitlines()[:30]),
+        encoding="utf-8")
+    paths = {"members": str(files / "thirty.txt"), "nm": str(files / "non_members.jsonl")}
+    out = files / "never"
+    result = runner.invoke(app, ["audit", "llm", "--model", str(files / "model"),
+                                 "--members", paths["members"], "--out", str(out),
+                                 *[a.format(**paths) for a in args]])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert all(w in text for w in words), text
+    assert "parameter of" not in text and len(result.output.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_model_file_and_a_one_text_side_are_refused_in_the_users_terms(files):
+    (files / "one.txt").write_text("just one text\n", encoding="utf-8")
+    base = ["audit", "llm", "--non-members", str(files / "non_members.jsonl"), "--out",
+            str(files / "never")]
+    as_file = runner.invoke(app, [*base, "--model", str(files / "one.txt"), "--members",
+                                  str(files / "members.txt")])
+    assert as_file.exit_code == 2 and "--model must be a model folder" in as_file.output
+    one = runner.invoke(app, [*base, "--model", str(files / "model"), "--members",
+                              str(files / "one.txt")])
+    text = " ".join(one.output.split())
+    assert one.exit_code == 2 and "--members" in text and "holds 1 text" in text
+    assert "blind_baseline: false" in text and "parameter of" not in text
+    assert not (files / "never").exists()

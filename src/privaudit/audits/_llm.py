@@ -231,6 +231,7 @@ def _audited_texts(members: Any, non_members: Any, forget: Any, holdout: Any,
     one, zero = (members, non_members) if pair_given else (forget, holdout)
     first = _check_texts(one, names[0].replace("-", "_"))
     second = _check_texts(zero, names[1].replace("-", "_"))
+    _check_no_shared_text(first, second, names)
     labels = np.r_[np.ones(len(first), np.int8), np.zeros(len(second), np.int8)]
     n = len(labels)
     ids = np.arange(n, dtype=np.int64) if record_ids is None else np.asarray(record_ids)
@@ -238,6 +239,17 @@ def _audited_texts(members: Any, non_members: Any, forget: Any, holdout: Any,
         raise param_error("record_ids", _FUNC, f"one id per text ({n})",
                           f"<{ids.shape[0] if ids.ndim else 0} ids>")
     return _AuditedTexts(first + second, labels, ids, names)
+
+
+def _check_no_shared_text(first: list[Any], second: list[Any], names: tuple[str, str]
+                          ) -> None:
+    """A text on both sides is both trained on and not: the audit would be meaningless."""
+    keys = {_text_key(t) for t in first}
+    both = [t for t in second if _text_key(t) in keys]
+    if both:
+        raise param_error(names[1].replace("-", "_"), _FUNC, f"texts not in {names[0]}",
+                          f"<{len(both)} text(s) also in {names[0]}, e.g. "
+                          f"{str(both[0])[:60]!r}>")
 
 
 #: Folds of the blind baseline's out-of-fold classifier (fewer when a side is smaller).

@@ -212,6 +212,11 @@ class LLMRun:
     random_state: int = 0
     out: Path = Path("llm-audit-report")
     n_bootstrap: int = 1000
+    source: Path | None = None  # the configuration file; None: the options
+
+    def setting(self, key: str, option: str) -> str:
+        """How the user names a setting: the config key, or the command-line option."""
+        return option if self.source is None else f"the {key!r} key of {self.source}"
 
 
 def load_llm_config(path: str | Path) -> LLMRun:
@@ -236,26 +241,104 @@ def load_llm_config(path: str | Path) -> LLMRun:
         retrained=None if cfg.retrained is None else at(cfg.retrained),
         accuracy=cfg.accuracy.model_dump(), blind_baseline=cfg.blind_baseline,
         random_state=cfg.random_state, out=at(cfg.report.out or "llm-audit-report"),
-        n_bootstrap=cfg.report.n_bootstrap)
+        n_bootstrap=cfg.report.n_bootstrap, source=path)
 
 
 def llm_run(config: Path | None, *, model: Path | None, texts: dict[str, Path | None],
             text_column: str, reference: Path | None, retrained: Path | None,
-            attacks: str | None) -> LLMRun:
-    """The run the command-line options (or ``--config``) describe; one-line errors."""
+            attacks: str | None, blind_baseline: bool = True) -> LLMRun:
+    """The run the command-line options (or ``--config``) describe; one-line errors.
+
+    Every setting is checked here, before a model or a text is read.
+    """
     given = {k: v for k, v in texts.items() if v is not None}
     if config is not None:
-        if model is not None or given:
+        if model is not None or given or not blind_baseline:
             raise ConfigError("Give either --config or --model and the texts, not both.")
-        return load_llm_config(config)
+        run = load_llm_config(config)
+    else:
+        run = _options_run(model, given, text_column, reference, retrained, attacks,
+                           blind_baseline)
+    _check_attacks(run)
+    return run
+
+
+def _options_run(model: Path | None, given: dict[str, Path], text_column: str,
+                 reference: Path | None, retrained: Path | None, attacks: str | None,
+                 blind_baseline: bool) -> LLMRun:
+    """The run of the command-line options (model folders checked, nothing read)."""
     if model is None:
         raise ConfigError("Missing option --model (the audited model's local folder), or "
                           "--config.")
     if set(given) not in ({"members", "non_members"}, {"forget", "holdout"}):
         raise ConfigError("Give --members and --non-members, or --forget and --holdout.")
+    for option, path in (("--model", model), ("--reference", reference),
+                         ("--retrained", retrained)):
+        if path is not None and Path(path).is_file():
+            raise ConfigError(f"{option} must be a model folder (config.json, safetensors "
+                              f"weights and the tokenizer); got a file: {path}.")
     names = None if attacks is None else [a.strip() for a in attacks.split(",") if a.strip()]
+    if attacks is not None and not names:
+        raise ConfigError(f"--attacks names no statistic (got {attacks!r}); give some of "
+                          "loss, min_k, min_k_plus_plus, zlib, ..., or leave it out.")
     return LLMRun(model=model, texts=given, text_column=text_column, reference=reference,
-                  retrained=retrained, attacks=names)
+                  retrained=retrained, attacks=names, blind_baseline=blind_baseline)
+
+
+#: How each optional statistic's input is given: (config key, option), None: API only.
+_NEEDS = {"reference": ("reference.path", "--reference DIR"),
+          "recall": ("scoring.recall_prefix", None), "dc_pdd": (None, None)}
+
+
+def _check_attacks(run: LLMRun) -> None:
+    """Known statistic names, each with the input it needs."""
+    from privaudit.audits import LLM_STATISTICS
+
+    where = run.setting("attacks", "--attacks")
+    given = {"reference": run.reference, "recall": run.scoring.get("recall_prefix"),
+             "dc_pdd": None}
+    for name in run.attacks or []:
+        if name not in LLM_STATISTICS:
+            raise ConfigError(f"{where} names {name!r}, which is not a statistic; the "
+                              f"statistics are {', '.join(LLM_STATISTICS)}.")
+        if name in _NEEDS and given[name] is None:
+            raise ConfigError(_needs_message(run, name, where))
+
+
+def _needs_message(run: LLMRun, name: str, where: str) -> str:
+    key, option = _NEEDS[name]
+    how = key if run.source is not None else option
+    if how is None:
+        return (f"{where} names {name!r}, which the command line cannot run (it needs "
+                f"{'token frequencies' if name == 'dc_pdd' else 'a recall prefix'}: "
+                f"{'use audit_llm in Python' if key is None else 'use --config with ' + key}).")
+    return f"{where} names {name!r}, which needs {how}."
+
+
+def _where(run: LLMRun, key: str) -> str:
+    """How the user gave the texts file ``key``: its option, or its config key."""
+    return f"--{key.replace('_', '-')}" if run.source is None else f"texts.{key}"
+
+
+def _check_texts(run: LLMRun, texts: dict[str, list[Any]]) -> None:
+    """No text on both sides; two texts a side for the blind baseline. Before any model loads."""
+    (one, first), (two, second) = texts.items()
+    a, b = (f"{_where(run, k)} {run.texts[k]}" for k in (one, two))
+    keys = {t if isinstance(t, str) else tuple(t) for t in first}
+    both = [t for t in second if (t if isinstance(t, str) else tuple(t)) in keys]
+    if both:
+        raise ConfigError(f"{len(both)} text(s) of {b} are also in {a} (e.g. "
+                          f"{str(both[0])[:60]!r}): a text cannot be both trained on and "
+                          "not; the two sets must be different texts.")
+    if not run.blind_baseline:
+        return
+    for key, side in texts.items():
+        if len(side) < 2:
+            turn = (f"set the 'blind_baseline' key of {run.source} to false" if run.source
+                    else "turn it off (blind_baseline: false in a --config file)")
+            raise ConfigError(f"{_where(run, key)} {run.texts[key]} holds {len(side)} text: "
+                              "the blind baseline needs 2 on each side (it trains on some "
+                              f"and scores the others); give more texts, or {turn}.")
 
 
 def run_llm_audit(run: LLMRun, *, progress: Any = None) -> Path:
@@ -264,8 +347,9 @@ def run_llm_audit(run: LLMRun, *, progress: Any = None) -> Path:
     from privaudit.report import build_report
     from privaudit.targets import load_causal_lm
 
-    texts = {key: read_texts(path, text_column=run.text_column, where=f"--{key.replace('_', '-')}")
+    texts = {key: read_texts(path, text_column=run.text_column, where=_where(run, key))
              for key, path in run.texts.items()}
+    _check_texts(run, texts)
     target = load_causal_lm(run.model, name=run.name or run.model.name)
     scoring = dict(run.scoring)
     results = audit_llm(
