@@ -179,3 +179,12 @@ def test_torch_model_given_too_few_columns_is_refused_before_any_work(tmp_path):
     (tmp_path / "audit.yaml").write_text(yaml.safe_dump(config))
     _refused(argv, "data.csv", "2 feature column(s)", "net:build takes 3")
     assert not (tmp_path / "report").exists()
+
+
+def test_population_too_small_for_reference_models_names_the_file(tmp_path, model_file):
+    argv = _audit(tmp_path, model_file, _data(), attacks=["lira-offline"],
+                  reference={"n_models": 2})
+    pd.read_csv(tmp_path / "pop.csv").iloc[:1].to_csv(tmp_path / "pop.csv", index=False)
+    line = _refused(argv, "pop.csv", "population.path", "1 row(s)", "at least 4 rows")
+    assert "ReferencePool" not in line and "parameter" not in line
+    assert not (tmp_path / "report").exists()

@@ -476,6 +476,32 @@ def _model_columns(data: _Table, X: Any, target: Any, cfg: AuditConfig) -> Any:
     return X
 
 
+def _check_reference_rows(pop: _Table, data: _Table, cfg: AuditConfig) -> None:
+    """Reference models train on parts of the population: refuse too few rows up front.
+
+    Each model trains on a share of the candidate records (the population; online, the
+    audited records too): below two records each on average, some would get none.
+    """
+    import math
+
+    from privaudit.attacks import get_tags
+
+    needs = [a for a in cfg.attacks if get_tags(a).needs_reference_models]
+    if not needs:
+        return
+    offline = cfg.reference_mode == "offline" or all(a.endswith("-offline") for a in needs)
+    rows = len(pop.frame) + (0 if offline else len(data.frame))
+    fraction = cfg.train_fraction or 0.5  # the default is at most a half
+    need = math.ceil(2 / fraction)
+    if rows < need:
+        shared = "the population's" if offline else "the population's and data's"
+        raise ConfigError(
+            f"{pop.name.capitalize()} (population.path) has {len(pop.frame)} row(s): too few "
+            f"for the reference models of {needs}, each trained on {fraction:.0%} of "
+            f"{shared} {rows} record(s). Give at least {need} rows (more make faithful "
+            "reference models), or leave those attacks out.")
+
+
 def load_records(cfg: AuditConfig, target: Any) -> tuple:
     """Read and check the data (and population) files before any work is done."""
     accepts = _accepted_inputs(target)
@@ -485,6 +511,7 @@ def load_records(cfg: AuditConfig, target: Any) -> tuple:
     if cfg.population_path is None:
         return records, None
     pop = _read_table(cfg.population_path, "population", "population.path")
+    _check_reference_rows(pop, data, cfg)
     pop_records = _records(pop, cfg, membership=False, features=list(records[0].columns),
                            accepts=accepts)
     _check_disjoint(data, pop, cfg, records, pop_records)

@@ -467,11 +467,12 @@ class ReferencePool:
         train_indices = [np.flatnonzero(row).astype(np.int64) for row in in_mask]
         empty = [i for i, idx in enumerate(train_indices) if idx.size == 0]
         if empty:
-            raise param_error(
-                "train_fraction", _NAME,
-                f"large enough that every model gets a record ({candidates.size} candidates)",
-                self.train_fraction,
-            )
+            raise ValueError(
+                f"{_NAME}: {len(empty)} of the {self.n_models} reference models would train "
+                f"on no record: {candidates.size} candidate record(s) (the population; "
+                "online, the audited records too) are too few for each model to train on "
+                f"{float(self.train_fraction):.0%} of them (train_fraction). Give more "
+                "population records, or raise train_fraction.")
 
         cache, done = self._open_cache(recipe, X, y, ss, candidates, in_mask, seeds,
                                        train_indices)
