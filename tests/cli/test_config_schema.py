@@ -275,3 +275,11 @@ def test_huge_counts_are_refused_naming_the_key_and_limit(folder, section, key, 
     assert f"'{section}.{key}'" in message and f"at most {limit}" in message
     config[section] = {key: int(limit.replace(",", ""))}
     _load(folder, config)  # the limit itself is accepted
+
+
+def test_latin1_configuration_says_where_it_is_not_utf8(folder):
+    path = folder / "audit.yaml"
+    path.write_bytes(yaml.safe_dump(_base()).encode() + "# caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as info:
+        load_audit_config(path)
+    assert "not UTF-8" in str(info.value) and "line 7" in str(info.value)

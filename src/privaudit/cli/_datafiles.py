@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privaudit.cli._errors import ConfigError
+from privaudit.cli._errors import RESAVE_UTF8, ConfigError, not_utf8
 
 if TYPE_CHECKING:
     from privaudit.cli._config import AuditConfig
@@ -113,18 +113,13 @@ def _read_table(path: Path, role: str = "data", key: str = "data.path") -> _Tabl
 def _not_utf8(table: _Table) -> str:
     """Why a CSV file cannot be decoded: binary content, or text in another encoding."""
     data = table.path.read_bytes()
-    if b"\x00" in data[:8192]:
+    where = not_utf8(data)
+    if where is None:
         return (f"{table.name.capitalize()} ({table.key}) is not a text CSV file (binary "
                 "content); give a CSV or a Parquet file.")
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        return (f"{table.name.capitalize()} ({table.key}) is not UTF-8 text: byte "
-                f"{data[exc.start]:#04x} at offset {exc.start} (line {line}) is not UTF-8 "
-                "(a Latin-1 or Windows-1252 file?). Re-save it as UTF-8 (pandas: "
-                "to_csv(path, index=False, encoding='utf-8')), or as Parquet.")
-    return f"{table.name.capitalize()} ({table.key}) cannot be read as UTF-8 text."
+    return (f"{table.name.capitalize()} ({table.key}) is not UTF-8 text: {where} "
+            f"{RESAVE_UTF8} (pandas: to_csv(path, index=False, encoding='utf-8')), or as "
+            "Parquet.")
 
 
 def _check_flat(table: _Table) -> None:

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ConfigError", "KeyProblem", "command_in_traceback", "crash_line", "file_in_traceback",
-           "is_crash", "key_error", "one_line"]
+__all__ = [
+    "RESAVE_UTF8",
+    "ConfigError",
+    "KeyProblem",
+    "command_in_traceback",
+    "crash_line",
+    "file_in_traceback",
+    "is_crash",
+    "key_error",
+    "not_utf8",
+    "one_line",
+]
 
 
 class ConfigError(ValueError):
@@ -34,6 +44,26 @@ class KeyProblem(ValueError):
     def __init__(self, key: str, expected: str, got: Any) -> None:
         super().__init__(f"{key} must be {expected}")
         self.key, self.expected, self.got = key, expected, got
+
+
+def not_utf8(data: bytes) -> str | None:
+    """Where ``data`` stops being UTF-8 text: ``"byte 0xe9 at offset 88 (line 3)"``.
+
+    ``None`` when it is UTF-8 text, or binary (a NUL byte in its first 8 KiB): not text in
+    another encoding.
+    """
+    if b"\x00" in data[:8192]:
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return f"byte {data[exc.start]:#04x} at offset {exc.start} (line {line})"
+    return None
+
+
+#: What a file that is not UTF-8 most likely is, and how to fix it.
+RESAVE_UTF8 = "is not UTF-8 (a Latin-1 or Windows-1252 file?). Re-save it as UTF-8"
 
 
 def one_line(exc: BaseException) -> str:

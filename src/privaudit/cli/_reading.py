@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from privaudit.cli._errors import ConfigError, KeyProblem, key_error
+from privaudit.cli._errors import RESAVE_UTF8, ConfigError, KeyProblem, key_error, not_utf8
 
 __all__ = ["read_config", "read_yaml", "schema_error"]
 
@@ -50,8 +50,9 @@ def _yaml_text(path: Path, source: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
+        where = not_utf8(path.read_bytes())
         raise ConfigError(f"The audit configuration {source} is not a text (UTF-8) YAML "
-                          "file.") from None
+                          "file" + (f": {where} {RESAVE_UTF8}." if where else ".")) from None
     except OSError as exc:
         raise ConfigError(f"Cannot read the audit configuration {source}: "
                           f"{exc.strerror or exc}.") from None
