@@ -104,7 +104,8 @@ def _read_table(path: Path, role: str = "data", key: str = "data.path") -> _Tabl
     if len(frame) == 0:
         raise ConfigError(f"{table.name.capitalize()} ({key}) has no rows.")
     table.frame = frame
-    _check_flat(table)
+    if suffix in (".parquet", ".pq"):  # a CSV cell is never a list
+        _check_flat(table)
     _check_separator(table)
     _check_unnamed(table)
     return table
