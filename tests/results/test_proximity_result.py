@@ -173,3 +173,11 @@ def test_risk_result_keeps_its_audit_info(tmp_path):
     risk.save(tmp_path)
     back = RiskResult.load(tmp_path)
     assert back.audit == AuditInfo(kind="synthetic", key="abc", role="baseline")
+
+
+def test_a_quantile_of_too_few_rows_has_unbounded_ends_and_decides_nothing():
+    one = quantile_interval(np.array([0.061]), 0.05)
+    assert one.value == pytest.approx(0.061) and one.low == -math.inf and one.high == math.inf
+    result = ProximityResult("dcr", "quantile", synthetic=np.zeros(80), baseline=[0.061])
+    assert result.passed is None and result.verdict == "overlap"
+    assert quantile_interval(np.linspace(0, 1, 100), 0.05).low == 0.0  # 100 rows: bounded

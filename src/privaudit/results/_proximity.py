@@ -60,8 +60,9 @@ def quantile_interval(values: np.ndarray, q: float,
     The point is numpy's (linear interpolation). The interval is ``[x_(l), x_(u)]``, order
     statistics whose ranks are the binomial ``(n, q)`` quantiles at ``(1 -/+
     confidence) / 2``: it covers the true quantile with probability at least about
-    ``confidence`` for any continuous distribution, without resampling. NaN when
-    ``values`` is empty.
+    ``confidence`` for any continuous distribution, without resampling; an end no order
+    statistic reaches (too few values, e.g. the 5% quantile of fewer than 72) is
+    infinite. NaN when ``values`` is empty.
 
     References
     ----------
@@ -78,8 +79,10 @@ def quantile_interval(values: np.ndarray, q: float,
     alpha = 1.0 - confidence
     low = int(binom.ppf(alpha / 2, n, q))           # 1-based rank l: P(B < l) <= alpha/2
     high = int(binom.ppf(1 - alpha / 2, n, q)) + 1  # rank u
-    low, high = max(low, 1), min(high, n)
-    return pm.Estimate(float(np.quantile(x, q)), float(x[low - 1]), float(x[high - 1]))
+    # Too few rows for an order statistic to reach the confidence: that end is unbounded
+    # (a one-row holdout bounds nothing), never the nearest row passed off as a bound.
+    return pm.Estimate(float(np.quantile(x, q)), float(x[low - 1]) if low >= 1 else -math.inf,
+                       float(x[high - 1]) if high <= n else math.inf)
 
 
 @dataclass
