@@ -101,7 +101,7 @@ def synthetic_run(config: Path | None, *, tables: dict[str, Path | None],
 
 def _check_names(names: list[str], where: str) -> list[str]:
     """The checks named (``where`` is the option or key): known, each once, at least one."""
-    from privaudit.audits._synthetic import SYNTHETIC_CHECKS
+    from privaudit.audits import SYNTHETIC_CHECKS
 
     names = [n.strip() for n in names]
     known = ", ".join(SYNTHETIC_CHECKS)
