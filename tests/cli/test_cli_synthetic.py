@@ -185,3 +185,11 @@ def test_a_csv_cell_over_128_kib_is_read(tables, tmp_path):
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "rep" / "results.json").read_text())
     assert [e["metric"] for e in doc["proximity"]] == ["exact_matches"]
+
+
+def test_the_metadata_file_is_refused_before_any_table_is_read(tables, tmp_path):
+    result = runner.invoke(app, ["audit", "synthetic", "--synthetic", str(tmp_path / "no.csv"),
+                                 "--original", str(tables / "o.csv"), "--metadata",
+                                 str(tmp_path), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2, result.output
+    assert "--metadata" in result.output and "is a folder" in result.output

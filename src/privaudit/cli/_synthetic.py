@@ -151,24 +151,29 @@ def _check_paths(tables: dict[str, Path]) -> None:
                               "generator never saw.")
 
 
-def _metadata(run: SyntheticRun, frames: dict[str, Any], labels: dict[str, str]) -> Any:
-    """The metadata file read (None when not given), checked against every table."""
+def _read_metadata(path: Path | None) -> Any:
+    """The metadata file read (None when not given); errors name --metadata."""
     from privaudit.synthetic import TableMetadata
 
-    if run.metadata is None:
-        metadata = TableMetadata.infer(frames["original"])
-    else:
-        try:
-            metadata = TableMetadata.read(run.metadata)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"--metadata: {exc}") from None
+    if path is None:
+        return None
+    try:
+        return TableMetadata.read(path)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"--metadata: {exc}") from None
+
+
+def _check_columns(metadata: Any, frames: dict[str, Any], labels: dict[str, str]) -> None:
+    """Every table against the metadata (or the types inferred from the original)."""
+    from privaudit.synthetic import TableMetadata
+
+    meta = metadata or TableMetadata.infer(frames["original"])
     for key, frame in frames.items():
         try:
-            metadata.check_frame(frame, labels[key])
-            metadata.check_values(frame, labels[key])
+            meta.check_frame(frame, labels[key])
+            meta.check_values(frame, labels[key])
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-    return None if run.metadata is None else metadata
 
 
 def run_synthetic_audit(run: SyntheticRun, *, progress: Any = None) -> Path:
@@ -176,8 +181,9 @@ def run_synthetic_audit(run: SyntheticRun, *, progress: Any = None) -> Path:
     from privaudit.audits import audit_synthetic
     from privaudit.report import build_report
 
+    metadata = _read_metadata(run.metadata)
     frames, labels = _read(run)
-    metadata = _metadata(run, frames, labels)
+    _check_columns(metadata, frames, labels)
     name = run.name or run.tables["synthetic"].stem
     results = audit_synthetic(
         frames["synthetic"], frames["original"], holdout=frames.get("holdout"),

@@ -154,6 +154,8 @@ class TableMetadata:
         ``table`` names the table in the error (e.g. "'synthetic' table").
         """
         for column in frame.columns:
+            if frame[column].dtype != object:  # only object columns hold lists
+                continue
             nested = frame[column].map(_is_nested).to_numpy(dtype=bool)
             if nested.any():
                 raise ValueError(f"Column {str(column)!r} of the {table} holds lists (first "
