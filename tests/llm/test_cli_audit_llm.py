@@ -94,5 +94,12 @@ def test_a_model_file_and_a_one_text_side_are_refused_in_the_users_terms(files):
                               str(files / "one.txt")])
     text = " ".join(one.output.split())
     assert one.exit_code == 2 and "--members" in text and "holds 1 text" in text
-    assert "blind_baseline: false" in text and "parameter of" not in text
+    assert "--no-blind-baseline" in text and "parameter of" not in text
     assert not (files / "never").exists()
+    # The flag the message names turns the baseline off: the one-text side is audited.
+    off = runner.invoke(app, [*base[:-1], str(files / "off"), "--model", str(files / "model"),
+                              "--members", str(files / "one.txt"), "--attacks", "loss",
+                              "--no-blind-baseline"])
+    assert off.exit_code == 0, off.output
+    saved = json.loads((files / "off" / "results.json").read_text(encoding="utf-8"))
+    assert {(r["target"], r["attack"]) for r in saved["results"]} == {("model", "loss")}

@@ -447,6 +447,9 @@ def audit_llm_command(
     ] = None,
     text_column: Annotated[str, typer.Option(
         help="The text column of .csv / .jsonl files.")] = "text",
+    blind_baseline: Annotated[bool, typer.Option(
+        "--blind-baseline/--no-blind-baseline",
+        help="Run the blind baseline (a classifier on the texts alone).")] = True,
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="A YAML file instead of the options.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
@@ -462,7 +465,7 @@ def audit_llm_command(
     run = llm_run(config, model=model, texts={
         "members": members, "non_members": non_members, "forget": forget,
         "holdout": holdout}, text_column=text_column, reference=reference,
-        retrained=retrained, attacks=attacks)
+        retrained=retrained, attacks=attacks, blind_baseline=blind_baseline)
     _run_and_report("audit llm", run, out, run_llm_audit, "Scoring texts...")
 
 

@@ -335,7 +335,7 @@ def _check_texts(run: LLMRun, texts: dict[str, list[Any]]) -> None:
     for key, side in texts.items():
         if len(side) < 2:
             turn = (f"set the 'blind_baseline' key of {run.source} to false" if run.source
-                    else "turn it off (blind_baseline: false in a --config file)")
+                    else "turn it off with --no-blind-baseline")
             raise ConfigError(f"{_where(run, key)} {run.texts[key]} holds {len(side)} text: "
                               "the blind baseline needs 2 on each side (it trains on some "
                               f"and scores the others); give more texts, or {turn}.")
