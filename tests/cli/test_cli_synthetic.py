@@ -193,3 +193,24 @@ def test_the_metadata_file_is_refused_before_any_table_is_read(tables, tmp_path)
                                  str(tmp_path), "-o", str(tmp_path / "rep")])
     assert result.exit_code == 2, result.output
     assert "--metadata" in result.output and "is a folder" in result.output
+
+
+def test_terminal_tables_read_the_verdict_as_the_report_does():
+    # The terminal summary and the HTML report share one reading: overlapping intervals are
+    # undecided (not "no holdout"), and a distinguisher below chance is not "hard to tell
+    # apart".
+    from rich.console import Console
+
+    from privaudit.cli._app import _fidelity_table, _proximity_table
+
+    estimate = {"value": 0.1, "low": 0.0, "high": 0.2}
+    entry = {"target": "syn", "metric": "dcr", "statistic": "quantile", "quantile": 0.05,
+             "value": estimate, "baseline_value": estimate, "passed": None,
+             "verdict": "overlap"}
+    console = Console(width=200, record=True)
+    console.print(_proximity_table([entry]))
+    console.print(_fidelity_table([{"target": "syn", "metrics": {"auc": {
+        "value": 0.36, "low": 0.27, "high": 0.44}}}]))
+    text = console.export_text()
+    assert "undecided (intervals overlap)" in text and "no holdout" not in text
+    assert "below chance" in text and "hard to tell apart" not in text

@@ -699,8 +699,22 @@ def _attack_name(entry: dict) -> str:
     return f"{entry['attack']} (infers {secret})"
 
 
+def _verdict_of(entry: dict) -> str:
+    """A closeness entry's verdict (results.json before issue 19 has only ``passed``)."""
+    if "verdict" in entry:
+        return str(entry["verdict"])
+    return {None: "no holdout", True: "not closer", False: "closer"}[entry["passed"]]
+
+
+def _nan_for_none(estimate: dict) -> dict:
+    """An estimate of results.json with null (non-finite) values as NaN."""
+    return {k: float("nan") if v is None else v for k, v in estimate.items()}
+
+
 def _proximity_table(entries: list[dict]) -> Any:
     from rich.table import Table
+
+    from privaudit.report import closeness_reading
 
     table = Table(title="Synthetic data: closeness to the training records")
     for column in ("synthetic data", "check", "synthetic rows", "holdout rows", "reading"):
@@ -708,8 +722,7 @@ def _proximity_table(entries: list[dict]) -> Any:
     for e in entries:
         share = e["statistic"] == "share"
         scale, digits = (100.0, 1) if share else (1.0, 3)
-        reading = {None: "undecided (no holdout)", True: "no closer than unseen rows",
-                   False: "CLOSER than unseen rows"}[e["passed"]]
+        reading = closeness_reading(_verdict_of(e), short=True)[0]
         _add_row(table, e["target"], e["metric"] + (" (%)" if share else
                                                    f" (q{e['quantile']:g})"),
                       _with_ci(e["value"], digits, scale),
@@ -720,13 +733,14 @@ def _proximity_table(entries: list[dict]) -> Any:
 def _fidelity_table(entries: list[dict]) -> Any:
     from rich.table import Table
 
+    from privaudit.report import fidelity_reading
+
     table = Table(title="Synthetic data: distinguishability (fidelity, not a leak)")
     for column in ("synthetic data", "AUC [95% CI]", "reading"):
         table.add_column(column)
     for e in entries:
         auc = e["metrics"]["auc"]
-        reading = ("easy to tell apart" if (auc.get("value") or 0) >= 0.7
-                   else "hard to tell apart")
+        reading = fidelity_reading(_nan_for_none(auc))[0]
         _add_row(table, e["target"], _with_ci(auc), reading)
     return table
 

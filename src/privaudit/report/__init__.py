@@ -26,7 +26,13 @@ from privaudit.report._epsilon import (
     headline_epsilon,
 )
 from privaudit.report._html import HtmlReport, write_html_report
-from privaudit.report._interpret import AUC_SCALE, AucReading, interpret_auc
+from privaudit.report._interpret import (
+    AUC_SCALE,
+    AucReading,
+    closeness_reading,
+    fidelity_reading,
+    interpret_auc,
+)
 from privaudit.report._roc import ROCReport
 from privaudit.report._section import ReportSection, register_section, registered_sections
 
@@ -41,7 +47,9 @@ __all__ = [
     "ROCReport",
     "ReportSection",
     "build_report",
+    "closeness_reading",
     "effective_epsilon_by_target",
+    "fidelity_reading",
     "headline_epsilon",
     "interpret_auc",
     "register_section",

@@ -3,9 +3,25 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import NamedTuple
 
-__all__ = ["AUC_SCALE", "AucReading", "interpret_auc"]
+__all__ = ["AUC_SCALE", "AucReading", "closeness_reading", "fidelity_reading",
+           "interpret_auc"]
+
+#: Words and a CSS class for each verdict of a closeness check
+#: (:attr:`privaudit.results.ProximityResult.verdict`).
+_CLOSENESS = {
+    "closer": ("closer to the training records than unseen real records are", "high"),
+    "not closer": ("no closer than unseen real records", "low"),
+    "overlap": ("undecided: the intervals overlap (the holdout cannot tell the difference "
+                "from chance)", "undefined"),
+    "no holdout": ("undecided: no holdout baseline", "undefined"),
+}
+#: The same in a few words, for a terminal table.
+_CLOSENESS_SHORT = {"closer": "CLOSER than unseen rows", "not closer": "no closer than unseen rows",
+                    "overlap": "undecided (intervals overlap)",
+                    "no holdout": "undecided (no holdout)"}
 
 
 class _Band(NamedTuple):
@@ -153,3 +169,40 @@ def interpret_auc(
             text = band.text.format(pos=pos, neg=neg, Pos=pos[0].upper() + pos[1:])
             return AucReading(band.key, band.label, band.severity, text, flag, better)
     raise AssertionError("unreachable: AUC_SCALE covers [0, inf)")  # pragma: no cover
+
+
+def closeness_reading(verdict: str, *, short: bool = False) -> tuple[str, str]:
+    """Words and a CSS class for a closeness check's verdict (the report and the CLI).
+
+    Parameters
+    ----------
+    verdict : {"closer", "not closer", "overlap", "no holdout"}
+        :attr:`privaudit.results.ProximityResult.verdict`, decided on the intervals.
+    short : bool, default=False
+        A few words, for a terminal table.
+    """
+    words, css = _CLOSENESS[verdict]
+    return (_CLOSENESS_SHORT[verdict] if short else words), css
+
+
+def fidelity_reading(auc: Mapping[str, float], threshold: float = 0.70) -> tuple[str, str]:
+    """Words and a CSS class for a distinguisher's AUC (fidelity, not leakage).
+
+    A cross-fitted classifier whose whole interval lies below 0.5 is systematically
+    wrong, which is no accident: usually the synthetic rows copy the original ones, so
+    it says so rather than "hard to tell apart".
+
+    Parameters
+    ----------
+    auc : mapping
+        ``value``, ``low``, ``high`` of the AUC.
+    threshold : float, default=0.70
+        The AUC from which the tables are "easy to tell apart".
+    """
+    high, value = auc.get("high"), auc.get("value")
+    if high is not None and not math.isnan(high) and high < 0.5:
+        return ("below chance: the classifier is systematically wrong, which usually means "
+                "the synthetic rows copy the original ones; see the closeness checks", "high")
+    if value is not None and not math.isnan(value) and value >= threshold:
+        return f"easy to tell apart (AUC >= {threshold:.2f}): poor fidelity", "high"
+    return "hard to tell apart: close to the original distribution", "low"

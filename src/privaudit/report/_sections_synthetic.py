@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from privaudit.report._common import figure_png, png_data_uri
 from privaudit.report._format import cell, fmt
+from privaudit.report._interpret import closeness_reading, fidelity_reading
 from privaudit.report._section import ReportSection, register_section
 from privaudit.results import AttackResult, ProximityResult
 
@@ -27,15 +28,6 @@ CHECK_LABELS = {"exact_matches": "Exact matches", "ims": "Identical match share 
                 "text_memorization": "Closest training text (1 - cosine similarity)"}
 
 
-def _verdict(result: ProximityResult) -> tuple[str, str]:
-    """Words and a CSS class for the comparison with the holdout."""
-    if result.passed is None:
-        return "undecided: no holdout baseline", "undefined"
-    if result.passed:
-        return "no closer than unseen real records", "low"
-    return "closer to the training records than unseen real records are", "high"
-
-
 def proximity_row(result: ProximityResult) -> dict[str, Any]:
     """The cells of one check: synthetic value, holdout value, verdict, notes."""
     share = result.statistic == "share"
@@ -48,7 +40,7 @@ def proximity_row(result: ProximityResult) -> dict[str, Any]:
         return cell({k: v * scale for k, v in estimate._asdict().items()},
                     digits=1 if share else 3)
 
-    words, css = _verdict(result)
+    words, css = closeness_reading(result.verdict)
     notes = []
     dup = result.extra.get("original_duplication_rate")
     if dup is not None:
@@ -74,14 +66,7 @@ def fidelity_row(result: AttackResult, metrics: dict[str, Any],
                  threshold: float = 0.70) -> dict[str, Any]:
     """The cells of a distinguisher: its AUC, the groups' mean confidences, the reading."""
     auc = metrics["auc"]
-    if auc["high"] < 0.5:  # cross-fitted, so below chance is no accident
-        reading, css = ("below chance: the classifier is systematically wrong, which "
-                        "usually means the synthetic rows copy the original ones; see the "
-                        "closeness checks"), "high"
-    elif auc["value"] >= threshold:
-        reading, css = f"easy to tell apart (AUC >= {threshold:.2f}): poor fidelity", "high"
-    else:
-        reading, css = "hard to tell apart: close to the original distribution", "low"
+    reading, css = fidelity_reading(auc, threshold)
     return {
         "target": result.target or "—", "auc": cell(auc),
         "synthetic_confidence": fmt(result.extra.get("synthetic_confidence")),
