@@ -274,7 +274,8 @@ def _check_sizes(cfg: GeneratorAuditFile, n_rows: int) -> None:
     pool = rest - round(cfg.game.reference_fraction * rest)
     need = cfg.game.n_train_rows or 1
     if n_rows < 4 or pool < max(need, 1):
-        raise ConfigError(f"data.path has {n_rows} rows; the game needs the {in_data} targets "
+        raise ConfigError(f"data.path has {n_rows} rows; the game needs {in_data} target "
+                          f"row{'s' if in_data != 1 else ''} "
                           f"plus game.reference_fraction={cfg.game.reference_fraction} of the "
                           f"rest plus game.n_train_rows={need} training rows (more rows, or "
                           "smaller game.n_train_rows, n_targets or game.reference_fraction).")
