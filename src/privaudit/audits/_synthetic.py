@@ -278,7 +278,9 @@ class _SyntheticAudit:
     def _result_names(self, name: str) -> list[str]:
         if name != "inference":
             return [name]
-        return [f"inference:{c}" for c in _secrets(self.tables, self.params[name])]
+        from privaudit.audits._synthetic_risks import inference_secrets
+
+        return [f"inference:{c}" for c in inference_secrets(self.tables, self.params[name])]
 
     def _parts(self, name: str) -> tuple:
         params = self.params[name]
@@ -289,19 +291,6 @@ class _SyntheticAudit:
             n_syn, n_ori = len(self.tables.synthetic), len(self.tables.original)
             return bool(np.array_equal(saved.labels, np.r_[np.ones(n_syn), np.zeros(n_ori)]))
         return True  # counts and per-row arrays: the run key already names the tables
-
-
-def _secrets(tables: _Tables, params: dict[str, Any]) -> list[str]:
-    secrets = params.get("secrets")
-    columns = tables.metadata.tabular
-    if secrets is None:
-        return list(columns)
-    secrets = [secrets] if isinstance(secrets, str) else list(secrets)
-    for s in secrets:
-        if s not in columns:
-            raise param_error("check_params['inference']['secrets']", _FUNC,
-                              f"columns among {columns}", s)
-    return secrets
 
 
 # --------------------------------------------------------------------------- runners

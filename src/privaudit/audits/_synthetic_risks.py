@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from privaudit._validation import param_error
 from privaudit.results import RiskResult
 
-__all__ = ["default_aux_cols", "risk_runners"]
+__all__ = ["default_aux_cols", "inference_secrets", "risk_runners"]
 
 
 def default_aux_cols(columns: list[str]) -> tuple[list[str], list[str]]:
@@ -71,12 +72,11 @@ def _linkability(audit: Any, params: dict[str, Any]) -> list[RiskResult]:
 
 
 def _inference(audit: Any, params: dict[str, Any]) -> list[RiskResult]:
-    from privaudit.audits._synthetic import _secrets
     from privaudit.synthetic import InferenceEvaluator
 
     ori, syn, control = _tabular(audit)
     out = []
-    for secret in _secrets(audit.tables, params):
+    for secret in inference_secrets(audit.tables, params):
         aux = [c for c in (params["aux_cols"] or ori.columns) if c != secret]
         n_attacks = min(params["n_attacks"], len(ori),
                         len(control) if control is not None else len(ori))
@@ -95,3 +95,17 @@ def risk_runners() -> dict[str, Callable[[Any, dict[str, Any]], list[RiskResult]
     return {"singling_out_univariate": _singling_out("univariate"),
             "singling_out_multivariate": _singling_out("multivariate"),
             "linkability": _linkability, "inference": _inference}
+
+
+def inference_secrets(tables: Any, params: dict[str, Any]) -> list[str]:
+    """The columns the inference risk attacks: ``params['secrets']``, or every column."""
+    secrets = params.get("secrets")
+    columns = tables.metadata.tabular
+    if secrets is None:
+        return list(columns)
+    secrets = [secrets] if isinstance(secrets, str) else list(secrets)
+    for s in secrets:
+        if s not in columns:
+            raise param_error("check_params['inference']['secrets']", "audit_synthetic",
+                              f"columns among {columns}", s)
+    return secrets

@@ -156,13 +156,6 @@ def _check_settings(names: list[str], attack_params: dict[str, Any], *,
                           else trajectories)
 
 
-def _query(model: Any, X: Any, y: Any) -> Any:
-    # Module level: worker processes and Ray unpickle it.
-    from privaudit.targets import as_target
-
-    return as_target(model).query(X, y)
-
-
 class _UnlearningAudit:
     """Shadow pools made on first use and shared by the attacks that read them."""
 

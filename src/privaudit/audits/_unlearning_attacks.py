@@ -12,7 +12,6 @@ __all__ = ["run_unlearning_attack"]
 def _u_lira(audit: Any, params: dict[str, Any], progress: Any) -> Any:
     from privaudit.attacks.membership import ReferenceOutputs
     from privaudit.attacks.unlearning import ULiRAAttack
-    from privaudit.audits._unlearning import _query
 
     i = audit.inputs
     pool = audit.online_pool(progress)
@@ -83,7 +82,6 @@ def _make_surrogate(audit: Any, progress: Any) -> tuple[Any, Any, Any]:
 
 def _u_mia(audit: Any, params: dict[str, Any], progress: Any, seed: int) -> Any:
     from privaudit.attacks.unlearning import UMIAAttack
-    from privaudit.audits._unlearning import _query
 
     i = audit.inputs
     model, forget, heldout = _surrogate(audit, progress)
@@ -101,3 +99,10 @@ def run_unlearning_attack(audit: Any, name: str, params: dict[str, Any], progres
     if name in ("apollo", "apollo-offline"):
         return _apollo(audit, name == "apollo", params, progress, trajectories)
     return _u_mia(audit, params, progress, int(audit.shadows["random_state"]))
+
+
+def _query(model: Any, X: Any, y: Any) -> Any:
+    # Module level: worker processes and Ray unpickle it.
+    from privaudit.targets import as_target
+
+    return as_target(model).query(X, y)

@@ -344,7 +344,8 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
     # LOSS always (the degeneracy check reads it), as in one process.
     with_loss = tuple(dict.fromkeys(("loss", *names)))
     return score_sharded(model, tokenizer, texts, order, with_loss, settings,
-                         executor=runner, cache_dir=cache_dir, key=key, progress=progress)
+                         executor=runner, cache_dir=cache_dir, key=key, progress=progress,
+                         score_texts=score_texts)
 
 
 def _check_names(attacks: Any) -> tuple[str, ...]:

@@ -31,11 +31,11 @@ BATCHES_PER_SHARD = 8
 
 
 def _score_shard(texts: list[Any], names: tuple[str, ...], settings: dict[str, Any], *,
-                 model: Any, tokenizer: Any, reference_model: Any) -> dict[str, np.ndarray]:
+                 model: Any, tokenizer: Any, reference_model: Any,
+                 score_texts: Any) -> dict[str, np.ndarray]:
     import warnings
 
     from privaudit.exceptions import DegenerateInputWarning
-    from privaudit.llm._score import score_texts
 
     with warnings.catch_warnings():
         # The caller counts the degenerate texts of all shards and warns once.
@@ -66,11 +66,14 @@ def _load(path: Path, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
 
 def score_sharded(model: Any, tokenizer: Any, texts: Sequence[Any], order: list[int],
                   names: tuple[str, ...], settings: dict[str, Any], *, executor: Any,
-                  cache_dir: Any, key: str, progress: Any) -> dict[str, np.ndarray]:
+                  cache_dir: Any, key: str, progress: Any,
+                  score_texts: Any) -> dict[str, np.ndarray]:
     """Every statistic of every text (input order), shard by shard; see the module doc.
 
     ``order`` is the single-process scoring order (longest first, stable); ``key``
-    identifies the model and the settings in the cache.
+    identifies the model and the settings in the cache; ``score_texts`` scores one shard
+    (:func:`privaudit.llm.score_texts`, handed in so that this module does not import
+    the one that calls it).
     """
     step = settings["batch_size"] * BATCHES_PER_SHARD
     shards = [[texts[i] for i in order[s:s + step]] for s in range(0, len(order), step)]
@@ -90,7 +93,7 @@ def score_sharded(model: Any, tokenizer: Any, texts: Sequence[Any], order: list[
         task.advance(len(shards) - len(todo))
         tasks = [(shards[i], names, without_reference(settings)) for i in todo]
         shared = {"model": model, "tokenizer": tokenizer,
-                  "reference_model": settings_reference(settings)}
+                  "reference_model": settings_reference(settings), "score_texts": score_texts}
         for j, values in executor.map_unordered(_score_shard, tasks, shared=shared):
             i = todo[j]
             for name in names:

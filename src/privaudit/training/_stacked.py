@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from torch.nn import functional as F
 
 from privaudit._validation import param_error
-from privaudit.training._torch_recipes import _seeded
+from privaudit.training._torch_seed import seeded
 
 __all__ = ["train_stacked"]
 
@@ -109,7 +109,7 @@ def train_stacked(recipe: Any, datasets: Sequence[tuple[Any, Any]],
 def _init_net(recipe: Any, data: Prepared, seed: int) -> Any:
     """Build and standardise one network exactly as ``recipe.train`` does."""
     X_flat, _, classes = data
-    with _seeded(torch, seed, recipe.num_threads):
+    with seeded(torch, seed, recipe.num_threads):
         net = recipe._build(X_flat.shape[1], classes.size)
     mean = X_flat.astype(np.float64).mean(axis=0)
     std = X_flat.astype(np.float64).std(axis=0)
@@ -220,7 +220,7 @@ def _train_group(recipe: Any, data: list[Prepared], seeds: list[int]) -> list[An
     sizes = [d[0].shape[0] for d in data]
     bs = recipe.batch_size
     n_batches = max(-(-n // bs) for n in sizes)
-    with _seeded(torch, seeds[0], recipe.num_threads):  # threads as train; RNG untouched
+    with seeded(torch, seeds[0], recipe.num_threads):  # threads as train; RNG untouched
         params, buffers = torch.func.stack_module_state(nets)
         base = copy.deepcopy(nets[0]).to("meta")
         X, y = _padded(data)

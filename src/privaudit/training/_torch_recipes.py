@@ -9,11 +9,10 @@ importing :mod:`privaudit.training` does not import it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import numbers
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ from privaudit._optional import import_optional
 from privaudit._validation import param_error
 from privaudit.training._hashing import canonical, sha256_json
 from privaudit.training._recipes import RECIPE_CODE_VERSION
+from privaudit.training._torch_seed import seeded
 
 __all__ = ["TorchCNNRecipe", "TorchMLPRecipe"]
 
@@ -68,26 +68,6 @@ def _classes_to_json(classes: NDArray[Any]) -> dict[str, Any]:
 
 def _classes_from_json(obj: dict[str, Any]) -> NDArray[Any]:
     return np.asarray(obj["values"], dtype=np.dtype(obj["dtype"]))
-
-
-@contextlib.contextmanager
-def _seeded(torch: Any, seed: int, num_threads: int | None) -> Iterator[None]:
-    """Seed torch's global generator and fix its threads, restoring both afterwards.
-
-    Layer initialisation draws from the global generator; forking it leaves the caller's
-    random state untouched. One thread makes CPU results bit-identical whatever the
-    executor (reductions split across threads round differently).
-    """
-    old_threads = torch.get_num_threads()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))
-        if num_threads is not None:
-            torch.set_num_threads(num_threads)
-        try:
-            yield
-        finally:
-            if num_threads is not None:
-                torch.set_num_threads(old_threads)
 
 
 class _TorchRecipe:
@@ -212,7 +192,7 @@ class _TorchRecipe:
 
         X_flat, idx, classes = self._prepare(X, y)
         seed = int(random_state)
-        with _seeded(torch, seed, self.num_threads):
+        with seeded(torch, seed, self.num_threads):
             net = self._build(X_flat.shape[1], classes.size)
             Xt = torch.from_numpy(X_flat)
             yt = torch.from_numpy(idx)
