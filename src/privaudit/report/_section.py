@@ -10,12 +10,19 @@ kind of result (LLM, synthetic data, attribute inference, unlearning) adds a sec
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
-if TYPE_CHECKING:  # pragma: no cover
-    from privaudit.report._html import HtmlReport
+__all__ = ["ReportSection", "ReportView", "register_section", "registered_sections"]
 
-__all__ = ["ReportSection", "register_section", "registered_sections"]
+
+class ReportView(Protocol):
+    """What a section reads of the page (:class:`~privaudit.report.HtmlReport`).
+
+    A structural type, so that sections need not import the page that imports them
+    (no import cycle): the results, the shared frames and settings, by attribute.
+    """
+
+    def __getattr__(self, name: str) -> Any: ...
 
 
 class ReportSection:
@@ -40,7 +47,7 @@ class ReportSection:
         """Whether the section has something to show for ``results`` (all of the page's)."""
         raise NotImplementedError
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         """The section's template variables, computed from the ``report`` (the shell).
 
         The shell holds the results (``report.results``: attack results,

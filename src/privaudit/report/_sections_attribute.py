@@ -9,14 +9,11 @@ one; then, per result, the accuracy per candidate value.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from privaudit.report._format import cell, fmt, fmt_int
-from privaudit.report._section import ReportSection, register_section
+from privaudit.report._section import ReportSection, ReportView, register_section
 from privaudit.results import AttributeResult
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privaudit.report._html import HtmlReport
 
 __all__ = ["AttributeSection", "attribute_row"]
 
@@ -66,7 +63,7 @@ class AttributeSection(ReportSection):
     def applies_to(self, results: Sequence[Any]) -> bool:
         return any(isinstance(r, AttributeResult) for r in results)
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         results = report.attribute_results
         return {"attribute_rows": [attribute_row(r) for r in results],
                 "attribute_values": [{"name": r.name, "attribute": r.sensitive_attribute,

@@ -24,16 +24,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from privaudit.report._format import cell, fmt, number
-from privaudit.report._section import ReportSection, register_section
+from privaudit.report._section import ReportSection, ReportView, register_section
 from privaudit.results import AttackResult
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privaudit.report._html import HtmlReport
 
 __all__ = ["GeneratorSection", "claim_checks", "generator_context"]
 
@@ -191,7 +188,7 @@ class GeneratorSection(ReportSection):
     def applies_to(self, results: Sequence[Any]) -> bool:
         return any(_is_generator(r) for r in results)
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         return generator_context(report.results, report.metric_dicts,
                                  confidence=report.confidence,
                                  validation_split=report.validation_split,

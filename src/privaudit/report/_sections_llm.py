@@ -10,14 +10,11 @@ the MIA metrics guide's best practices ask.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from privaudit.report._format import cell, fmt
-from privaudit.report._section import ReportSection, register_section
+from privaudit.report._section import ReportSection, ReportView, register_section
 from privaudit.results import AttackResult, fpr_key
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privaudit.report._html import HtmlReport
 
 __all__ = ["LLMSection", "llm_context"]
 
@@ -87,7 +84,7 @@ class LLMSection(ReportSection):
     def applies_to(self, results: Sequence[Any]) -> bool:
         return any(_is_llm(r) for r in results)
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         return llm_context(report.results, report.metric_dicts)
 
 

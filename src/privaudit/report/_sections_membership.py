@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -18,11 +18,8 @@ from privaudit.report._common import (
 )
 from privaudit.report._format import cell, fmt, fmt_int
 from privaudit.report._interpret import AUC_SCALE
-from privaudit.report._section import ReportSection, register_section
+from privaudit.report._section import ReportSection, ReportView, register_section
 from privaudit.results import fpr_key
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privaudit.report._html import HtmlReport
 
 __all__ = [
     "EpsilonSection",
@@ -54,7 +51,7 @@ def epsilon_cell(headline: dict[str, Any], confidence: float) -> dict[str, str]:
             "title": f"Clopper–Pearson lower bound at {confidence:.0%} (Jagielski et al.)"}
 
 
-def metric_rows(report: HtmlReport) -> list[dict[str, Any]]:
+def metric_rows(report: ReportView) -> list[dict[str, Any]]:
     """One row per attack result: names, counts, metric cells, reading and verdict."""
     rows = []
     for i, (r, m, reading, verdict, eps) in enumerate(zip(
@@ -83,7 +80,7 @@ class SummarySection(_AttackSection):
 
     name, title, order = "summary", "Summary", 10
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         return {"target_verdicts": report.target_verdicts(),
                 "summary": summary_cards(report, metric_rows(report))}
 
@@ -93,7 +90,7 @@ class MetricsSection(_AttackSection):
 
     name, title, order = "metrics", "Metrics", 20
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         headers = ["AUC", *(f"TPR @ {format_fpr(f)} FPR" for f in report.fprs), "Advantage",
                    f"ε lower bound ({report.confidence:.0%})", "Effective ε (point)"]
         return {"headers": headers, "rows": metric_rows(report)}
@@ -104,7 +101,7 @@ class ReadingSection(_AttackSection):
 
     name, title, order = "reading", "Reading", 30
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         scale = []
         upper = "1.00"
         for band in AUC_SCALE:
@@ -124,7 +121,7 @@ class PredictionsSection(ReportSection):
     def applies_to(self, results: Sequence[Any]) -> bool:
         return any(is_inference_result(r) and r.predictions is not None for r in results)
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         rows = [
             {"target": r.target or "—", "attack": r.attack or "—",
              "cells": [cell(m.get(name)) for name in PREDICTION_METRICS]}
@@ -140,7 +137,7 @@ class RocSection(_AttackSection):
 
     name, title, order = "roc", "ROC curves", 50
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         return {"roc_figures": [{"title": title, "uri": png_data_uri(png)}
                                 for title, png in report.roc_groups]}
 
@@ -150,7 +147,7 @@ class HistogramSection(_AttackSection):
 
     name, title, order = "histograms", "Score distributions", 60
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         return {"histograms": [
             {"name": r.name, "uri": png_data_uri(png), "anchor": f"hist-{i + 1}"}
             for i, (r, png) in enumerate(zip(report.results, report.histogram_pngs(),
@@ -163,7 +160,7 @@ class EpsilonSection(_AttackSection):
 
     name, title, order = "epsilon", "Effective ε", 70
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         # One row per mechanism, one column per confidence level: easier to read than the
         # long format of effective_epsilon.csv.
         frame = report.epsilon_frame
@@ -201,14 +198,14 @@ class MethodsSection(_AttackSection):
 
     name, title, order = "methods", "Methods", 1000
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         from privaudit.report._sections_slices import exposed_sections, slice_sections
 
         return {"sliced": bool(slice_sections(report.results)
                                or exposed_sections(report.results))}
 
 
-def summary_cards(report: HtmlReport, rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+def summary_cards(report: ReportView, rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     """The few headline numbers shown above the tables."""
     results, metrics = report.results, report.metric_dicts
     cards = [{

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from privaudit.report._format import cell, fmt_int
-from privaudit.report._section import ReportSection, register_section
+from privaudit.report._section import ReportSection, ReportView, register_section
 from privaudit.results import RiskResult
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privaudit.report._html import HtmlReport
 
 __all__ = ["RiskSection"]
 
@@ -41,7 +38,7 @@ class RiskSection(ReportSection):
     def applies_to(self, results: Sequence[Any]) -> bool:
         return any(isinstance(r, RiskResult) for r in results)
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         return {"risk_rows": [risk_row(r) for r in report.risk_results]}
 
 

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from privaudit.report._common import format_fpr, is_inference_result
 from privaudit.report._format import cell, fmt, fmt_int, number
-from privaudit.report._section import ReportSection, register_section
+from privaudit.report._section import ReportSection, ReportView, register_section
 from privaudit.results import AttackResult, fpr_key
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privaudit.report._html import HtmlReport
 
 __all__ = ["ExposedSection", "SlicesSection"]
 
@@ -182,7 +179,7 @@ class SlicesSection(ReportSection):
     def applies_to(self, results: Sequence[Any]) -> bool:
         return bool(slice_sections(_attack_results(results)))
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         return {"slice_sections": slice_sections(report.results),
                 "slice_bootstrap": slice_bootstrap(report.results)}
 
@@ -195,7 +192,7 @@ class ExposedSection(ReportSection):
     def applies_to(self, results: Sequence[Any]) -> bool:
         return bool(exposed_sections(_attack_results(results)))
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         return {"exposed_sections": exposed_sections(report.results)}
 
 

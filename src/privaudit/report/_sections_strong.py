@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from privaudit.report._common import figure_png, new_figure, png_data_uri
 from privaudit.report._format import cell
-from privaudit.report._section import ReportSection, register_section
+from privaudit.report._section import ReportSection, ReportView, register_section
 from privaudit.results import AttackResult
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privaudit.report._html import HtmlReport
 
 __all__ = ["StrongMembershipSection", "strong_curves"]
 
@@ -75,7 +72,7 @@ class StrongMembershipSection(ReportSection):
     def applies_to(self, results: Sequence[Any]) -> bool:
         return any(_is_strong(r) for r in results)
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         curves = strong_curves(report.results, report.metric_dicts)
         return {"strong_curves": [{
             "target": c["target"], "attack": c["attack"],

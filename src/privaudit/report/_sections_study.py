@@ -11,17 +11,14 @@ overfitting drive membership inference here, and attribute inference?
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 import privaudit.metrics as pm
 from privaudit.report._format import cell, fmt
-from privaudit.report._section import ReportSection, register_section
+from privaudit.report._section import ReportSection, ReportView, register_section
 from privaudit.results import AttackResult, AttributeResult
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privaudit.report._html import HtmlReport
 
 __all__ = ["StudySection", "study_conclusions", "study_rows"]
 
@@ -183,7 +180,7 @@ class StudySection(ReportSection):
     def applies_to(self, results: Sequence[Any]) -> bool:
         return any(_in_study(r) for r in results)
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         rows = study_rows(report.all_results)
         return {"study_rows": [_view(r) for r in rows],
                 "study_conclusions": study_conclusions(rows)}

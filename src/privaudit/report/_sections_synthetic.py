@@ -9,16 +9,13 @@ under it. Then the DCR and NNDR histograms, synthetic rows over holdout rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from privaudit.report._common import figure_png, png_data_uri
 from privaudit.report._format import cell, fmt
 from privaudit.report._interpret import closeness_reading, fidelity_reading
-from privaudit.report._section import ReportSection, register_section
+from privaudit.report._section import ReportSection, ReportView, register_section
 from privaudit.results import AttackResult, ProximityResult
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privaudit.report._html import HtmlReport
 
 __all__ = ["SyntheticSection", "fidelity_row", "proximity_row"]
 
@@ -85,7 +82,7 @@ class SyntheticSection(ReportSection):
         return any(isinstance(r, ProximityResult) or (
             isinstance(r, AttackResult) and r.audit.role == "fidelity") for r in results)
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         from privaudit.report._plots import closeness_figure
 
         near = report.proximity_results

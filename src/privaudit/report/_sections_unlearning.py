@@ -23,14 +23,13 @@ import numpy as np
 import privaudit.metrics as pm
 from privaudit.report._common import figure_png, new_figure, png_data_uri
 from privaudit.report._format import cell, fmt
-from privaudit.report._section import ReportSection, register_section
+from privaudit.report._section import ReportSection, ReportView, register_section
 from privaudit.results import AttackResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from privaudit.report._html import HtmlReport
 
 __all__ = [
     "PAPER_CIFAR10",
@@ -500,7 +499,7 @@ class UnlearningSection(ReportSection):
     def applies_to(self, results: Sequence[Any]) -> bool:
         return any(_is_unlearning(r) for r in results)
 
-    def context(self, report: HtmlReport) -> dict[str, Any]:
+    def context(self, report: ReportView) -> dict[str, Any]:
         return unlearning_context(report.results, report.metric_dicts)
 
 
