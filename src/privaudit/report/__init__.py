@@ -20,6 +20,7 @@ when a plot or page is made, never when this package is imported.
 
 from privaudit.report._binary import AIAttackReport, BinaryLabelAttackReport, MIAttackReport
 from privaudit.report._build import build_report, write_results_json
+from privaudit.report._common import artefact_key, artefact_name
 from privaudit.report._epsilon import (
     EffectiveEpsilonReport,
     effective_epsilon_by_target,
@@ -34,18 +35,28 @@ from privaudit.report._interpret import (
     interpret_auc,
 )
 from privaudit.report._roc import ROCReport
-from privaudit.report._section import ReportSection, register_section, registered_sections
+from privaudit.report._section import (
+    Finding,
+    ReportSection,
+    register_section,
+    registered_sections,
+)
+from privaudit.report._verdict import LEVELS, severity_rank, strongest_finding
 
 __all__ = [
     "AUC_SCALE",
+    "LEVELS",
     "AIAttackReport",
     "AucReading",
     "BinaryLabelAttackReport",
     "EffectiveEpsilonReport",
+    "Finding",
     "HtmlReport",
     "MIAttackReport",
     "ROCReport",
     "ReportSection",
+    "artefact_key",
+    "artefact_name",
     "build_report",
     "closeness_reading",
     "effective_epsilon_by_target",
@@ -54,6 +65,8 @@ __all__ = [
     "interpret_auc",
     "register_section",
     "registered_sections",
+    "severity_rank",
+    "strongest_finding",
     "write_html_report",
     "write_results_json",
 ]

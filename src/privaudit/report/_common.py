@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DIMENSIONS",
+    "artefact_key",
+    "artefact_name",
     "check_results",
     "figure_png",
     "format_fpr",
@@ -141,6 +143,29 @@ def figure_png(fig: Figure, *, dpi: int = 110) -> bytes:
 def png_data_uri(png: bytes) -> str:
     """``data:image/png;base64,...`` for embedding in HTML."""
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def artefact_key(result: Any) -> tuple[str, str, str]:
+    """What a result audits: ``(dataset, generator, target)``.
+
+    A generator is part of the artefact: the copier's and the DP generator's attacks on
+    "record 2289" are two audits, never one (issue 20). Results without a generator (or
+    a dataset) have an empty string there.
+    """
+    return (getattr(result, "dataset", "") or "", getattr(result, "generator", "") or "",
+            getattr(result, "target", "") or "")
+
+
+def artefact_name(result: Any) -> str:
+    """The display name of what a result audits: ``"target (generator, dataset)"``.
+
+    The generator and dataset are named whenever the result has them, so that every
+    table, legend and verdict says whose record it is; an empty target reads "—".
+    """
+    dataset, generator, target = artefact_key(result)
+    extra = ", ".join(part for part in (generator, dataset) if part)
+    target = target or "—"
+    return f"{target} ({extra})" if extra else target
 
 
 def is_finite(value: Any) -> bool:

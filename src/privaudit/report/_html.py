@@ -19,7 +19,7 @@ from privaudit.report._common import check_results, figure_png
 from privaudit.report._epsilon import effective_epsilon_by_target, headline_epsilon
 from privaudit.report._interpret import AucReading, interpret_auc
 from privaudit.report._plots import histogram_figure, roc_figure
-from privaudit.report._section import ReportSection, registered_sections
+from privaudit.report._section import Finding, ReportSection, registered_sections
 from privaudit.report._sections_attribute import AttributeSection  # noqa: F401 (registers)
 from privaudit.report._sections_generator import GeneratorSection  # noqa: F401 (registers)
 from privaudit.report._sections_llm import LLMSection  # noqa: F401 (registers)
@@ -34,7 +34,13 @@ from privaudit.report._sections_synthetic import SyntheticSection  # noqa: F401 
 from privaudit.report._sections_unlearning import (  # noqa: F401 (registers)
     UnlearningSection,
 )
-from privaudit.report._verdict import Verdict, attack_verdict, disqualified, target_verdict
+from privaudit.report._verdict import (
+    Verdict,
+    attack_verdict,
+    disqualified,
+    strongest_finding,
+    target_verdict,
+)
 from privaudit.results import (
     DEFAULT_FPRS,
     AttackResult,
@@ -291,6 +297,24 @@ class HtmlReport:
             {"target": target or "—", "dataset": dataset, "verdict": target_verdict(vs)}
             for (dataset, target), vs in groups.items()
         ]
+
+    @cached_property
+    def findings(self) -> list[Finding]:
+        """Every applicable section's findings (:meth:`ReportSection.findings`), in page order."""
+        return [f for s in self._applicable() for f in s.findings(self)]
+
+    @cached_property
+    def overview(self) -> list[Finding]:
+        """One answer per audited artefact: its strongest finding, in first-seen order.
+
+        The report opens with these (and the terminal summary is their table): the
+        strongest finding the data can support (:func:`strongest_finding`), with its attack,
+        metric and interval.
+        """
+        groups: dict[str, list[Finding]] = {}
+        for finding in self.findings:
+            groups.setdefault(finding.artefact, []).append(finding)
+        return [strongest_finding(group) for group in groups.values()]
 
     @cached_property
     def roc_png(self) -> bytes:

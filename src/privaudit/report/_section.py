@@ -10,9 +10,59 @@ kind of result (LLM, synthetic data, attribute inference, unlearning) adds a sec
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
-__all__ = ["ReportSection", "ReportView", "register_section", "registered_sections"]
+__all__ = ["Finding", "ReportSection", "ReportView", "register_section",
+           "registered_sections"]
+
+
+class Finding(NamedTuple):
+    """One answer a section gives about one audited artefact, for the report's overview.
+
+    The overview at the top of the page (and the terminal summary) shows, per artefact,
+    the strongest finding the data can support: :func:`privaudit.report.strongest_finding`
+    orders them by :data:`~privaudit.report.LEVELS` severity, then by ``strength``.
+
+    Attributes
+    ----------
+    artefact : str
+        The audited artefact's display name, with its generator and dataset when there
+        are several (:func:`privaudit.report.artefact_name`).
+    kind : str
+        What was audited: ``"membership"``, ``"attribute"``, ``"llm"``, ``"synthetic"``,
+        ``"generator"``, ``"unlearning"``...
+    severity : str
+        A level of :data:`~privaudit.report.LEVELS` (``critical`` ... ``minimal``), or
+        ``"undefined"`` (nothing measurable), ``"baseline"`` (evidence about the data split,
+        not a leak) or ``"artefact"`` (a number that signals a flaw in the audit itself,
+        e.g. an AUC far below 0.5). Only the levels of LEVELS can be an artefact's answer;
+        the others are shown beside it.
+    label : str
+        The badge text, e.g. ``"High leakage"``.
+    attack : str
+        The attack (or check) the finding rests on.
+    metric : str
+        The number it rests on, in words, e.g. ``"TPR 4.0% at 1% FPR (4x)"``.
+    interval : str
+        That number's confidence interval, e.g. ``"[2.1%, 6.3%]"`` (empty when none).
+    text : str
+        Why, in one or two sentences.
+    section : str
+        Anchor of the section with the details (a :attr:`ReportSection.name`).
+    strength : float
+        Orders findings of equal severity (larger first), e.g. the lift or the AUC.
+    """
+
+    artefact: str
+    kind: str
+    severity: str
+    label: str
+    attack: str
+    metric: str
+    interval: str
+    text: str
+    section: str
+    strength: float = 0.0
 
 
 class ReportView(Protocol):
@@ -56,6 +106,15 @@ class ReportSection:
         but call :mod:`privaudit.metrics` through them.
         """
         raise NotImplementedError
+
+    def findings(self, report: ReportView) -> list[Finding]:
+        """The section's answers per audited artefact, for the overview (none by default).
+
+        A section that judges results (membership verdicts, synthetic-data risks, generator
+        claims, unlearning audits) returns one :class:`Finding` per artefact and result
+        it judges; the page keeps the strongest per artefact.
+        """
+        return []
 
 
 _REGISTRY: list[ReportSection] = []

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 
 from privaudit.report._interpret import interpret_auc
 
-__all__ = ["LEVELS", "LIFT_SCALE", "Verdict", "attack_verdict", "target_verdict"]
+__all__ = ["LEVELS", "LIFT_SCALE", "Verdict", "attack_verdict", "severity_rank",
+           "strongest_finding", "target_verdict"]
 
 #: The levels from worst to best, with the label shown in the report. The severity names are
 #: the CSS classes of the HTML report's badges.
@@ -208,3 +209,28 @@ def target_verdict(verdicts: Sequence[Verdict]) -> Verdict:
         return rank, lift, auc
 
     return max(verdicts, key=strength)
+
+
+def severity_rank(severity: str) -> int:
+    """The rank of a severity: 0 (``minimal``) to 4 (``critical``).
+
+    -1 for anything that is not a leakage level (``undefined``, ``baseline``,
+    ``artefact``), which never outranks a measured level.
+    """
+    return _RANK.get(severity, -1)
+
+
+def strongest_finding(findings: Sequence[Any]) -> Any:
+    """The finding (:class:`~privaudit.report.Finding`) an artefact's answer rests on.
+
+    The highest severity, then the largest ``strength``; a finding whose severity is not a
+    leakage level is chosen only when there is nothing else. None for no findings.
+    """
+    if not findings:
+        return None
+
+    def key(finding: Any) -> tuple[int, float]:
+        strength = finding.strength if math.isfinite(finding.strength) else 0.0
+        return severity_rank(finding.severity), strength
+
+    return max(findings, key=key)
