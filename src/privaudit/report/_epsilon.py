@@ -7,20 +7,23 @@ import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
 from privaudit.exceptions import DegenerateInputWarning
-from privaudit.report._common import check_results, unique_names
+from privaudit.report._common import artefact_key, artefact_name, check_results, unique_names
+from privaudit.report._format import EPSILON_DIGITS, fmt
 from privaudit.results import AttackResult
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["EffectiveEpsilonReport", "effective_epsilon_by_target", "headline_epsilon"]
+__all__ = ["ArtefactEpsilon", "EffectiveEpsilonReport", "artefact_epsilons",
+           "effective_epsilon_by_target", "epsilon_section_context", "epsilon_statement",
+           "headline_epsilon"]
 
 #: Why a cross-fitted result has no headline epsilon (shared with the per-target section).
 OUT_OF_FOLD_NOTE = "scored out of fold, not valid for this bound"
@@ -30,6 +33,13 @@ SELECTIONS = ("bonferroni", "validation")
 
 EPSILON_COLUMNS = ("confidence", "epsilon_low", "epsilon_high", "attack", "threshold",
                    "n_validation", "n_test")
+
+#: Columns :func:`effective_epsilon_by_target` adds after ``note`` (issue 20), so that the
+#: columns before them keep their places: the kind of inference (membership and attribute
+#: results of one artefact are never mixed in one bound), ``n_attacks`` (m, the attacks
+#: of the artefact and kind the Bonferroni correction runs over) and
+#: ``attack_confidence`` (the level each attack was bounded at: 1 - (1 - confidence) / m).
+ARTEFACT_COLUMNS = ("kind", "n_attacks", "attack_confidence")
 
 
 class EffectiveEpsilonReport:
@@ -213,75 +223,103 @@ def effective_epsilon_by_target(
     confidence_levels: Sequence[float] = (0.9, 0.95, 0.99),
     random_state: int | np.random.Generator | None = 0,
 ) -> pd.DataFrame:
-    """Effective-epsilon bounds per audited mechanism, for reports over many targets.
+    """Effective-epsilon bounds per audited artefact, for reports over many targets.
+
+    Results are grouped by artefact (:func:`~privaudit.report.artefact_key`: dataset,
+    generator, target) and kind of inference: the copier's and the DP generator's attacks
+    on one record are two artefacts, and a membership test and an attribute test (two
+    different neighbouring relations) are never bounded together. The ``m`` attacks of a
+    group (``n_attacks``) are each bounded at ``1 - (1 - confidence) / m``
+    (``attack_confidence``, Bonferroni) and the largest of their bounds is a valid bound
+    at ``confidence`` for the artefact, by the union bound (Jagielski et al. for each
+    bound). A group whose results audit the same records is one
+    :class:`EffectiveEpsilonReport` (one row per level, naming the attack that reached
+    the largest bound); otherwise each result is one row per level, still at the
+    group's corrected level, so that the largest over the group's rows is the artefact's
+    bound. With ``m = 1`` the row is the result's headline epsilon
+    (:func:`headline_epsilon`).
 
     Results scored out of fold (``result.out_of_fold``, the cross-fitted ``trained-*``
     attacks) are left out of the candidates: a record's score there comes from a
     classifier trained on other audited records' membership, including records of the test
     part, so the attack is not fixed before the test part as Jagielski et al.'s bound
-    requires. The ``note`` column names what was left out.
-
-    Results are grouped by (dataset, generator, target): one mechanism each. A group whose
-    results audit the same records gets one :class:`EffectiveEpsilonReport` over all its
-    attacks (the largest of its Bonferroni-corrected bounds, naming the attack that
-    reached it); otherwise each result
-    is bounded on its own. A group whose bound cannot be computed (e.g. too few records)
-    gets NaN rows with the reason in ``note``, so one small group does not stop a report.
+    requires. The ``note`` column names what was left out. A group whose bound cannot be
+    computed (e.g. too few records) gets NaN rows with the reason in ``note``, so one
+    small group does not stop a report.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``dataset``, ``generator``, ``target``, ``candidates`` (the attacks
-        compared), the columns of :meth:`EffectiveEpsilonReport.compute`, and ``note``.
+        compared), the columns of :meth:`EffectiveEpsilonReport.compute`, ``note``, then
+        (issue 20, appended so that earlier columns keep their places) ``kind``,
+        ``n_attacks`` and ``attack_confidence``.
     """
     import pandas as pd
 
     results = check_results(results, "effective_epsilon_by_target")
-    groups: dict[tuple[str, str, str], list[AttackResult]] = {}
+    groups: dict[tuple[str, str, str, str], list[AttackResult]] = {}
     for result in results:
-        groups.setdefault((result.dataset, result.generator, result.target), []).append(result)
-    frames = []
-    for (dataset, generator, target), group in groups.items():
-        members = [r for r in group if not r.out_of_fold]
-        excluded = [r.attack or "attack" for r in group if r.out_of_fold]
-        left_out = (f"left out ({OUT_OF_FOLD_NOTE}): "
-                    f"{', '.join(excluded)}" if excluded else "")
-        if not members:
-            frame = pd.DataFrame([{"confidence": c} for c in confidence_levels],
-                                 columns=list(EPSILON_COLUMNS))
-            frame.insert(0, "candidates", "")
-            frame.insert(0, "target", target)
-            frame.insert(0, "generator", generator)
-            frame.insert(0, "dataset", dataset)
-            frame["note"] = left_out
-            frames.append(frame)
-            continue
-        try:
-            report = EffectiveEpsilonReport(members, validation_split, confidence_levels,
-                                            random_state)
-            report.aligned_scores()
-            units = [report]
-        except ValueError:
-            units = [EffectiveEpsilonReport([r], validation_split, confidence_levels,
-                                            random_state) for r in members]
-        for unit in units:
-            candidates = ", ".join(r.attack or "attack" for r in unit.results)
-            note = ""
-            try:
-                frame = unit.compute()
-            except ValueError as error:
-                note = str(error)
-                frame = pd.DataFrame(
-                    [{"confidence": c} for c in unit.confidence_levels],
-                    columns=list(EPSILON_COLUMNS),
-                )
-            frame.insert(0, "candidates", candidates)
-            frame.insert(0, "target", target)
-            frame.insert(0, "generator", generator)
-            frame.insert(0, "dataset", dataset)
-            frame["note"] = "; ".join(t for t in (note, left_out) if t)
-            frames.append(frame)
+        groups.setdefault((*artefact_key(result), result.kind), []).append(result)
+    frames = [_group_frame(key, group, validation_split, tuple(confidence_levels),
+                           random_state) for key, group in groups.items()]
     return pd.concat(frames, ignore_index=True)
+
+
+def _group_frame(key: tuple[str, str, str, str], group: list[AttackResult],
+                 validation_split: float, levels: tuple[float, ...],
+                 random_state: Any) -> pd.DataFrame:
+    """The rows of one artefact and kind: its Bonferroni-corrected bounds."""
+    import pandas as pd
+
+    members = [r for r in group if not r.out_of_fold]
+    excluded = [r.attack or "attack" for r in group if r.out_of_fold]
+    left_out = f"left out ({OUT_OF_FOLD_NOTE}): {', '.join(excluded)}" if excluded else ""
+    m = max(len(members), 1)
+    units: list[list[AttackResult]] = [members] if members else []
+    if len(members) > 1:
+        try:
+            EffectiveEpsilonReport(members, validation_split, levels,
+                                   random_state).aligned_scores()
+        except ValueError:  # different records: each bounded alone, at the group's level
+            units = [[r] for r in members]
+    frames = []
+    for unit in units or [[]]:
+        frame, note = _unit_frame(unit, m, validation_split, levels, random_state)
+        frame.insert(0, "candidates", ", ".join(r.attack or "attack" for r in unit))
+        for column, value in zip(("target", "generator", "dataset"), key[2::-1],
+                                 strict=True):
+            frame.insert(0, column, value)
+        frame["note"] = "; ".join(t for t in (note, left_out) if t)
+        frame["kind"] = key[3]
+        frame["n_attacks"] = len(members)
+        frame["attack_confidence"] = [1.0 - (1.0 - c) / m for c in levels]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _unit_frame(unit: list[AttackResult], m: int, validation_split: float,
+                levels: tuple[float, ...], random_state: Any) -> tuple[pd.DataFrame, str]:
+    """The bounds of one unit (one report over aligned attacks, or one result), and why not."""
+    import pandas as pd
+
+    empty = pd.DataFrame([{"confidence": c} for c in levels], columns=list(EPSILON_COLUMNS))
+    if not unit:
+        return empty, ""
+    if len(unit) > 1:  # the report corrects over its own m attacks
+        try:
+            return EffectiveEpsilonReport(unit, validation_split, levels,
+                                          random_state).compute(), ""
+        except ValueError as error:
+            return empty, str(error)
+    corrected = [1.0 - (1.0 - c) / m for c in levels]
+    try:
+        frame = EffectiveEpsilonReport(unit, validation_split, corrected,
+                                       random_state).compute()
+    except ValueError as error:
+        return empty, str(error)
+    frame["confidence"] = list(levels)
+    return frame, ""
 
 
 def headline_epsilon(
@@ -334,3 +372,207 @@ def headline_epsilon(
     if math.isnan(out["value"]):
         out["note"] = "; ".join(str(w.message) for w in caught) or "not computed"
     return out
+
+
+# ---------------------------------------------------------------- the report's section
+class ArtefactEpsilon(NamedTuple):
+    """The effective-epsilon bound of one audited artefact and kind of inference.
+
+    The largest of the Bonferroni-corrected bounds of its attacks
+    (:func:`effective_epsilon_by_target`, the rows of ``effective_epsilon.csv``), at the
+    report's confidence, with what it rests on.
+
+    Attributes
+    ----------
+    key : tuple of str
+        ``(dataset, generator, target, kind)``.
+    artefact : str
+        :func:`~privaudit.report.artefact_name` of the artefact.
+    kind : str
+        ``"membership"`` or ``"attribute"``.
+    indices : tuple of int
+        Positions of the artefact's results (of this kind) in ``report.results``.
+    confidence : float
+        Family-wise confidence of :attr:`value`.
+    value : float
+        The bound (NaN when none could be computed).
+    attack : str
+        The attack whose bound it is ("" when none).
+    n_attacks : int
+        ``m``: the attacks compared (out-of-fold ones left out).
+    attack_confidence : float
+        Each attack's level, ``1 - (1 - confidence) / m``.
+    n_validation, n_test : int
+        Of that attack: records (runs, for a generator) choosing its threshold, and
+        bounding its rates.
+    note : str
+        Why there is no bound, and what was left out.
+    other_levels : tuple of (float, float)
+        ``(confidence, bound)`` at the other confidence levels of the frame.
+    """
+
+    key: tuple[str, str, str, str]
+    artefact: str
+    kind: str
+    indices: tuple[int, ...]
+    confidence: float
+    value: float
+    attack: str
+    n_attacks: int
+    attack_confidence: float
+    n_validation: int
+    n_test: int
+    note: str
+    other_levels: tuple[tuple[float, float], ...]
+
+
+def artefact_epsilons(report: Any) -> list[ArtefactEpsilon]:
+    """Each artefact's (and kind's) bound at ``report.confidence``, in first-seen order.
+
+    ``report`` is the page (:class:`~privaudit.report.HtmlReport`, read through
+    ``results``, ``epsilon_frame``, ``confidence``, ``validation_split`` and
+    ``random_state``): the numbers are those of ``effective_epsilon.csv``. When the
+    report's confidence is not one of the frame's levels, the artefact's rows are computed
+    at it the same way.
+    """
+    groups: dict[tuple[str, str, str, str], list[int]] = {}
+    for i, result in enumerate(report.results):
+        groups.setdefault((*artefact_key(result), result.kind), []).append(i)
+    frame = report.epsilon_frame
+    out = []
+    for key, indices in groups.items():
+        rows = frame[(frame["dataset"] == key[0]) & (frame["generator"] == key[1])
+                     & (frame["target"] == key[2]) & (frame["kind"] == key[3])]
+        if not np.isclose(rows["confidence"], report.confidence).any():
+            rows = effective_epsilon_by_target(
+                [report.results[i] for i in indices], confidence_levels=(report.confidence,),
+                validation_split=report.validation_split, random_state=report.random_state)
+        out.append(_artefact_epsilon(key, report.results[indices[0]], tuple(indices), rows,
+                                     report.confidence))
+    return out
+
+
+def _artefact_epsilon(key: tuple[str, str, str, str], first: AttackResult,
+                      indices: tuple[int, ...], rows: pd.DataFrame,
+                      confidence: float) -> ArtefactEpsilon:
+    """The largest bound among an artefact's rows at ``confidence`` (its units')."""
+    at = rows[np.isclose(rows["confidence"], confidence)]
+    bounded = at[at["epsilon_low"].notna()]
+    best = (bounded.loc[bounded["epsilon_low"].idxmax()] if len(bounded) else at.iloc[0])
+    others = []
+    for level, group in rows.groupby("confidence", sort=True):
+        if not np.isclose(level, confidence) and group["epsilon_low"].notna().any():
+            others.append((float(level), float(group["epsilon_low"].max())))
+    notes = [n for n in dict.fromkeys(at["note"].tolist()) if isinstance(n, str) and n]
+    return ArtefactEpsilon(
+        key=key, artefact=artefact_name(first), kind=key[3], indices=indices,
+        confidence=float(confidence), value=float(best["epsilon_low"]),
+        attack=best["attack"] if isinstance(best["attack"], str) else "",
+        n_attacks=int(best["n_attacks"]), attack_confidence=float(best["attack_confidence"]),
+        n_validation=_count(best["n_validation"]), n_test=_count(best["n_test"]),
+        note="; ".join(notes), other_levels=tuple(others))
+
+
+def _count(value: Any) -> int:
+    """A count stored as a float in the frame (NaN: 0)."""
+    return 0 if value is None or (isinstance(value, float) and math.isnan(value)) else int(
+        value)
+
+
+def _percent(level: float) -> str:
+    """``0.9875`` -> ``"98.75%"``, ``0.95`` -> ``"95%"``: a level as people write it."""
+    return f"{level * 100:.4g}%"
+
+
+def unit_of(result: AttackResult) -> str:
+    """What a result's records are: ``"runs"`` of a generator audit, else ``"records"``."""
+    return "runs" if result.audit.kind == "generator" else "records"
+
+
+def epsilon_statement(entry: ArtefactEpsilon, unit: str = "records") -> str:
+    """The artefact's bound in words: value, confidence, correction, attack, runs.
+
+    E.g. "ε ≥ 2.42 with 95% confidence: the largest of 4 attacks' bounds, each at
+    98.75% (Bonferroni); closest-distance gives it, its threshold chosen on 20 of 200
+    runs and tested on the other 180."
+    """
+    level = _percent(entry.confidence)
+    if entry.n_attacks == 0 or math.isnan(entry.value):
+        return f"No bound: {entry.note or 'not computed'}."
+    n = entry.n_validation + entry.n_test
+    split = (f"its threshold chosen on {entry.n_validation:,} of {n:,} {unit} and tested on "
+             f"the other {entry.n_test:,}")
+    if entry.value <= 0:
+        who = (f"{entry.attack}, the only attack, does not" if entry.n_attacks == 1 else
+               f"none of {entry.n_attacks} attacks, each at "
+               f"{_percent(entry.attack_confidence)} (Bonferroni),")
+        return (f"ε ≥ 0 with {level} confidence: {who} bound ε above 0 on these {unit}. "
+                "This rules out no ε; it does not prove a small one.")
+    if entry.n_attacks == 1:
+        family = f"{entry.attack}'s bound, the only attack (no correction)"
+    else:
+        family = (f"the largest of {entry.n_attacks} attacks' bounds, each at "
+                  f"{_percent(entry.attack_confidence)} (Bonferroni); {entry.attack} gives "
+                  "it")
+    return (f"ε ≥ {fmt(entry.value, EPSILON_DIGITS)} with {level} confidence: {family}, "
+            f"{split}.")
+
+
+def split_sizes(result: AttackResult, validation_split: float) -> tuple[int, int]:
+    """(records choosing the threshold, records bounding the rates) of one result.
+
+    The stratified split of :func:`privaudit.metrics.effective_epsilon_lower_bound`: a
+    ``validation_split`` share of each class, rounded half up. Counts only, no draw.
+    """
+    n_val = sum(int(np.floor(validation_split * n + 0.5))
+                for n in (result.n_members, result.n_non_members))
+    return n_val, result.n_records - n_val
+
+
+def _attack_rows(report: Any, entry: ArtefactEpsilon) -> list[dict[str, Any]]:
+    """One row per attack: its headline ε (as the metrics table), records, the bound's."""
+    rows = []
+    for i in entry.indices:
+        result, headline = report.results[i], report.headline_epsilons[i]
+        n_val, n_test = split_sizes(result, report.validation_split)
+        value = headline["value"]
+        rows.append({
+            "attack": attack_label(result), "value": fmt(value, EPSILON_DIGITS),
+            "reason": "" if not math.isnan(value) else (
+                "not valid: scored out of fold" if result.out_of_fold else "not computed"),
+            "title": headline["note"], "records": f"{n_val:,} / {n_test:,}",
+            "gives": entry.value > 0 and entry.attack == (result.attack or "attack")
+            and not result.out_of_fold,
+        })
+    return rows
+
+
+def attack_label(result: AttackResult) -> str:
+    """The attack's name, and for attribute inference the attribute it infers."""
+    if result.kind != "attribute":
+        return result.attack or "attack"
+    secret = result.parameters.get("sensitive_attribute") or "an attribute"
+    return f"{result.attack or 'attack'} (infers {secret})"
+
+
+def epsilon_section_context(report: Any) -> dict[str, Any]:
+    """The variables of the effective-ε section (``templates/sections/epsilon.html``).
+
+    One block per artefact and kind (:func:`artefact_epsilons`): its bound in words
+    (:func:`epsilon_statement`), the bound at the other confidence levels, and one row per
+    attack with the same ε as the metrics table and ``results.json``
+    (``report.headline_epsilons``: that attack alone at the report's confidence), so that
+    a result has one ε everywhere (issue 20).
+    """
+    blocks = []
+    for entry in artefact_epsilons(report):
+        first = report.results[entry.indices[0]]
+        blocks.append({
+            "artefact": entry.artefact,
+            "kind": "attribute inference" if entry.kind == "attribute" else "",
+            "statement": epsilon_statement(entry, unit_of(first)),
+            "other_levels": " · ".join(f"{_percent(c)}: ε ≥ {fmt(v, EPSILON_DIGITS)}"
+                                       for c, v in entry.other_levels),
+            "rows": _attack_rows(report, entry),
+        })
+    return {"epsilon_blocks": blocks, "epsilon_confidence": _percent(report.confidence)}

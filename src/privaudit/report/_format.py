@@ -5,7 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["cell", "fmt", "fmt_int", "number"]
+__all__ = ["EPSILON_DIGITS", "cell", "fmt", "fmt_int", "number"]
+
+#: Decimals of an effective epsilon wherever the report shows one (metrics table, the
+#: effective-epsilon section, the generator claims), so that one result reads the same.
+EPSILON_DIGITS = 2
 
 
 def fmt(value: Any, digits: int = 3) -> str:
