@@ -296,7 +296,9 @@ def old_attack_result_metrics(result: AttackResult, fprs, n_bootstrap, random_st
     return {
         "auc": boot(roc_auc),
         "advantage": boot(advantage),
-        "tpr_at_fpr": {fpr_key(f): boot(functools.partial(tpr_at_fpr, fpr=f)) for f in fprs},
+        # The metrics dict reads the randomised-threshold TPR (issue 20: ties).
+        "tpr_at_fpr": {fpr_key(f): boot(functools.partial(tpr_at_fpr, fpr=f, randomized=True))
+                       for f in fprs},
     }
 
 

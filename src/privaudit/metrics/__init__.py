@@ -23,6 +23,12 @@ from privaudit.metrics._intervals import (
     newcombe_interval,
     wilson_interval,
 )
+from privaudit.metrics._resolution import (
+    false_positives_allowed,
+    fpr_is_resolvable,
+    lift_p_value,
+    smallest_resolvable_fpr,
+)
 from privaudit.metrics._roc import RocCurve, advantage, roc_auc, roc_curve, tpr_at_fpr
 from privaudit.metrics._theory import (
     attribute_advantage_from_membership,
@@ -52,15 +58,19 @@ __all__ = [
     "dp_membership_advantage_bound",
     "effective_epsilon",
     "effective_epsilon_lower_bound",
+    "false_positives_allowed",
+    "fpr_is_resolvable",
     "gaussian_attribute_advantage",
     "gaussian_membership_advantage",
     "gaussian_membership_advantage_at_threshold",
     "gaussian_membership_advantage_from_ratio",
     "gaussian_membership_threshold",
+    "lift_p_value",
     "newcombe_interval",
     "privacy_gain",
     "roc_auc",
     "roc_curve",
+    "smallest_resolvable_fpr",
     "tpr_at_fpr",
     "wilson_interval",
 ]

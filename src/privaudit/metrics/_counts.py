@@ -24,6 +24,7 @@ __all__ = [
     "advantage_from_rates",
     "at_or_above",
     "auc_from_counts",
+    "randomized_tpr_at_fpr_from_rates",
     "rates_from_counts",
     "score_counts",
     "tpr_at_fpr_from_counts",
@@ -122,3 +123,36 @@ def tpr_at_fpr_from_counts(
     ``fpr=0.29`` admits 29 false positives out of 100.
     """
     return tpr_at_fpr_from_rates(*rates_from_counts(pos, neg), fpr)
+
+
+def randomized_tpr_at_fpr_from_rates(
+    tprs: NDArray[np.float64], fprs: NDArray[np.float64], fpr: float
+) -> NDArray[np.float64]:
+    """Highest TPR at FPR <= ``fpr`` when the attacker may randomise on the boundary.
+
+    The ROC points are joined by straight segments and the curve is read at ``fpr``: the
+    point on the segment from the last threshold whose FPR is <= ``fpr`` to the next one
+    is reached by guessing "member" for each record at that next score with a fixed
+    probability (Fawcett 2006, section 7; the Neyman-Pearson most powerful test at level
+    ``fpr`` randomises on its boundary the same way). Consecutive thresholds differ by the
+    records at one score, so the segment only rises across ``fpr`` when members and
+    non-members tie at that score: without ties this equals
+    :func:`tpr_at_fpr_from_rates`. With ties it is continuous in the class counts, so a
+    bootstrap of it is not split between 0 and 1 when a tie block straddles ``fpr``.
+    Rates are non-increasing along the last axis (:func:`rates_from_counts`).
+    """
+    n_points = fprs.shape[-1]
+    with np.errstate(invalid="ignore"):
+        above = np.sum(fprs > fpr, axis=-1, keepdims=True)  # points beyond the limit
+    inside = above < n_points  # else only the origin (0, 0) is within the limit
+    at = np.minimum(above, n_points - 1)
+    t0 = np.where(inside, np.take_along_axis(tprs, at, axis=-1), 0.0)
+    f0 = np.where(inside, np.take_along_axis(fprs, at, axis=-1), 0.0)
+    nxt = np.maximum(above - 1, 0)
+    t1 = np.take_along_axis(tprs, nxt, axis=-1)
+    f1 = np.take_along_axis(fprs, nxt, axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        on_segment = t0 + (fpr - f0) / (f1 - f0) * (t1 - t0)
+    result = np.where(above >= 1, on_segment, t0)[..., 0]
+    undefined = np.isnan(tprs[..., 0]) | np.isnan(fprs[..., 0])
+    return np.where(undefined, np.nan, result)

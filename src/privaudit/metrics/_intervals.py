@@ -21,6 +21,7 @@ from privaudit._validation import (
 from privaudit.metrics._counts import (
     advantage_from_rates,
     auc_from_counts,
+    randomized_tpr_at_fpr_from_rates,
     rates_from_counts,
     score_counts,
     tpr_at_fpr_from_rates,
@@ -246,7 +247,10 @@ def _batched_advantage(table: _CountTable) -> NDArray[np.float64]:
     return advantage_from_rates(*table.rates())
 
 
-def _batched_tpr_at_fpr(table: _CountTable, fpr: float) -> NDArray[np.float64]:
+def _batched_tpr_at_fpr(table: _CountTable, fpr: float,
+                        randomized: bool = False) -> NDArray[np.float64]:
+    if randomized:
+        return randomized_tpr_at_fpr_from_rates(*table.rates(), fpr)
     return tpr_at_fpr_from_rates(*table.rates(), fpr)
 
 
@@ -254,8 +258,8 @@ def _batched_version(metric: Callable[..., float]) -> BatchedMetric | None:
     """The count-based batched implementation of a built-in metric, or None.
 
     Recognises ``roc_auc``, ``advantage`` and ``tpr_at_fpr`` (the latter through
-    ``functools.partial(tpr_at_fpr, fpr=...)``), by identity, so a user's own function of
-    the same name is never mistaken for them.
+    ``functools.partial(tpr_at_fpr, fpr=...)``, optionally with ``randomized=``), by
+    identity, so a user's own function of the same name is never mistaken for them.
     """
     func: Any = metric
     keywords: dict[str, Any] = {}
@@ -267,10 +271,13 @@ def _batched_version(metric: Callable[..., float]) -> BatchedMetric | None:
         return _batched_auc
     if func is advantage and not keywords:
         return _batched_advantage
-    if func is tpr_at_fpr and set(keywords) == {"fpr"}:
+    if func is tpr_at_fpr and set(keywords) in ({"fpr"}, {"fpr", "randomized"}):
         fpr = check_fraction(keywords["fpr"], param="fpr", func="tpr_at_fpr",
                              low_inclusive=True)
-        return functools.partial(_batched_tpr_at_fpr, fpr=fpr)
+        randomized = keywords.get("randomized", False)
+        if not isinstance(randomized, (bool, np.bool_)):
+            return None  # the plain call raises the parameter error
+        return functools.partial(_batched_tpr_at_fpr, fpr=fpr, randomized=bool(randomized))
     return None
 
 

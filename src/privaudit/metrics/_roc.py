@@ -11,10 +11,17 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from privaudit._validation import check_fraction, check_labels_scores, warn_degenerate
+from privaudit._validation import (
+    check_fraction,
+    check_labels_scores,
+    param_error,
+    warn_degenerate,
+)
 from privaudit.metrics._counts import (
     advantage_from_counts,
     auc_from_counts,
+    randomized_tpr_at_fpr_from_rates,
+    rates_from_counts,
     score_counts,
     tpr_at_fpr_from_counts,
 )
@@ -138,12 +145,18 @@ def roc_auc(labels: ArrayLike, scores: ArrayLike) -> float:
     return float(auc_from_counts(counts.pos, counts.neg))
 
 
-def tpr_at_fpr(labels: ArrayLike, scores: ArrayLike, fpr: float) -> float:
+def tpr_at_fpr(labels: ArrayLike, scores: ArrayLike, fpr: float, *,
+               randomized: bool = False) -> float:
     """Highest TPR the attacker can reach while keeping its FPR at most ``fpr``.
 
-    Only real operating points count: the thresholds at the distinct scores, plus the
-    point (0, 0) of a threshold above every score. There is no interpolation between
-    points, and collinear points (that ``roc_curve`` drops by default) are considered.
+    By default only real operating points count: the thresholds at the distinct scores,
+    plus the point (0, 0) of a threshold above every score. There is no interpolation
+    between points, and collinear points (that ``roc_curve`` drops by default) are
+    considered. With ``randomized=True`` the attacker may also guess "member" at random
+    for the records tied at the first score beyond the limit (Fawcett 2006): the curve is
+    read at ``fpr`` on the segment joining the points. The two differ only when members
+    and non-members tie across ``fpr``, and the randomised value is continuous in the
+    counts, so its bootstrap interval is not split between 0 and 1 by a tie block.
 
     Parameters
     ----------
@@ -154,6 +167,8 @@ def tpr_at_fpr(labels: ArrayLike, scores: ArrayLike, fpr: float) -> float:
     fpr : float in [0, 1)
         Largest admissible false positive rate. ``fpr=0`` gives the fraction of members
         scoring strictly above every non-member.
+    randomized : bool, default=False
+        Allow a randomised threshold on the boundary (see above).
 
     Returns
     -------
@@ -170,12 +185,19 @@ def tpr_at_fpr(labels: ArrayLike, scores: ArrayLike, fpr: float) -> float:
     ----------
     .. [1] Carlini, N., Chien, S., Nasr, M., Song, S., Terzis, A. and Tramèr, F. (2022).
        Membership inference attacks from first principles. IEEE S&P.
+    .. [2] Fawcett, T. (2006). An introduction to ROC analysis. Pattern Recognition
+       Letters, 27(8), 861-874 (section 7: interpolating between classifiers).
     """
     y, s = check_labels_scores(labels, scores, func="tpr_at_fpr")
     fpr = check_fraction(fpr, param="fpr", func="tpr_at_fpr", low_inclusive=True)
+    if not isinstance(randomized, (bool, np.bool_)):
+        raise param_error("randomized", "tpr_at_fpr", "a bool", randomized, error=TypeError)
     if _one_class(y, "tpr_at_fpr"):
         return float("nan")
     counts = score_counts(y, s)
+    if randomized:
+        rates = rates_from_counts(counts.pos, counts.neg)
+        return float(randomized_tpr_at_fpr_from_rates(*rates, fpr))
     return float(tpr_at_fpr_from_counts(counts.pos, counts.neg, fpr))
 
 

@@ -188,9 +188,11 @@ def closeness_reading(verdict: str, *, short: bool = False) -> tuple[str, str]:
 def fidelity_reading(auc: Mapping[str, float], threshold: float = 0.70) -> tuple[str, str]:
     """Words and a CSS class for a distinguisher's AUC (fidelity, not leakage).
 
-    A cross-fitted classifier whose whole interval lies below 0.5 is systematically
-    wrong, which is no accident: usually the synthetic rows copy the original ones, so
-    it says so rather than "hard to tell apart".
+    A cross-fitted classifier whose whole interval lies below 0.5 (without an interval:
+    an AUC below 0.40) is systematically wrong, which is no accident: usually the
+    synthetic rows copy the original ones (duplicates on both sides of the split). It is
+    read as an audit artefact (CSS class ``artefact``, never the green ``low``), not as
+    "hard to tell apart".
 
     Parameters
     ----------
@@ -200,9 +202,13 @@ def fidelity_reading(auc: Mapping[str, float], threshold: float = 0.70) -> tuple
         The AUC from which the tables are "easy to tell apart".
     """
     high, value = auc.get("high"), auc.get("value")
-    if high is not None and not math.isnan(high) and high < 0.5:
-        return ("below chance: the classifier is systematically wrong, which usually means "
-                "the synthetic rows copy the original ones; see the closeness checks", "high")
+    has_interval = high is not None and not math.isnan(high)
+    below = (high < 0.5 if has_interval
+             else value is not None and not math.isnan(value) and value < 0.40)
+    if below:
+        return ("below chance: the classifier is systematically wrong, an artefact of "
+                "the audit, not a fidelity: usually the synthetic rows copy the original "
+                "ones (duplicates on both sides); see the closeness checks", "artefact")
     if value is not None and not math.isnan(value) and value >= threshold:
         return f"easy to tell apart (AUC >= {threshold:.2f}): poor fidelity", "high"
     return "hard to tell apart: close to the original distribution", "low"

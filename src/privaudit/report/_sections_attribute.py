@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from privaudit.report._common import artefact_name
 from privaudit.report._format import cell, fmt, fmt_int
-from privaudit.report._section import ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._verdict import severity_label, share_level
 from privaudit.results import AttributeResult
 
 __all__ = ["AttributeSection", "attribute_row"]
@@ -55,6 +57,28 @@ def value_rows(result: AttributeResult) -> list[dict[str, Any]]:
             for r in rows[:_MAX_VALUES]]
 
 
+def attribute_finding(result: AttributeResult) -> Finding:
+    """The finding of an attribute result: its advantage over the best model-free guess.
+
+    Yeom et al.'s Definition 6 isolates what the model adds to what the population
+    already tells; the lower end of its interval is read on
+    :data:`~privaudit.report._verdict.SHARE_SCALE` (``minimal`` when it reaches 0).
+    """
+    advantage = result.simulator_advantage()
+    severity = share_level(advantage.low, advantage.value)
+    row = attribute_row(result)
+    return Finding(
+        artefact=artefact_name(result), kind="attribute", severity=severity,
+        label=severity_label(severity), attack=result.attack or "—",
+        metric=f"advantage over a model-free guess {row['simulator_advantage']['value']}",
+        interval=row["simulator_advantage"]["ci"],
+        text=(f"{result.attack or 'the attack'} guesses {row['attribute']} with an advantage "
+              f"of {row['simulator_advantage']['value']} {row['simulator_advantage']['ci']} "
+              f"over the best model-free guess ({row['simulator']})."),
+        section="attribute",
+        strength=advantage.value if advantage.value == advantage.value else 0.0)
+
+
 class AttributeSection(ReportSection):
     """Attribute inference: guesses on members and non-members beside model-free guesses."""
 
@@ -68,6 +92,10 @@ class AttributeSection(ReportSection):
         return {"attribute_rows": [attribute_row(r) for r in results],
                 "attribute_values": [{"name": r.name, "attribute": r.sensitive_attribute,
                                       "rows": value_rows(r)} for r in results]}
+
+    def findings(self, report: ReportView) -> list[Finding]:
+        """One finding per attribute result (:func:`attribute_finding`)."""
+        return [attribute_finding(r) for r in report.attribute_results]
 
 
 register_section(AttributeSection())

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from privaudit.report._format import cell, fmt
-from privaudit.report._section import ReportSection, ReportView, register_section
-from privaudit.results import AttackResult, fpr_key
+from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._sections_membership import result_finding, tpr_cell
+from privaudit.report._verdict import result_verdict
+from privaudit.results import AttackResult
 
 __all__ = ["LLMSection", "llm_context"]
 
@@ -30,7 +32,17 @@ def _is_llm(result: Any) -> bool:
 
 
 def _tpr(metrics: dict[str, Any], fpr: float) -> dict[str, str]:
-    return cell(metrics["tpr_at_fpr"].get(fpr_key(fpr)))
+    if fpr not in _read_fprs(metrics):
+        return cell(None)
+    return tpr_cell(metrics, fpr)
+
+
+def _read_fprs(metrics: dict[str, Any]) -> set[float]:
+    return {float(key) for key in metrics.get("tpr_at_fpr", {})}
+
+
+def _is_blind(result: AttackResult) -> bool:
+    return result.audit.role == "baseline" or result.attack == BLIND
 
 
 def _row(result: AttackResult, metrics: dict[str, Any]) -> dict[str, Any]:
@@ -44,6 +56,7 @@ def _row(result: AttackResult, metrics: dict[str, Any]) -> dict[str, Any]:
         "beats_blind": None if baseline is None else baseline.passed,
         "privleak": "—" if leak is None else f"{leak:+.1%}",
         "n": f"{result.n_members:,} / {result.n_non_members:,}",
+        "verdict": result_verdict(result, metrics),
     }
 
 
@@ -52,10 +65,14 @@ def llm_context(results: Sequence[Any], metric_dicts: Sequence[dict[str, Any]]
     """The template variables: one table per model, the side-by-side AUCs, the blind AUC."""
     pairs = [(r, m) for r, m in zip(results, metric_dicts, strict=True) if _is_llm(r)]
     models: dict[tuple[str, str, str], list[tuple[AttackResult, dict[str, Any]]]] = {}
-    blind = None
+    blind, blinds = None, []
     for r, m in pairs:
-        if r.audit.role == "baseline" or r.attack == BLIND:
+        if _is_blind(r):
             blind = cell(m["auc"])
+            verdict = result_verdict(r, m)
+            blinds.append({"target": r.target, "dataset": r.dataset, "auc": blind,
+                           "text": verdict.text, "severity": verdict.severity,
+                           "label": verdict.label})
         else:
             sets = r.parameters.get("sets") or ["members", "non-members"]
             models.setdefault((r.target, r.dataset, " vs ".join(sets[:2])), []).append((r, m))
@@ -73,7 +90,7 @@ def llm_context(results: Sequence[Any], metric_dicts: Sequence[dict[str, Any]]
         for name in models]} for s in statistics]
     return {"llm_tables": tables, "llm_models": [key[0] for key in models],
             "llm_side_by_side": side_by_side,
-            "llm_blind": blind}
+            "llm_blind": blind, "llm_blinds": blinds}
 
 
 class LLMSection(ReportSection):
@@ -86,6 +103,18 @@ class LLMSection(ReportSection):
 
     def context(self, report: ReportView) -> dict[str, Any]:
         return llm_context(report.results, report.metric_dicts)
+
+    def findings(self, report: ReportView) -> list[Finding]:
+        """One finding per LLM result: its verdict, the blind baseline as ``baseline``.
+
+        The blind baseline attacks no model: its finding says whether the two text sets
+        can be told apart without one (severity ``baseline``, never a leakage level), and
+        never becomes the model's answer (:func:`~privaudit.report.strongest_finding`
+        prefers any leakage level).
+        """
+        return [result_finding(r, m, result_verdict(r, m), self.name)
+                for r, m in zip(report.results, report.metric_dicts, strict=True)
+                if _is_llm(r)]
 
 
 register_section(LLMSection())

@@ -11,6 +11,7 @@ import numpy as np
 from privaudit.report._binary import sensitive_attribute
 from privaudit.report._common import (
     PREDICTION_METRICS,
+    artefact_name,
     format_fpr,
     is_inference_result,
     metric_label,
@@ -18,7 +19,8 @@ from privaudit.report._common import (
 )
 from privaudit.report._format import cell, fmt, fmt_int
 from privaudit.report._interpret import AUC_SCALE
-from privaudit.report._section import ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._verdict import Verdict, result_verdict
 from privaudit.results import fpr_key
 
 __all__ = [
@@ -51,15 +53,38 @@ def epsilon_cell(headline: dict[str, Any], confidence: float) -> dict[str, str]:
             "title": f"Clopper–Pearson lower bound at {confidence:.0%} (Jagielski et al.)"}
 
 
+def tpr_cell(metrics: dict[str, Any], fpr: float) -> dict[str, str]:
+    """The TPR at ``fpr`` with its interval, or "unresolvable" when the sample cannot tell.
+
+    A rate below ``1 / n_non_members`` admits no false positive: the number there would
+    be the TPR at FPR 0 printed under another rate, so it is not shown.
+    """
+    key = fpr_key(fpr)
+    resolvable = (metrics.get("fpr_resolution") or {}).get("resolvable", {}).get(key, True)
+    if not resolvable:
+        n_neg = metrics["n_non_members"]
+        return {"value": "—", "ci": "unresolvable",
+                "title": f"An FPR of {format_fpr(fpr)} needs at least "
+                         f"{math.ceil(1 / fpr):,} non-members; this result has {n_neg:,} "
+                         f"(smallest FPR it resolves: {format_fpr(1 / n_neg)})."}
+    return cell(metrics["tpr_at_fpr"].get(key))
+
+
+def result_verdicts(report: ReportView) -> list[Verdict]:
+    """The verdict of every attack result, all rules applied (:func:`result_verdict`)."""
+    return [result_verdict(r, m) for r, m in zip(report.results, report.metric_dicts,
+                                                 strict=True)]
+
+
 def metric_rows(report: ReportView) -> list[dict[str, Any]]:
     """One row per attack result: names, counts, metric cells, reading and verdict."""
     rows = []
     for i, (r, m, reading, verdict, eps) in enumerate(zip(
-        report.results, report.metric_dicts, report.readings, report.verdicts,
+        report.results, report.metric_dicts, report.readings, result_verdicts(report),
         report.headline_epsilons, strict=True,
     )):
         cells = [cell(m["auc"])]
-        cells += [cell(m["tpr_at_fpr"][fpr_key(f)]) for f in report.fprs]
+        cells += [tpr_cell(m, f) for f in report.fprs]
         cells += [cell(m["advantage"]), epsilon_cell(eps, report.confidence),
                   cell(m["effective_epsilon"], 2)]
         rows.append({
@@ -85,6 +110,35 @@ class SummarySection(_AttackSection):
                 "summary": summary_cards(report, metric_rows(report))}
 
 
+def verdict_metric(verdict: Verdict, metrics: dict[str, Any]) -> tuple[str, str, float]:
+    """The number a verdict rests on, its interval and its strength (for a Finding).
+
+    A lift: ``"TPR 12.0% at 1% FPR (12x)"`` with the TPR's interval, strength the lift.
+    Otherwise the AUC with its interval, strength the AUC.
+    """
+    if math.isfinite(verdict.lift):
+        estimate = metrics["tpr_at_fpr"].get(fpr_key(verdict.fpr), {})
+        text = (f"TPR {verdict.tpr:.1%} at {format_fpr(verdict.fpr)} FPR "
+                f"({verdict.lift:.0f}x)")
+        low, high = estimate.get("low", math.nan), estimate.get("high", math.nan)
+        interval = f"[{low:.1%}, {high:.1%}]" if math.isfinite(low) else ""
+        return text, interval, verdict.lift
+    auc = metrics["auc"]
+    interval = (f"[{fmt(auc['low'])}, {fmt(auc['high'])}]" if math.isfinite(auc["low"])
+                else "")
+    return f"AUC {fmt(auc['value'])}", interval, auc["value"]
+
+
+def result_finding(result: Any, metrics: dict[str, Any], verdict: Verdict,
+                   section: str) -> Finding:
+    """One attack result's :class:`Finding`: its verdict, the number and interval behind it."""
+    metric, interval, strength = verdict_metric(verdict, metrics)
+    return Finding(artefact=artefact_name(result), kind=result.kind,
+                   severity=verdict.severity, label=verdict.label, attack=verdict.attack,
+                   metric=metric, interval=interval, text=verdict.text, section=section,
+                   strength=strength if math.isfinite(strength) else 0.0)
+
+
 class MetricsSection(_AttackSection):
     """The metrics table with confidence intervals, the headline ε and the verdicts."""
 
@@ -94,6 +148,18 @@ class MetricsSection(_AttackSection):
         headers = ["AUC", *(f"TPR @ {format_fpr(f)} FPR" for f in report.fprs), "Advantage",
                    f"ε lower bound ({report.confidence:.0%})", "Effective ε (point)"]
         return {"headers": headers, "rows": metric_rows(report)}
+
+    def findings(self, report: ReportView) -> list[Finding]:
+        """One finding per membership or attribute attack result (LLM results excepted).
+
+        The finding is the result's verdict (:func:`result_verdict`): a leakage level from
+        the lift at a resolvable low FPR and the AUC, ``baseline`` for a blind baseline,
+        ``artefact`` for an AUC wholly below 0.5, ``undefined`` when not interpretable.
+        LLM results are the :class:`~privaudit.report.LLMSection`'s findings.
+        """
+        return [result_finding(r, m, v, self.name) for r, m, v in zip(
+            report.results, report.metric_dicts, result_verdicts(report), strict=True)
+            if is_inference_result(r) and r.audit.kind != "llm"]
 
 
 class ReadingSection(_AttackSection):
@@ -221,16 +287,13 @@ def summary_cards(report: ReportView, rows: list[dict[str, Any]]) -> list[dict[s
         cards.append({"label": "Highest AUC", "value": rows[best]["auc"]["value"],
                       "detail": f"{results[best].name} · {rows[best]['reading'].label}",
                       "severity": rows[best]["reading"].severity})
-    low_fprs = [f for f in report.fprs if f > 0]
-    if low_fprs:
-        fpr = min(low_fprs)
-        tprs = [m["tpr_at_fpr"][fpr_key(fpr)]["value"] for m in metrics]
-        if any(math.isfinite(t) for t in tprs):
-            best = int(np.nanargmax(tprs))
-            cards.append({"label": f"Highest TPR @ {format_fpr(fpr)} FPR",
-                          "value": f"{tprs[best]:.1%}",
-                          "detail": f"{results[best].name} · {tprs[best] / fpr:.1f}× a random "
-                                    "guess", "severity": ""})
+    lowest = _lowest_resolvable_tprs(metrics)
+    if lowest:
+        tpr, fpr, best = max(lowest, key=lambda t: t[0] / t[1])
+        cards.append({"label": "Highest TPR at the lowest resolvable FPR",
+                      "value": f"{tpr:.1%}",
+                      "detail": f"{results[best].name} · at {format_fpr(fpr)} FPR · "
+                                f"{tpr / fpr:.1f}× a random guess", "severity": ""})
     bounds = [e["value"] for e in report.headline_epsilons]
     if any(math.isfinite(b) for b in bounds):
         best = int(np.nanargmax(bounds))
@@ -244,6 +307,18 @@ def summary_cards(report: ReportView, rows: list[dict[str, Any]]) -> list[dict[s
                       "detail": f"AUC {report.confidence:.0%} interval above 0.5",
                       "severity": ""})
     return cards
+
+
+def _lowest_resolvable_tprs(metrics: Sequence[dict[str, Any]]
+                            ) -> list[tuple[float, float, int]]:
+    """(TPR, FPR, index) of each result at the smallest positive FPR its sample resolves."""
+    out = []
+    for i, m in enumerate(metrics):
+        key = (m.get("fpr_resolution") or {}).get("smallest_resolvable")
+        tpr = m["tpr_at_fpr"].get(key, {}).get("value", math.nan) if key else math.nan
+        if math.isfinite(tpr):
+            out.append((tpr, float(key), i))
+    return out
 
 
 for _section in (SummarySection(), MetricsSection(), ReadingSection(), PredictionsSection(),

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from privaudit.report._common import artefact_name
 from privaudit.report._format import cell, fmt_int
-from privaudit.report._section import ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._verdict import severity_label, share_level
 from privaudit.results import RiskResult
 
 __all__ = ["RiskSection"]
@@ -40,6 +42,31 @@ class RiskSection(ReportSection):
 
     def context(self, report: ReportView) -> dict[str, Any]:
         return {"risk_rows": [risk_row(r) for r in report.risk_results]}
+
+    def findings(self, report: ReportView) -> list[Finding]:
+        """One finding per risk: its level from the lower end of the risk's interval.
+
+        The residual risk (or the attack's success rate without a control) is read on
+        :data:`~privaudit.report._verdict.SHARE_SCALE`; an attack no better than its baseline is
+        ``minimal`` (anonymeter's sanity check failed: nothing is measured).
+        """
+        out = []
+        for risk in report.risk_results:
+            row, estimate = risk_row(risk), risk.risk()
+            severity = (share_level(estimate.low, estimate.value)
+                        if risk.better_than_baseline else "minimal")
+            out.append(Finding(
+                artefact=artefact_name(risk), kind="synthetic", severity=severity,
+                label=severity_label(severity), attack=risk.attack or risk.kind,
+                metric=f"{row['risk_label']} {row['risk']['value']}",
+                interval=row["risk"]["ci"],
+                text=(f"{risk.attack or risk.kind}: {row['risk_label']} "
+                      f"{row['risk']['value']} {row['risk']['ci']}"
+                      + ("" if risk.better_than_baseline
+                         else "; the attack does no better than its baseline")),
+                section=self.name,
+                strength=estimate.value if estimate.value == estimate.value else 0.0))
+        return out
 
 
 register_section(RiskSection())

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from privaudit.report._common import figure_png, png_data_uri
+from privaudit.report._common import artefact_name, figure_png, png_data_uri
 from privaudit.report._format import cell, fmt
 from privaudit.report._interpret import closeness_reading, fidelity_reading
-from privaudit.report._section import ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._verdict import severity_label
 from privaudit.results import AttackResult, ProximityResult
 
 __all__ = ["SyntheticSection", "fidelity_row", "proximity_row"]
@@ -73,6 +74,43 @@ def fidelity_row(result: AttackResult, metrics: dict[str, Any],
     }
 
 
+#: Severity of a closeness verdict: rows closer to the training records than unseen real
+#: rows are copied or memorised (high); no closer is nothing measured (minimal); an
+#: undecided comparison (overlapping intervals, no holdout) is undefined.
+CLOSENESS_SEVERITY = {"closer": "high", "not closer": "minimal", "overlap": "undefined",
+                      "no holdout": "undefined"}
+
+
+def proximity_finding(result: ProximityResult) -> Finding:
+    """The finding of one closeness check (severity from :data:`CLOSENESS_SEVERITY`)."""
+    row = proximity_row(result)
+    severity = CLOSENESS_SEVERITY[result.verdict]
+    synthetic, holdout = row["synthetic"], row["holdout"]
+    return Finding(
+        artefact=artefact_name(result), kind="synthetic", severity=severity,
+        label=severity_label(severity), attack=row["check"],
+        metric=f"{row['check']}: {synthetic['value']} (holdout {holdout['value']})",
+        interval=synthetic["ci"], text=f"Synthetic rows are {row['verdict']}.",
+        section="synthetic", strength=0.0)
+
+
+def fidelity_finding(result: AttackResult, metrics: dict[str, Any]) -> Finding | None:
+    """The finding of a distinguisher whose AUC is an artefact (below chance), else None.
+
+    Fidelity is not leakage: an ordinary distinguisher AUC gives no finding for the
+    overview. One wholly below chance is a flaw of the audit (duplicates across the
+    split, copied rows) and is reported as ``artefact``.
+    """
+    row = fidelity_row(result, metrics)
+    if row["css"] != "artefact":
+        return None
+    return Finding(artefact=artefact_name(result), kind="synthetic", severity="artefact",
+                   label=severity_label("artefact"), attack=result.attack or "distinguisher",
+                   metric=f"distinguisher AUC {row['auc']['value']}",
+                   interval=row["auc"]["ci"], text=f"Distinguisher {row['reading']}.",
+                   section="synthetic", strength=0.0)
+
+
 class SyntheticSection(ReportSection):
     """Closeness of synthetic rows to the training rows, beside unseen real rows."""
 
@@ -95,6 +133,13 @@ class SyntheticSection(ReportSection):
                 "proximity_figures": figures,
                 "proximity_findings": sorted({f.message for r in near
                                               for f in r.audit.findings})}
+
+    def findings(self, report: ReportView) -> list[Finding]:
+        """One finding per closeness check; distinguishers only when an artefact."""
+        found = [proximity_finding(r) for r in report.proximity_results]
+        fidelity = (fidelity_finding(r, m) for r, m in zip(
+            report.fidelity_results, report.fidelity_metrics, strict=True))
+        return found + [f for f in fidelity if f is not None]
 
 
 register_section(SyntheticSection())

@@ -14,10 +14,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from privaudit.metrics import fpr_is_resolvable
 from privaudit.report._interpret import interpret_auc
 
-__all__ = ["LEVELS", "LIFT_SCALE", "Verdict", "attack_verdict", "severity_rank",
-           "strongest_finding", "target_verdict"]
+__all__ = ["LEVELS", "LIFT_SCALE", "OTHER_LABELS", "SHARE_SCALE", "Verdict",
+           "artefact_verdict", "attack_verdict", "baseline_verdict", "result_verdict",
+           "severity_label", "severity_rank", "share_level", "strongest_finding",
+           "target_verdict"]
 
 #: The levels from worst to best, with the label shown in the report. The severity names are
 #: the CSS classes of the HTML report's badges.
@@ -32,8 +35,8 @@ _RANK = {key: len(LEVELS) - i - 1 for i, (key, _) in enumerate(LEVELS)}  # minim
 _LABEL = dict(LEVELS)
 
 #: Lift (TPR / FPR: how many times more members than a random guess an attack finds at that
-#: false-positive rate) needed for each level, best first. A lift counts only when the lower
-#: end of the TPR's interval is above the FPR (the attack is better than a guess there).
+#: false-positive rate) needed for each level, best first. A lift counts only at an FPR the
+#: non-members resolve and when it survives chance (see :func:`attack_verdict`).
 LIFT_SCALE: tuple[tuple[float, str], ...] = (
     (100.0, "critical"),
     (20.0, "high"),
@@ -43,6 +46,15 @@ LIFT_SCALE: tuple[tuple[float, str], ...] = (
 #: FPRs read for the lift: the low-FPR regime of Carlini et al. Higher FPRs say little
 #: about confident identification.
 _MAX_FPR = 0.01
+#: Badge text of the severities that are not leakage levels.
+OTHER_LABELS: dict[str, str] = {
+    "undefined": "Undefined",
+    "baseline": "Split baseline",
+    "artefact": "Audit artefact",
+}
+#: Without an AUC interval, an AUC below this is read as an artefact (the "anomalous"
+#: band of :data:`~privaudit.report.AUC_SCALE`).
+_ARTEFACT_AUC = 0.40
 
 _AUC_LEVEL = {"clear": "critical", "strong": "high", "moderate": "moderate", "weak": "low"}
 
@@ -53,7 +65,9 @@ class Verdict(NamedTuple):
     Attributes
     ----------
     severity : str
-        ``critical``, ``high``, ``moderate``, ``low``, ``minimal`` or ``undefined``.
+        ``critical``, ``high``, ``moderate``, ``low``, ``minimal``, ``undefined``,
+        ``baseline`` (a blind baseline: evidence about the data split) or ``artefact`` (an
+        AUC interval wholly below 0.5: a flaw of the audit, not a measurement).
     label : str
         E.g. ``"High leakage"``.
     attack : str
@@ -61,11 +75,15 @@ class Verdict(NamedTuple):
     text : str
         Why, in one or two sentences with the numbers.
     lift : float
-        The largest significant TPR / FPR at FPR <= 1% (NaN when none is).
+        The largest significant TPR / FPR at a resolvable FPR <= 1% (NaN when none is).
     fpr : float
         The FPR at which that lift was measured (NaN when none).
     auc : float
         The attack's AUC.
+    p_value : float
+        Bonferroni-corrected exact p-value of that lift (NaN when none).
+    tpr : float
+        The TPR at ``fpr`` (NaN when no lift).
     """
 
     severity: str
@@ -75,6 +93,18 @@ class Verdict(NamedTuple):
     lift: float
     fpr: float
     auc: float
+    p_value: float = math.nan
+    tpr: float = math.nan
+
+
+class _Lift(NamedTuple):
+    lift: float
+    fpr: float
+    tpr: float
+    p_value: float
+
+
+_NO_LIFT = _Lift(math.nan, math.nan, math.nan, math.nan)
 
 
 def _value(estimate: Any, key: str = "value") -> float:
@@ -87,25 +117,58 @@ def _value(estimate: Any, key: str = "value") -> float:
         return math.nan
 
 
-def _best_lift(tpr_at_fpr: Mapping[str, Any]) -> tuple[float, float, float]:
-    """(lift, fpr, tpr) of the largest significant lift at FPR <= 1%, NaNs when none."""
-    best = (math.nan, math.nan, math.nan)
-    for key, estimate in tpr_at_fpr.items():
+def _read_fprs(metrics: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """The (key, FPR) pairs the verdict reads: 0 < FPR <= 1%, resolvable by the sample."""
+    resolvable = (metrics.get("fpr_resolution") or {}).get("resolvable")
+    n_neg = metrics.get("n_non_members")
+    out = []
+    for key in metrics.get("tpr_at_fpr", {}) or {}:
         try:
             fpr = float(key)
         except ValueError:
             continue
-        tpr, low = _value(estimate), _value(estimate, "low")
-        if not 0 < fpr <= _MAX_FPR or not math.isfinite(tpr):
+        if not 0 < fpr <= _MAX_FPR:
             continue
-        # Without an interval the point estimate must do; with one, its lower end must
-        # clear the FPR (a lift of 3 from two members out of 500 is noise).
-        floor = low if math.isfinite(low) else tpr
-        if floor <= fpr:
+        if isinstance(resolvable, Mapping) and key in resolvable:
+            ok = bool(resolvable[key])
+        elif isinstance(n_neg, int):
+            ok = fpr_is_resolvable(fpr, n_neg)
+        else:  # a hand-made dict without counts: nothing says it is not
+            ok = True
+        if ok:
+            out.append((key, fpr))
+    return out
+
+
+def _best_lift(metrics: Mapping[str, Any]) -> _Lift:
+    """The largest lift that survives chance at a resolvable FPR <= 1%.
+
+    Evidence is the exact p-value of each TPR (``metrics["tpr_p_value"]``,
+    :func:`privaudit.metrics.lift_p_value`), Bonferroni-corrected for the FPRs read and
+    compared with ``1 - confidence``. Without p-values (a dict made by hand or by an older
+    privaudit) the lower end of the TPR's interval must clear the FPR instead.
+    """
+    read = _read_fprs(metrics)
+    p_values = metrics.get("tpr_p_value") or {}
+    alpha = 1.0 - float(metrics.get("confidence") or 0.95)
+    best = _NO_LIFT
+    for key, fpr in read:
+        estimate = metrics["tpr_at_fpr"][key]
+        tpr = _value(estimate)
+        if not math.isfinite(tpr) or tpr <= fpr:
             continue
-        lift = tpr / fpr
-        if not lift <= best[0]:  # also true while best is NaN
-            best = (lift, fpr, tpr)
+        raw_p = p_values.get(key) if isinstance(p_values, Mapping) else None
+        if raw_p is not None and math.isfinite(float(raw_p)):
+            p_value = min(1.0, float(raw_p) * len(read))
+            if p_value > alpha:
+                continue
+        else:
+            p_value = math.nan
+            low = _value(estimate, "low")
+            if (low if math.isfinite(low) else tpr) <= fpr:
+                continue
+        if not tpr / fpr <= best.lift:  # also true while best is NaN
+            best = _Lift(tpr / fpr, fpr, tpr, p_value)
     return best
 
 
@@ -116,8 +179,66 @@ def _lift_level(lift: float) -> str:
     return "minimal"
 
 
+def _no_lift_text(attack: str, positives: str, metrics: Mapping[str, Any]) -> str:
+    """Why no lift counts: none survived chance, or no FPR up to 1% is resolvable."""
+    n_neg = metrics.get("n_non_members")
+    if not _read_fprs(metrics) and isinstance(n_neg, int) and n_neg > 0:
+        return (f"{attack}: with {n_neg:,} non-members no FPR up to {_MAX_FPR:.0%} can be "
+                f"measured (the smallest is 1/{n_neg:,} = {1 / n_neg:.2%}), so no lift is "
+                "claimed")
+    return (f"{attack} identifies no more {positives} than a random guess at FPR up to "
+            f"{_MAX_FPR:.0%} (no lift survives an exact test against chance)")
+
+
+def artefact_verdict(attack: str, metrics: Mapping[str, Any]) -> Verdict | None:
+    """The ``artefact`` verdict of an AUC wholly below 0.5, or None.
+
+    An attack cannot be systematically wrong by chance: an AUC interval that lies below
+    0.5 signals inverted scores, records shared by members and non-members, or a leak in
+    the split, not privacy. Without an interval, an AUC below 0.40 (the "anomalous" band)
+    is read the same way.
+    """
+    auc_est = metrics.get("auc", {})
+    auc, high = _value(auc_est), _value(auc_est, "high")
+    below = high < 0.5 if math.isfinite(high) else auc < _ARTEFACT_AUC
+    if not below:
+        return None
+    interval = (f" [{_value(auc_est, 'low'):.3f}, {high:.3f}]" if math.isfinite(high)
+                else "")
+    text = (f"{attack}: AUC {auc:.3f}{interval} lies below chance. An attack cannot be "
+            "systematically wrong by accident: check for inverted scores, records shared "
+            "by both sides (duplicates) or a leak in the split. The number measures the "
+            "audit, not the leakage.")
+    return Verdict("artefact", OTHER_LABELS["artefact"], attack, text, math.nan, math.nan,
+                   auc)
+
+
+def baseline_verdict(attack: str, metrics: Mapping[str, Any]) -> Verdict:
+    """The verdict on a blind baseline (no model attacked): evidence about the data split.
+
+    A classifier that never sees the model but tells members from non-members shows that
+    the two sides differ in distribution: any membership attack on that split is inflated
+    by it. Severity ``baseline``, never a leakage level.
+    """
+    auc_est = metrics.get("auc", {})
+    auc, low = _value(auc_est), _value(auc_est, "low")
+    interval = (f" [{low:.3f}, {_value(auc_est, 'high'):.3f}]" if math.isfinite(low)
+                else "")
+    # Without an interval, the "moderate distinction" band of AUC_SCALE must be reached.
+    distinguishable = low > 0.5 if math.isfinite(low) else auc >= 0.6
+    if distinguishable:
+        text = (f"Split distinguishable without the model: AUC {auc:.3f}{interval}; "
+                "membership results on this split overstate leakage.")
+    else:
+        text = (f"Split not distinguishable without the model: AUC {auc:.3f}{interval}; "
+                "membership results on this split are not inflated by it.")
+    return Verdict("baseline", OTHER_LABELS["baseline"], attack, text, math.nan, math.nan,
+                   auc)
+
+
 def attack_verdict(
-    attack: str, metrics: Mapping[str, Any], *, kind: str = "membership"
+    attack: str, metrics: Mapping[str, Any], *, kind: str = "membership",
+    role: str | None = None,
 ) -> Verdict:
     """The verdict on one result, from its metrics dictionary.
 
@@ -126,29 +247,44 @@ def attack_verdict(
     attack : str
         Name shown in the verdict.
     metrics : mapping
-        As returned by :meth:`privaudit.results.AttackResult.metrics`: ``auc`` and
+        As returned by :meth:`privaudit.results.AttackResult.metrics`: ``auc``,
         ``tpr_at_fpr`` (keyed by FPR strings), each estimate with ``value``, ``low``,
-        ``high``.
+        ``high``; ``fpr_resolution`` and ``tpr_p_value`` when present.
     kind : {"membership", "attribute"}
         Names the positives in the text: members, or records with the sensitive value.
+    role : str, optional
+        The result's ``audit.role``: ``"baseline"`` gives :func:`baseline_verdict`.
 
     Returns
     -------
     Verdict
-        The level is that of the lift at low FPR (:data:`LIFT_SCALE`), raised by one level
-        at most when the AUC's band (:func:`interpret_auc`) is higher; an AUC whose interval
-        contains 0.5 raises nothing.
+        A baseline gets :func:`baseline_verdict`, an AUC wholly below 0.5
+        :func:`artefact_verdict`. Otherwise the level is that of the lift at low FPR
+        (:data:`LIFT_SCALE`), raised by one level at most when the AUC's band
+        (:func:`interpret_auc`) is higher; an AUC whose interval contains 0.5 raises
+        nothing. A lift counts only at an FPR of at most 1% that the non-members resolve
+        (at least one false positive fits: a TPR "at 0.1% FPR" on 100 non-members is the
+        TPR at FPR 0) and only when its exact p-value under "no membership signal"
+        (:func:`privaudit.metrics.lift_p_value`, Bonferroni-corrected for the FPRs read)
+        is at most ``1 - confidence``. Tied scores are handled by that test, not by a
+        bootstrap interval, so a tie block cannot turn a TPR of 1.0 into "no evidence".
 
     References
     ----------
     .. [1] Carlini, N., Chien, S., Nasr, M., Song, S., Terzis, A. and Tramèr, F.
        "Membership Inference Attacks From First Principles." IEEE S&P 2022.
     """
+    if role == "baseline":
+        return baseline_verdict(attack, metrics)
+    artefact = artefact_verdict(attack, metrics)
+    if artefact is not None:
+        return artefact
     auc_est = metrics.get("auc", {})
     auc = _value(auc_est)
     reading = interpret_auc(auc, _value(auc_est, "low"), _value(auc_est, "high"), kind=kind)
     positives = "records with the sensitive value" if kind == "attribute" else "members"
-    lift, fpr, tpr = _best_lift(metrics.get("tpr_at_fpr", {}) or {})
+    best = _best_lift(metrics)
+    lift, fpr, tpr = best.lift, best.fpr, best.tpr
     if not math.isfinite(auc) and not math.isfinite(lift):
         return Verdict("undefined", "Undefined", attack,
                        f"{attack}: no metric could be computed (one class only?).",
@@ -160,11 +296,12 @@ def attack_verdict(
     rank = max(_RANK[lift_level], min(_RANK[auc_level], _RANK[lift_level] + 1))
     severity = next(key for key, r in _RANK.items() if r == rank)
     if math.isfinite(lift):
+        evidence = (f", p = {best.p_value:.2g} against chance" if math.isfinite(best.p_value)
+                    else "")
         found = (f"{attack} identifies {tpr:.1%} of {positives} at {fpr:.1%} FPR "
-                 f"({lift:.0f}x a random guess)")
+                 f"({lift:.0f}x a random guess{evidence})")
     else:
-        found = (f"{attack} identifies no more {positives} than a random guess at FPR up to "
-                 f"{_MAX_FPR:.0%}")
+        found = _no_lift_text(attack, positives, metrics)
     auc_part = f"AUC {auc:.3f}" if math.isfinite(auc) else "AUC undefined"
     if rank > _RANK[lift_level]:
         why = (f"; its {auc_part} ({reading.label.lower()}) raises the verdict one level: "
@@ -175,7 +312,25 @@ def attack_verdict(
                "thresholds and overstates what an attacker can confidently identify.")
     else:
         why = f"; {auc_part}."
-    return Verdict(severity, _LABEL[severity], attack, found + why, lift, fpr, auc)
+    return Verdict(severity, _LABEL[severity], attack, found + why, lift, fpr, auc,
+                   best.p_value, tpr)
+
+
+def result_verdict(result: Any, metrics: Mapping[str, Any]) -> Verdict:
+    """The verdict on one :class:`~privaudit.results.AttackResult`, all rules applied.
+
+    :func:`attack_verdict` with the result's kind and audit role (a blind baseline reads
+    as one), then :func:`disqualified` by the audit's critical findings.
+    """
+    audit = getattr(result, "audit", None)
+    role = getattr(audit, "role", None)
+    verdict = attack_verdict(result.attack or result.name, metrics, kind=result.kind,
+                             role=role)
+    if verdict.severity in ("baseline", "artefact"):
+        return verdict
+    reasons = [f.message for f in getattr(audit, "findings", ()) or ()
+               if f.severity == "critical"]
+    return disqualified(verdict, reasons)
 
 
 def disqualified(verdict: Verdict, reasons: Sequence[str]) -> Verdict:
@@ -209,6 +364,36 @@ def target_verdict(verdicts: Sequence[Verdict]) -> Verdict:
         return rank, lift, auc
 
     return max(verdicts, key=strength)
+
+
+#: Level of a proven share (a residual risk, an attribute advantage over a model-free
+#: guess: the lower end of its interval), best first. privaudit's own scale: a fifth of
+#: the records exposed is high, half of them critical, one in twenty moderate.
+SHARE_SCALE: tuple[tuple[float, str], ...] = (
+    (0.5, "critical"),
+    (0.2, "high"),
+    (0.05, "moderate"),
+    (0.0, "low"),
+)
+
+
+def share_level(low: float, value: float) -> str:
+    """The level of a share whose interval is ``[low, ...]`` (:data:`SHARE_SCALE`).
+
+    ``minimal`` when the interval reaches 0 (nothing proven); ``undefined`` when the value
+    is not a number. With no interval (NaN ``low``) the value is read instead.
+    """
+    if not math.isfinite(value):
+        return "undefined"
+    floor = low if math.isfinite(low) else value
+    if floor <= 0:
+        return "minimal"
+    return next(level for threshold, level in SHARE_SCALE if floor >= threshold)
+
+
+def severity_label(severity: str) -> str:
+    """The badge text of a severity (a level of :data:`LEVELS` or :data:`OTHER_LABELS`)."""
+    return _LABEL.get(severity) or OTHER_LABELS.get(severity, severity.capitalize())
 
 
 def severity_rank(severity: str) -> int:

@@ -37,6 +37,7 @@ __all__ = [
     "check_n_bootstrap",
     "estimate_dict",
     "fpr_key",
+    "fpr_resolution",
     "result_metrics",
 ]
 
@@ -111,12 +112,36 @@ def result_metrics(
         out.update(boot({"mia_advantage": _MiaAdvantage(),
                          "privacy_gain": _PrivacyGain(raw_advantage)}, result.predictions))
         intervals.update(mia_advantage=method, privacy_gain=method)
+    out.update(fpr_resolution(result, fprs))
     low = out["auc"]["low"]
     out["better_than_random"] = bool(low > 0.5) if math.isfinite(low) else None
     out["confidence"] = confidence
     out["n_bootstrap"] = n_bootstrap
     out["interval_method"] = intervals
     return out
+
+
+def fpr_resolution(result: Any, fprs: Sequence[float]) -> dict[str, Any]:
+    """Which FPRs the result's non-members resolve, and the exact p-value of each TPR.
+
+    Returns ``fpr_resolution``: ``smallest_fpr`` (``1 / n_non_members``), ``resolvable``
+    (per :func:`fpr_key`, whether at least one false positive fits:
+    :func:`privaudit.metrics.fpr_is_resolvable`) and ``smallest_resolvable`` (the key of
+    the smallest positive resolvable FPR read, or None); and ``tpr_p_value``: per key,
+    the exact p-value of the TPR under "no membership signal"
+    (:func:`privaudit.metrics.lift_p_value`), None where the FPR is 0 or unresolvable.
+    """
+    n_neg = result.n_non_members
+    resolvable = {fpr_key(f): pm.fpr_is_resolvable(f, n_neg) for f in fprs}
+    positive = sorted(f for f in fprs if f > 0 and resolvable[fpr_key(f)])
+    both = 0 < result.n_members and 0 < n_neg
+    p_values = {fpr_key(f): pm.lift_p_value(result.labels, result.scores, f)
+                if both and f > 0 and resolvable[fpr_key(f)] else None for f in fprs}
+    return {"fpr_resolution": {"smallest_fpr": pm.smallest_resolvable_fpr(n_neg),
+                               "resolvable": resolvable,
+                               "smallest_resolvable": fpr_key(positive[0]) if positive
+                               else None},
+            "tpr_p_value": p_values}
 
 
 def _bootstrap(labels: NDArray[Any], metrics: dict[str, Callable[..., float]],
@@ -134,8 +159,13 @@ def _bootstrap(labels: NDArray[Any], metrics: dict[str, Callable[..., float]],
 
 def _threshold_metrics(result: Any, fprs: tuple[float, ...],
                        boot: Callable[..., dict[str, dict[str, float]]]) -> dict[str, Any]:
-    # Partials of tpr_at_fpr (not wrappers) let bootstrap_cis use its batched path.
-    tpr_metrics = {fpr_key(f): functools.partial(pm.tpr_at_fpr, fpr=f) for f in fprs}
+    # Partials of tpr_at_fpr (not wrappers) let bootstrap_cis use its batched path. The
+    # randomised threshold (Fawcett 2006) is continuous in the counts: a tie block of
+    # members and non-members straddling the FPR would otherwise split the bootstrap
+    # between 0 and 1 (an interval [0, 1] around a TPR of 1.0). Without ties it is the
+    # plain TPR at FPR.
+    tpr_metrics = {fpr_key(f): functools.partial(pm.tpr_at_fpr, fpr=f, randomized=True)
+                   for f in fprs}
     threshold = boot({"auc": pm.roc_auc, "advantage": pm.advantage, **{
         f"tpr_at_fpr:{key}": metric for key, metric in tpr_metrics.items()
     }}, result.scores)
