@@ -12,6 +12,7 @@ and ``SystemExit`` behave as usual.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -58,11 +59,18 @@ def _raised_by_privaudit(exc: BaseException) -> bool:
 
 
 class _ErrorBoundary(TyperGroup):
-    """The root group: turns the user's errors of any command into one line, exit 2."""
+    """The root group: the user's errors of any command are one line, exit 2.
+
+    Warnings raised while a command runs are one line each too
+    (:func:`privaudit.cli._warnings.terminal_warnings`).
+    """
 
     def invoke(self, ctx: Any) -> Any:
+        from privaudit.cli._warnings import terminal_warnings
+
         try:
-            return super().invoke(ctx)
+            with terminal_warnings():  # one line per warning, identical ones once
+                return super().invoke(ctx)
         except _user_errors() as exc:
             if ctx.params.get("debug"):
                 raise
@@ -100,6 +108,12 @@ def _root(
         help="Show the full traceback of an error instead of one line.")] = False,
 ) -> None:
     """Options shared by every command (read by the error boundary)."""
+
+
+#: ``--verbose``, shared by every command that writes a report.
+Verbose = Annotated[bool, typer.Option(
+    "--verbose", "-v", help="After the overview (one answer per audited artefact), print "
+    "every detailed table: each attack's metrics, closeness checks, risks, attributes.")]
 
 
 def _check_options(command: str, **options: Any) -> None:
@@ -179,6 +193,7 @@ def demo(
                      help="Run only these audit kinds' parts of the demo (comma-separated, "
                           "or repeated): model, llm, synthetic, generator, unlearning."),
     ] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Audit models trained on real offline data and write a report.
 
@@ -223,9 +238,8 @@ def demo(
             title="privaudit demo: what models, language models, synthetic data, "
                   "generators and unlearned models leak",
         )
-    _print_summary(console, out)
-    console.print(_report_line(index, f"  (results.json beside it; "
-                                      f"{time.perf_counter() - started:.0f} s)"))
+    _finish(console, out, index, verbose=verbose, results=results, seed=seed,
+            note=f"  (results.json beside it; {time.perf_counter() - started:.0f} s)")
 
 
 def _demo_parts(only: list[str] | None, parts: Any) -> list[str] | None:
@@ -253,6 +267,7 @@ def report(
     ),
     n_bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 1000,
     seed: Annotated[int, typer.Option(help="Random seed of the bootstrap.")] = 0,
+    verbose: Verbose = False,
 ) -> None:
     """Rebuild the reports (HTML, JSON, CSV, plots) from saved results."""
     _check_options("report", out=out, n_bootstrap=n_bootstrap, seed=seed)
@@ -264,8 +279,7 @@ def report(
     with _progress(console, status="Bootstrapping...") as progress:
         index = build_report(results, out, n_bootstrap=n_bootstrap, random_state=seed,
                              progress=progress)
-    _print_summary(console, out)
-    console.print(_report_line(index))
+    _finish(console, out, index, verbose=verbose, results=results, seed=seed)
 
 
 def _check_report_out(results_dirs: list[Path], out: Path) -> None:
@@ -335,6 +349,7 @@ def study_overfitting_command(
     n_bootstrap: Annotated[
         int, typer.Option(help="Bootstrap resamples for the confidence intervals.")
     ] = 1000,
+    verbose: Verbose = False,
 ) -> None:
     """Does overfitting drive membership and attribute inference? Yeom et al. vs Zhao et al.
 
@@ -350,12 +365,13 @@ def study_overfitting_command(
 
     console = _console()
     with _progress(console, status="Training and attacking...") as progress:
-        results = run_overfitting_study(random_state=seed, progress=progress.message)
+        # The progress itself, not its message method: the audits' counted steps are then
+        # bars (one line each off a terminal), not a message per count.
+        results = run_overfitting_study(random_state=seed, progress=progress)
         index = build_report(results, out, n_bootstrap=n_bootstrap, random_state=seed,
                              progress=progress,
                              title="Overfitting, membership and attribute inference")
-    _print_summary(console, out)
-    console.print(_report_line(index))
+    _finish(console, out, index, verbose=verbose, results=results, seed=seed)
 
 
 @study_app.command("unlearning")
@@ -372,6 +388,7 @@ def study_unlearning_command(
     n_jobs: Annotated[
         int, typer.Option(help="Worker processes training the shadows (1: inline).")
     ] = 2,
+    verbose: Verbose = False,
 ) -> None:
     """Do unlearned models forget? Apollo's Table II at a small scale, on TV16.
 
@@ -393,9 +410,9 @@ def study_unlearning_command(
         index = build_report(results, out, n_bootstrap=n_bootstrap, random_state=seed,
                              progress=progress,
                              title="Machine unlearning: Apollo's Table II on TV16")
-    console.print(_accuracy_table(results))
-    _print_summary(console, out)
-    console.print(_report_line(index))
+    if verbose:
+        console.print(_accuracy_table(results))
+    _finish(console, out, index, verbose=verbose, results=results, seed=seed)
 
 
 @audit_app.command("model")
@@ -404,6 +421,7 @@ def audit_model_command(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Report directory (overrides report.out).")
     ] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Run membership attacks against a saved model, as the YAML configuration says.
 
@@ -421,8 +439,7 @@ def audit_model_command(
     out_dir = out or cfg.out
     with _progress(console, status="Auditing...") as progress:
         index = run_audit_config(cfg, out=out_dir, progress=progress)
-    _print_summary(console, out_dir)
-    console.print(_report_line(index))
+    _finish(console, out_dir, index, verbose=verbose, seed=cfg.random_state)
 
 
 @audit_app.command("llm")
@@ -453,6 +470,7 @@ def audit_llm_command(
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="A YAML file instead of the options.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Was this text in training? Did unlearning forget it? LLM membership inference.
 
@@ -466,7 +484,7 @@ def audit_llm_command(
         "members": members, "non_members": non_members, "forget": forget,
         "holdout": holdout}, text_column=text_column, reference=reference,
         retrained=retrained, attacks=attacks, blind_baseline=blind_baseline)
-    _run_and_report("audit llm", run, out, run_llm_audit, "Scoring texts...")
+    _run_and_report("audit llm", run, out, run_llm_audit, verbose, "Scoring texts...")
 
 
 @audit_app.command("synthetic")
@@ -487,6 +505,7 @@ def audit_synthetic_command(
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="A YAML file instead of the options.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Does this synthetic table give away its training records? Closeness and risks.
 
@@ -499,7 +518,7 @@ def audit_synthetic_command(
     run = synthetic_run(config, tables={"synthetic": synthetic, "original": original,
                                         "holdout": holdout, "control": control},
                         metadata=metadata, checks=checks)
-    _run_and_report("audit synthetic", run, out, run_synthetic_audit,
+    _run_and_report("audit synthetic", run, out, run_synthetic_audit, verbose,
                     "Checking the synthetic table...")
 
 
@@ -508,6 +527,7 @@ def audit_generator_command(
     config: Annotated[Path, typer.Option(
         "--config", "-c", help="The YAML configuration (data, generators, game, attacks).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Does a generator's output tell which records trained it? TAPAS's game.
 
@@ -519,7 +539,7 @@ def audit_generator_command(
     from privaudit.cli._generator import load_generator_config, run_generator_audit
 
     run = load_generator_config(config)
-    _run_and_report("audit generator", run, out, run_generator_audit,
+    _run_and_report("audit generator", run, out, run_generator_audit, verbose,
                     "Running the generators...")
 
 
@@ -529,6 +549,7 @@ def audit_attribute_command(
         "--config", "-c", help="The YAML configuration (target, data, population, "
         "sensitive, attacks).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Can the model tell someone's sensitive attribute? Yeom's and Zhao's attacks.
 
@@ -540,7 +561,7 @@ def audit_attribute_command(
     from privaudit.cli._attribute import load_attribute_config, run_attribute_audit
 
     run = load_attribute_config(config)
-    _run_and_report("audit attribute", run, out, run_attribute_audit,
+    _run_and_report("audit attribute", run, out, run_attribute_audit, verbose,
                     "Inferring attributes...")
 
 
@@ -550,6 +571,7 @@ def audit_unlearning_command(
         "--config", "-c", help="The YAML configuration (target, data with the forgotten "
         "column, population, reference recipe, unlearning method, attacks).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Did the model forget the records it unlearned? U-MIA, U-LiRA and Apollo.
 
@@ -561,16 +583,16 @@ def audit_unlearning_command(
     from privaudit.cli._unlearning import load_unlearning_config, run_unlearning_audit
 
     run = load_unlearning_config(config)
-    _run_and_report("audit unlearning", run, out, run_unlearning_audit,
+    _run_and_report("audit unlearning", run, out, run_unlearning_audit, verbose,
                     "Training shadows and attacking...")
 
 
 def _run_and_report(command: str, run: Any, out: Path | None, runner: Any,
-                    status: str) -> None:
+                    verbose: bool, status: str) -> None:
     """Run an audit command's ``runner(run, progress=...)`` and print its summary.
 
     ``--out`` (checked here, one readable line when bad) overrides the configuration's
-    report directory, ``run.out``.
+    report directory, ``run.out``; ``verbose`` adds the detailed tables.
     """
     if out is not None:
         _check_options(command, out=out)
@@ -578,8 +600,36 @@ def _run_and_report(command: str, run: Any, out: Path | None, runner: Any,
     console = _console()
     with _progress(console, status=status) as progress:
         index = runner(run, progress=progress)
-    _print_summary(console, run.out)
-    console.print(_report_line(index))
+    _finish(console, run.out, index, verbose=verbose, seed=_seed_of(run))
+
+
+def _seed_of(run: Any) -> Any:
+    """The random state an audit command's run gave its report (the bootstrap's seed)."""
+    if hasattr(run, "random_state"):
+        return run.random_state
+    return getattr(run.config, "random_state", 0)
+
+
+def _finish(console: Any, out: Path, index: Path, *, verbose: bool,
+            results: Sequence[Any] | None = None, seed: Any = 0, note: str = "") -> None:
+    """What every command that writes a report prints at its end.
+
+    The overview (one row per audited artefact, as the report opens with), then with
+    ``verbose`` the detailed tables, then the report's path. When no section of the
+    report judged the results (no overview row), the detailed tables are the answer and
+    are printed without ``--verbose``.
+    """
+    from privaudit.cli._summary import overview_table, report_overview
+
+    overview = report_overview(out, results=results, random_state=seed)
+    if overview:
+        console.print(overview_table(overview))
+    if verbose or not overview:
+        _print_summary(console, out)
+    else:
+        console.print("The details are in the report (--verbose prints their tables here).",
+                      markup=False, highlight=False)
+    console.print(_report_line(index, note))
 
 
 def _report_line(index: Path, note: str = "") -> Any:
@@ -601,7 +651,10 @@ def _add_row(table: Any, *cells: Any) -> None:
 
 
 def _print_summary(console, out: Path) -> None:
-    """Print the summary tables of what the report wrote: attacks, closeness, risks."""
+    """Print the detailed tables of what the report wrote: attacks, closeness, risks.
+
+    ``--verbose`` (:func:`_finish`); without it the overview alone.
+    """
     import json
 
     from privaudit.results import restore_non_finite
