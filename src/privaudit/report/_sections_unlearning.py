@@ -179,9 +179,18 @@ def _columns(results: Sequence[AttackResult], indices: Sequence[int]
     return columns
 
 
-def _column_fpr(results: Sequence[AttackResult], members: Sequence[int]
+def resolvable_fpr(result: AttackResult) -> float:
+    """The smallest FPR the never-seen records of ``result`` measure: one of them, 1 / n.
+
+    A TPR at a lower FPR cannot be measured (with 100 never-seen records, "0.1% FPR" means
+    flagging a tenth of one); NaN without never-seen records.
+    """
+    n = result.n_non_members
+    return 1.0 / n if n else math.nan
+
+
+def _lowest_fpr(results: Sequence[AttackResult], members: Sequence[int]
                 ) -> tuple[float, str]:
-    """The column's operating FPR and the attack it comes from (``"any"``: every result)."""
     for attack in ("apollo", "apollo-offline"):
         found = next((i for i in members if results[i].attack == attack), None)
         if found is not None:
@@ -191,6 +200,29 @@ def _column_fpr(results: Sequence[AttackResult], members: Sequence[int]
     fprs = [smallest_positive_fpr(results[i]) for i in members]
     finite = [f for f in fprs if math.isfinite(f)]
     return (min(finite), "any") if finite else (math.nan, "any")
+
+
+def _column_floor(results: Sequence[AttackResult], members: Sequence[int]) -> float:
+    """The smallest FPR every result of a column resolves (NaN: none has never-seen ones)."""
+    floors = [resolvable_fpr(results[i]) for i in members]
+    return max((f for f in floors if math.isfinite(f)), default=math.nan)
+
+
+def _column_fpr(results: Sequence[AttackResult], members: Sequence[int]
+                ) -> tuple[float, str]:
+    """The column's operating FPR and where it comes from.
+
+    The lowest non-zero FPR of the column's Apollo result (``"apollo"``, else
+    ``"apollo-offline"``), else of any of its results (``"any"``); raised to the
+    smallest FPR every result of the column resolves (``"resolution"``: a result with
+    fewer never-seen records than the others), so that no cell is read below one of its
+    own never-seen records.
+    """
+    fpr, source = _lowest_fpr(results, members)
+    floor = _column_floor(results, members)
+    if math.isfinite(fpr) and math.isfinite(floor) and fpr < floor - _TOL:
+        return floor, "resolution"
+    return fpr, source
 
 
 def _cell(results: Sequence[AttackResult], index: int, metrics: dict[str, Any],
@@ -241,8 +273,9 @@ def unlearning_table(
     -------
     dict
         ``columns``: one dict per algorithm (``name``, ``fpr``: the column's operating
-        FPR, ``fpr_source``: ``"apollo"``, ``"apollo-offline"`` or ``"any"``,
-        ``n_members``, ``n_non_members``) in the paper's order (RT last); ``rows``: one
+        FPR, ``fpr_source``: ``"apollo"``, ``"apollo-offline"``, ``"any"`` or
+        ``"resolution"``, ``resolvable_fpr``: the smallest FPR each of its results
+        resolves, ``n_members``, ``n_non_members``) in the paper's order (RT last); ``rows``: one
         per attack (``attack``, ``label``, ``cells``: per column a dict or None) in the
         order U-MIA, U-LiRA, Apollo, Apollo (Off), then the others alphabetically. A cell
         holds ``text`` (``"18.0@6.0%"``), ``tpr`` = ``recall``, ``fpr`` (the column's),
@@ -254,9 +287,11 @@ def unlearning_table(
     Notes
     -----
     The operating FPR of a column is the smallest non-zero FPR among the ROC points of its
-    Apollo result (online, else offline; else of any of its results); each attack's TPR is
-    the best it reaches at no more than that FPR, so the cells of a column compare the
-    attacks at one false-positive budget, as in the paper's tables.
+    Apollo result (online, else offline; else of any of its results), never below one
+    never-seen record of any of its results (:func:`resolvable_fpr`: a TPR at a lower FPR
+    cannot be measured); each attack's TPR is the best it reaches at no more than that FPR,
+    so the cells of a column compare the attacks at one false-positive budget, as in the
+    paper's tables.
 
     References
     ----------
@@ -275,6 +310,7 @@ def unlearning_table(
         fpr, source = _column_fpr(results, members)
         out_columns.append({"name": name, "algorithm": algorithm_of(results[members[0]]),
                             "fpr": fpr, "fpr_source": source,
+                            "resolvable_fpr": _column_floor(results, members),
                             "n_members": results[members[0]].n_members,
                             "n_non_members": results[members[0]].n_non_members})
         for attack in attacks:
@@ -334,6 +370,17 @@ def paper_rows() -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------- figures
+#: Resolution of the section's figures: small multiples read at this size, and every
+#: figure of the page adds to its weight (issue 20: 21 images of this section, 1.9 MB).
+FIGURE_DPI = 80
+#: Panels per row of the ROC small multiples.
+_ROC_COLUMNS = 4
+#: At most this many labelled ticks per heatmap axis (more overlap on a small panel).
+_MAX_TICKS = 4
+#: Colour levels of the heatmaps (odd: the middle one, white, is centred on 0).
+_HEAT_LEVELS = 11
+
+
 def _style(ax: Axes) -> None:
     ax.grid(True, color="#e3e3e3", linewidth=0.7)
     ax.set_axisbelow(True)
@@ -341,39 +388,78 @@ def _style(ax: Axes) -> None:
         ax.spines[side].set_visible(False)
 
 
-def roc_figure(results: Sequence[AttackResult], aucs: Sequence[float], title: str,
-               operating_fpr: float) -> Figure:
-    """Log-log ROC curves of one algorithm's attacks, the diagonal and the operating FPR."""
+def _attack_colours(attacks: Sequence[str]) -> dict[str, Any]:
+    """One colour per attack, the same in every panel (in the table's row order)."""
     from matplotlib import colormaps
 
-    fig = new_figure(5.4, 4.4)
-    ax = fig.subplots()
+    palette = colormaps["tab10"].colors
+    return {a: palette[i % len(palette)] for i, a in enumerate(sorted(set(attacks),
+                                                                      key=_attack_key))}
+
+
+def _roc_panel(ax: Axes, results: Sequence[AttackResult], colours: dict[str, Any],
+               title: str, operating_fpr: float) -> None:
+    """One algorithm's attacks on log-log axes, the diagonal and the column's FPR."""
+    from matplotlib.ticker import NullLocator
+
     _style(ax)
     floor_x = 1.0 / max(max(r.n_non_members for r in results), 1)
     floor_y = 1.0 / max(max(r.n_members for r in results), 1)
-    palette = colormaps["tab10"].colors
-    for i, (result, auc) in enumerate(zip(results, aucs, strict=True)):
+    for result in results:
         points = _roc(result)
-        if points is None:
-            continue
-        auc_text = f"AUC {auc:.3f}" if math.isfinite(auc) else "AUC undefined"
-        ax.plot(np.maximum(points[0], floor_x), np.maximum(points[1], floor_y),
-                color=palette[i % len(palette)], linewidth=1.6,
-                label=f"{attack_label(result.attack)} ({auc_text})")
+        if points is not None:
+            ax.plot(np.maximum(points[0], floor_x), np.maximum(points[1], floor_y),
+                    color=colours[result.attack], linewidth=1.3)
     low = min(floor_x, floor_y)
-    ax.plot([low, 1], [low, 1], color="#888888", linestyle=":", linewidth=1,
-            label="random guess")
+    ax.plot([low, 1], [low, 1], color="#888888", linestyle=":", linewidth=1)
     if math.isfinite(operating_fpr):
         ax.axvline(max(operating_fpr, floor_x), color="#b03a2e", linestyle="--",
-                   linewidth=0.9, label=f"operating FPR {operating_fpr:.1%}")
+                   linewidth=0.9)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # minor log ticks: most of the drawing time
+        axis.set_minor_locator(NullLocator())
     ax.set_xlim(floor_x * 0.8, 1)  # room for the operating FPR at the floor
     ax.set_ylim(floor_y, 1.05)
-    ax.set_xlabel("False positive rate")
-    ax.set_ylabel("True positive rate")
-    ax.set_title(title, fontsize=11)
-    ax.legend(loc="lower right", fontsize=8, frameon=True)
+    ax.tick_params(labelsize=7)
+    ax.set_title(title, fontsize=9)
+
+
+def roc_grid_figure(panels: Sequence[tuple[str, Sequence[AttackResult], float]]
+                    ) -> Figure:
+    """Small multiples: one log-log ROC panel per unlearning algorithm, one legend.
+
+    Parameters
+    ----------
+    panels : sequence of (title, results, operating FPR)
+        One per column of the table (RT included: the reference to read the others
+        against); each result is drawn once, in its attack's colour in every panel.
+
+    Returns
+    -------
+    Figure
+        Panels share their axes; the legend names the attacks, the dotted diagonal (a
+        random guess) and the dashed line (the column's operating FPR).
+    """
+    from matplotlib.lines import Line2D
+
+    colours = _attack_colours([r.attack for _, results, _ in panels for r in results])
+    n_cols = min(_ROC_COLUMNS, len(panels))
+    n_rows = math.ceil(len(panels) / n_cols)
+    fig = new_figure(2.3 * n_cols + 0.2, 2.1 * n_rows + 0.5)
+    axes = np.atleast_1d(fig.subplots(n_rows, n_cols, sharex=True, sharey=True)).ravel()
+    for ax, (title, results, fpr) in zip(axes, panels, strict=False):
+        _roc_panel(ax, results, colours, title, fpr)
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    fig.supxlabel("False positive rate (never-seen records flagged)", fontsize=9)
+    fig.supylabel("True positive rate (forgotten records found)", fontsize=9)
+    handles = [Line2D([], [], color=c, linewidth=1.6, label=attack_label(a))
+               for a, c in colours.items()]
+    handles += [Line2D([], [], color="#888888", linestyle=":", label="random guess"),
+                Line2D([], [], color="#b03a2e", linestyle="--", label="column's FPR")]
+    fig.legend(handles=handles, loc="outside upper center", ncols=len(handles),
+               fontsize=8, frameon=False)
     return fig
 
 
@@ -394,33 +480,88 @@ def heatmap_grids(extra: dict[str, Any]) -> dict[str, Any] | None:
     return {"radii": radii, **grids} if grids else None
 
 
-def _radius_ticks(ax: Axes, radii: Sequence[float]) -> None:
-    step = max(1, math.ceil(len(radii) / 6))
-    ticks = list(range(0, len(radii), step))
-    labels = [f"{radii[t]:g}" for t in ticks]
-    ax.set_xticks(ticks, labels)
-    ax.set_yticks(ticks, labels)
-    ax.set_xlabel("OVER-unlearning search radius")
-    ax.set_ylabel("UNDER-unlearning search radius")
+def format_radius(radius: float) -> str:
+    """A search radius for a tick label, two significant digits (``0.05398`` -> ``0.054``).
 
-
-def heatmap_figure(grids: dict[str, Any], title: str) -> Figure:
-    """TPR (and FPR) of "UNDER at radius r_u or OVER at radius r_o", one panel each.
-
-    Rows of the grids are UNDER radii, columns OVER radii (the paper's Figure 5).
+    Fixed notation from 0.001 to 10 000 (``123.4`` -> ``"120"``), scientific outside.
     """
-    panels = [name for name in ("tpr", "fpr") if name in grids]
-    fig = new_figure(4.6 * len(panels) + 0.4, 4.0)
-    axes = np.atleast_1d(fig.subplots(1, len(panels)))
-    for ax, name in zip(axes, panels, strict=True):
-        image = ax.imshow(grids[name], origin="lower", aspect="auto",
-                          cmap="viridis" if name == "tpr" else "magma",
-                          interpolation="nearest")
-        _radius_ticks(ax, grids["radii"])
-        ax.set_title(f"{name.upper()} of forgotten records" if name == "tpr"
-                     else "FPR of never-seen records", fontsize=10)
-        fig.colorbar(image, ax=ax, label=name.upper(), shrink=0.85)
-    fig.suptitle(title, fontsize=11)
+    if not math.isfinite(radius):
+        return str(radius)
+    return f"{float(f'{radius:.2g}'):g}"
+
+
+def radius_ticks(radii: Sequence[float], max_ticks: int = _MAX_TICKS
+                 ) -> tuple[list[int], list[str]]:
+    """Positions (grid indices) and labels of at most ``max_ticks`` radius ticks.
+
+    Evenly spaced from the first radius; labels by :func:`format_radius`, so that they
+    fit side by side on a small panel.
+    """
+    step = max(1, math.ceil(len(radii) / max_ticks))
+    ticks = list(range(0, len(radii), step))
+    return ticks, [format_radius(radii[t]) for t in ticks]
+
+
+def best_radii(grids: dict[str, Any]) -> dict[str, float]:
+    """The radius pair where Apollo's search separates best: the largest TPR - FPR.
+
+    Returns ``under`` and ``over`` (the radii), ``tpr``, ``fpr`` and ``gap`` (TPR - FPR)
+    there; the first such pair in row order when several tie.
+    """
+    gap = grids["tpr"] - grids["fpr"]
+    row, col = np.unravel_index(int(np.argmax(gap)), gap.shape)
+    return {"under": grids["radii"][row], "over": grids["radii"][col],
+            "tpr": float(grids["tpr"][row, col]), "fpr": float(grids["fpr"][row, col]),
+            "gap": float(gap[row, col])}
+
+
+def heatmap_figure(panels: Sequence[tuple[str, str, dict[str, Any]]]) -> Figure:
+    """TPR - FPR of "UNDER at radius r_u or OVER at radius r_o", one panel per result.
+
+    Parameters
+    ----------
+    panels : sequence of (algorithm, attack label, grids)
+        Grids as :func:`heatmap_grids` returns them, with both ``tpr`` and ``fpr``.
+        Columns of the figure are the algorithms, rows the attacks (Apollo, Apollo (Off)).
+
+    Returns
+    -------
+    Figure
+        Rows of a grid are UNDER radii, columns OVER radii (the paper's Figure 5). One
+        diverging colour scale centred on 0 for every panel: red where the search flags
+        forgotten records more often than never-seen ones, blue where less, white where
+        it does not separate them (the paper shows TPR and FPR apart; their difference
+        is what a reviewer compares, on one scale).
+    """
+    from matplotlib import colormaps
+    from matplotlib.colors import Normalize
+
+    algorithms = list(dict.fromkeys(p[0] for p in panels))
+    attacks = list(dict.fromkeys(p[1] for p in panels))
+    limit = max(max(float(np.abs(g["tpr"] - g["fpr"]).max()) for _, _, g in panels), 1e-6)
+    norm = Normalize(vmin=-limit, vmax=limit)  # symmetric: white is 0
+    # Discrete levels read off the colour bar, and survive a palette PNG unchanged.
+    cmap = colormaps["RdBu_r"].resampled(_HEAT_LEVELS)
+    fig = new_figure(1.9 * len(algorithms) + 1.0, 1.9 * len(attacks) + 0.6)
+    # One set of tick labels per row and column when every search used the same radii.
+    shared = all(g["radii"] == panels[0][2]["radii"] for _, _, g in panels)
+    axes = fig.subplots(len(attacks), len(algorithms), squeeze=False, sharex=shared,
+                        sharey=shared)
+    for ax in axes.ravel():
+        ax.set_visible(False)
+    image = None
+    for algorithm, attack, grids in panels:
+        ax = axes[attacks.index(attack), algorithms.index(algorithm)]
+        ax.set_visible(True)
+        image = ax.imshow(grids["tpr"] - grids["fpr"], origin="lower", aspect="auto",
+                          cmap=cmap, norm=norm, interpolation="nearest")
+        ticks, labels = radius_ticks(grids["radii"])
+        ax.set_xticks(ticks, labels, fontsize=7)
+        ax.set_yticks(ticks, labels, fontsize=7)
+        ax.set_title(f"{algorithm}: {attack}", fontsize=9)
+    fig.supxlabel("OVER-unlearning search radius", fontsize=9)
+    fig.supylabel("UNDER-unlearning search radius", fontsize=9)
+    fig.colorbar(image, ax=axes, label="TPR − FPR", shrink=0.9)
     return fig
 
 
@@ -438,43 +579,110 @@ def _cell_view(c: dict[str, Any] | None) -> dict[str, Any] | None:
             if math.isfinite(c["tp"]) else ""}
 
 
-def _notes(table: dict[str, Any]) -> list[str]:
-    notes = [f"{attack_label(row['attack'])} on {col['name']}: "
-             f"{c['queries_per_record']:.1f} label queries per record."
-             for row in table["rows"]
-             for col, c in zip(table["columns"], row["cells"], strict=True)
-             if c is not None and isinstance(c["queries_per_record"], (int, float))]
+def queries_explanation(result: AttackResult) -> str | None:
+    """What ``extra["queries_per_record"]`` of an Apollo result counts, in one sentence.
+
+    The labels the unlearned model returned during the attack, divided by the audited
+    records (forgotten and never-seen); the calibration on a model playing the target and
+    the shadows' own queries are not counted. With the search trajectories kept (for the
+    heatmaps and the rule's ROC over ``tau``), both searches ask at every round: 2 x
+    ``n_rounds`` (60 with the default 30 rounds). Otherwise a search asks only at rounds
+    where the shadows' confidence reaches a new extreme, until the answer changes
+    (Tang, Joshi and Kundu's Algorithm 1 needs no other label). None without a count.
+    """
+    count = result.extra.get("queries_per_record")
+    if isinstance(count, bool) or not isinstance(count, (int, float)):
+        return None
+    rounds = result.parameters.get("n_rounds")
+    counted = ("labels the unlearned model returned during the attack, divided by the "
+               "records audited (forgotten and never-seen; the shadow models' queries are "
+               "not counted)")
+    if "heatmap" in result.extra:
+        every = (f"each of the {rounds} rounds: 2 x {rounds} = {2 * rounds} per record"
+                 if isinstance(rounds, int) else "every round")
+        return (f"{counted}: the search trajectories were kept for the heatmaps, so both "
+                f"searches (UNDER and OVER) asked at {every}.")
+    kind = str(result.extra.get("kind", "")).upper()
+    searches = "UNDER and OVER searches" if kind == "BOTH" else f"{kind or 'its'} search"
+    return (f"{counted}: the {searches} asked only at rounds where the shadows' confidence "
+            "reached a new extreme, until the answer changed (at most one query a round).")
+
+
+def _queries_notes(table: dict[str, Any], results: Sequence[AttackResult]) -> list[str]:
+    """Per attack, the label queries per record on each algorithm, and what they count."""
+    notes = []
+    for row in table["rows"]:
+        by_meaning: dict[str, list[str]] = {}
+        for col, c in zip(table["columns"], row["cells"], strict=True):
+            meaning = None if c is None else queries_explanation(results[c["index"]])
+            if meaning is not None:
+                by_meaning.setdefault(meaning, []).append(
+                    f"{col['name']} {c['queries_per_record']:.1f}")
+        for meaning, counts in by_meaning.items():
+            notes.append(f"{attack_label(row['attack'])}: label queries per record "
+                         f"({', '.join(counts)}) are the {meaning}")
+    return notes
+
+
+def _notes(table: dict[str, Any], results: Sequence[AttackResult]) -> list[str]:
+    notes = _queries_notes(table, results)
     notes += [f"{attack_label(a)} on {name} was given more than once; the first is shown."
               for name, a in table["duplicates"]]
     return notes
 
 
+def _png(fig: Figure) -> str:
+    return png_data_uri(figure_png(fig, dpi=FIGURE_DPI))
+
+
+def _column_results(table: dict[str, Any], results: Sequence[AttackResult]
+                    ) -> list[tuple[dict[str, Any], list[AttackResult]]]:
+    """Each column of the table with its results, each result once (the cells shown)."""
+    return [(col, [results[row["cells"][j]["index"]] for row in table["rows"]
+                   if row["cells"][j] is not None])
+            for j, col in enumerate(table["columns"])]
+
+
+def _heatmap_panels(columns: Sequence[tuple[dict[str, Any], list[AttackResult]]]
+                    ) -> list[tuple[str, str, dict[str, Any]]]:
+    """(algorithm, attack, grids) of every result with both grids, RT left out.
+
+    RT is exact retraining, the reference: its search has nothing to find, and its own
+    row in the table already says whether the attacks stay near chance on it.
+    """
+    return [(col["name"], attack_label(r.attack), grids)
+            for col, mine in columns if col["algorithm"] != REFERENCE
+            for r in mine
+            if (grids := heatmap_grids(r.extra)) is not None and {"tpr", "fpr"} <= set(grids)]
+
+
 def _figures(table: dict[str, Any], results: Sequence[AttackResult],
-             title: str) -> dict[str, list[dict[str, str]]]:
-    rocs, heatmaps = [], []
-    for j, col in enumerate(table["columns"]):
-        cells = [row["cells"][j] for row in table["rows"] if row["cells"][j] is not None]
-        mine = [results[c["index"]] for c in cells]
-        name = f"{col['name']}{title}"
-        rocs.append({"title": name, "src": png_data_uri(figure_png(roc_figure(
-            mine, [c["auc"]["value"] for c in cells], name, col["fpr"])))})
-        for result in mine:
-            grids = heatmap_grids(result.extra)
-            if grids is not None:
-                label = f"{name}: {attack_label(result.attack)}"
-                heatmaps.append({"title": label, "src": png_data_uri(figure_png(
-                    heatmap_figure(grids, label)))})
-    return {"rocs": rocs, "heatmaps": heatmaps}
+             suffix: str) -> dict[str, Any]:
+    """One ROC figure (a panel per algorithm) and one heatmap figure (a panel per result)."""
+    columns = _column_results(table, results)
+    panels = [(f"{col['name']} (reference)" if col["algorithm"] == REFERENCE
+               else col["name"], mine, col["fpr"]) for col, mine in columns if mine]
+    roc = ({"title": f"ROC curves per algorithm{suffix}",
+            "src": _png(roc_grid_figure(panels))} if panels else None)
+    heat_panels = _heatmap_panels(columns)
+    heatmap = ({"title": f"Apollo's search radii{suffix}",
+                "src": _png(heatmap_figure(heat_panels))} if heat_panels else None)
+    best = [{"name": f"{algorithm}: {attack}", "under": format_radius(b["under"]),
+             "over": format_radius(b["over"]), "tpr": _percent(b["tpr"]),
+             "fpr": _percent(b["fpr"]), "gap": fmt(b["gap"], 2)}
+            for algorithm, attack, grids in heat_panels for b in [best_radii(grids)]]
+    return {"roc": roc, "heatmap": heatmap, "best_radii": best}
 
 
 def _block(results: Sequence[AttackResult], metric_dicts: Sequence[dict[str, Any]],
            dataset: str) -> dict[str, Any]:
     table = unlearning_table(results, metric_dicts)
-    columns = [{**c, "fpr_text": _percent(c["fpr"])} for c in table["columns"]]
+    columns = [{**c, "fpr_text": _percent(c["fpr"]),
+                "resolvable_text": _percent(c["resolvable_fpr"])} for c in table["columns"]]
     return {"dataset": dataset, "columns": columns,
             "rows": [{"label": r["label"], "cells": [_cell_view(c) for c in r["cells"]]}
                      for r in table["rows"]],
-            "sanity": rt_sanity(table), "notes": _notes(table),
+            "sanity": rt_sanity(table), "notes": _notes(table, results),
             **_figures(table, results, f" ({dataset})" if dataset else "")}
 
 
