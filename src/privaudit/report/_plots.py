@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import privaudit.metrics as pm
-from privaudit.report._common import is_finite, metric_label, new_figure
+from privaudit.report._common import (
+    artefact_key,
+    artefact_name,
+    is_finite,
+    metric_label,
+    new_figure,
+)
+from privaudit.report._epsilon import attack_label
 from privaudit.results import AttackResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -21,7 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["closeness_figure", "comparison_figure", "histogram_figure", "roc_figure"]
+__all__ = ["closeness_figure", "comparison_figure", "curve_labels", "histogram_figure",
+           "roc_figure", "tick_label"]
 
 MEMBER_COLOR = "#d1495b"
 NON_MEMBER_COLOR = "#00798c"
@@ -42,6 +50,13 @@ def roc_figure(
     title: str | None = None,
 ) -> Figure:
     """ROC curves of ``results`` on linear axes (left) and log-log axes (right).
+
+    Membership and attribute inference are never drawn on one pair of axes (their rates
+    are of different positives: members, or records with the sensitive value): with both
+    kinds, each gets its own row of panels. Each curve is named by its attack (and the
+    attribute it infers); when the results audit several artefacts, by the artefact too
+    (:func:`~privaudit.report.artefact_name`: target, generator, dataset), so that the
+    copier's and the DP generator's attacks on one record are told apart.
 
     Parameters
     ----------
@@ -68,26 +83,84 @@ def roc_figure(
     .. [1] Carlini, N., Chien, S., Nasr, M., Song, S., Terzis, A. and Tramèr, F.
        "Membership Inference Attacks From First Principles." IEEE S&P 2022.
     """
+    if aucs is None:
+        aucs = [pm.roc_auc(r.labels, r.scores) for r in results]
+    labels = curve_labels(results, aucs)
+    kinds = list(dict.fromkeys(r.kind for r in results))
+    rows = [[i for i, r in enumerate(results) if r.kind == kind] for kind in kinds]
+    heights = [_PANEL_HEIGHT + _legend_height([labels[i] for i in row]) for row in rows]
+    fig = new_figure(_WIDTH, sum(heights) + (0.4 if title else 0.0))
+    subfigs = fig.subfigures(len(rows), 1, squeeze=False, height_ratios=heights).ravel()
+    for subfig, kind, row in zip(subfigs, kinds, rows, strict=True):
+        _roc_panels(subfig, [results[i] for i in row], [labels[i] for i in row])
+        if len(rows) > 1:
+            subfig.suptitle(_KIND_TITLES.get(kind, kind), fontsize=11)
+    if title:
+        fig.suptitle(title, fontsize=13)
+    return fig
+
+
+_WIDTH, _PANEL_HEIGHT = 12.0, 5.2
+#: Inches per legend line and per character of a legend entry, at font size 8.
+_LINE_HEIGHT, _CHAR_WIDTH = 0.17, 0.062
+
+
+def _inline_legend(labels: Sequence[str]) -> bool:
+    """Whether the legend fits inside the linear panel without hiding the curves."""
+    return len(labels) <= _INLINE_LEGEND and max(map(len, labels), default=0) <= 40
+
+
+def _legend_columns(labels: Sequence[str]) -> int:
+    """As many columns as the longest entry lets fit across the figure (1 to 3)."""
+    longest = max(map(len, labels), default=1) * _CHAR_WIDTH + 0.6
+    return int(min(3, max(1, _WIDTH // longest)))
+
+
+def _legend_height(labels: Sequence[str]) -> float:
+    """Inches the legend below the panels needs (0 when it sits inside)."""
+    if _inline_legend(labels):
+        return 0.0
+    return (math.ceil((len(labels) + 1) / _legend_columns(labels)) + 1) * _LINE_HEIGHT
+
+
+#: Legends of at most this many curves sit inside the linear panel; longer ones below.
+_INLINE_LEGEND = 6
+_KIND_TITLES = {"membership": "Membership inference (positives: members)",
+                "attribute": "Attribute inference (positives: records with the sensitive "
+                             "value)"}
+
+
+def curve_labels(results: Sequence[AttackResult], aucs: Sequence[float]) -> list[str]:
+    """Legend entries: attack (and attribute), the artefact when several, and the AUC."""
+    several = len({artefact_key(r) for r in results}) > 1
+    out = []
+    for result, auc in zip(results, aucs, strict=True):
+        name = attack_label(result)
+        if several:
+            name = f"{name} on {artefact_name(result)}"
+        auc_text = f"AUC {auc:.3f}" if auc is not None and math.isfinite(auc) else (
+            "AUC undefined")
+        out.append(f"{name} ({auc_text})")
+    return out
+
+
+def _roc_panels(fig: Any, results: Sequence[AttackResult], labels: Sequence[str]) -> None:
+    """The linear and log-log panels of one kind of inference, with their legend."""
     from matplotlib import colormaps
 
-    fig = new_figure(12.0, 5.2)
     ax_lin, ax_log = fig.subplots(1, 2)
     floor_x = 1.0 / max(max(r.n_non_members for r in results), 1)
     floor_y = 1.0 / max(max(r.n_members for r in results), 1)
     palette = colormaps["tab10"].colors
-    for i, result in enumerate(results):
+    for i, (result, label) in enumerate(zip(results, labels, strict=True)):
         curve = pm.roc_curve(result.labels, result.scores, drop_intermediate=True)
-        auc = aucs[i] if aucs is not None else pm.roc_auc(result.labels, result.scores)
-        color = palette[i % len(palette)]
-        style = _LINESTYLES[(i // len(palette)) % len(_LINESTYLES)]
-        auc_text = f"AUC {auc:.3f}" if math.isfinite(auc) else "AUC undefined"
-        label = f"{result.name} ({auc_text})"
         if not np.all(np.isfinite(curve.fpr)) or not np.all(np.isfinite(curve.tpr)):
             continue  # one class only: no curve to draw
-        ax_lin.plot(curve.fpr, curve.tpr, color=color, linestyle=style, linewidth=1.6,
-                    label=label)
+        style = {"color": palette[i % len(palette)], "linewidth": 1.6,
+                 "linestyle": _LINESTYLES[(i // len(palette)) % len(_LINESTYLES)]}
+        ax_lin.plot(curve.fpr, curve.tpr, label=label, **style)
         ax_log.plot(np.maximum(curve.fpr, floor_x), np.maximum(curve.tpr, floor_y),
-                    color=color, linestyle=style, linewidth=1.6, label=label)
+                    label=label, **style)
     for ax in (ax_lin, ax_log):
         _style(ax)
         ax.set_xlabel("False positive rate")
@@ -104,15 +177,26 @@ def roc_figure(
     ax_log.set_xlim(floor_x, 1)
     ax_log.set_ylim(floor_y, 1.05)
     ax_log.set_title("Log-log axes (low false-positive rates)")
-    handles, labels = ax_lin.get_legend_handles_labels()
-    if len(results) <= 6:
-        ax_lin.legend(handles, labels, loc="lower right", fontsize=8, frameon=True)
+    handles, names = ax_lin.get_legend_handles_labels()
+    if _inline_legend(labels):
+        ax_lin.legend(handles, names, loc="lower right", fontsize=8, frameon=True)
     else:
-        fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=8,
-                   frameon=False)
-    if title:
-        fig.suptitle(title, fontsize=13)
-    return fig
+        fig.legend(handles, names, loc="outside lower center", fontsize=8, frameon=False,
+                   ncols=_legend_columns(labels))
+
+
+def tick_label(value: float, digits: int = 2) -> str:
+    """A tick label with ``digits`` significant digits: ``0.0539871`` -> ``"0.054"``.
+
+    Long labels (``0.0539871...``) overlap on a crowded axis; a few significant digits
+    tell ticks apart. Integers stay whole (``12``), large and tiny numbers go to
+    scientific notation.
+    """
+    if not math.isfinite(value):
+        return "∞" if value > 0 else ("-∞" if value < 0 else "—")
+    if value == int(value) and abs(value) < 1e6:
+        return f"{int(value)}"
+    return f"{value:.{digits}g}"
 
 
 def histogram_figure(result: AttackResult, *, auc: float | None = None) -> Figure:
