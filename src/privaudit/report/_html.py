@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -15,15 +16,21 @@ from privaudit._optional import import_optional
 from privaudit._progress import as_progress
 from privaudit._validation import check_fraction, param_error
 from privaudit.report._binary import BinaryLabelAttackReport
-from privaudit.report._common import check_results, figure_png
+from privaudit.report._common import artefact_key, artefact_name, check_results, figure_png
 from privaudit.report._epsilon import effective_epsilon_by_target, headline_epsilon
 from privaudit.report._interpret import AucReading, interpret_auc
 from privaudit.report._plots import histogram_figure, roc_figure
-from privaudit.report._section import Finding, ReportSection, registered_sections
+from privaudit.report._section import (
+    FOLD_OPEN_MAX_CHARS,
+    Finding,
+    ReportSection,
+    registered_sections,
+)
 from privaudit.report._sections_attribute import AttributeSection  # noqa: F401 (registers)
 from privaudit.report._sections_generator import GeneratorSection  # noqa: F401 (registers)
 from privaudit.report._sections_llm import LLMSection  # noqa: F401 (registers)
 from privaudit.report._sections_membership import MetricsSection  # noqa: F401 (registers)
+from privaudit.report._sections_overview import OverviewSection  # noqa: F401 (registers)
 from privaudit.report._sections_risk import RiskSection  # noqa: F401 (registers)
 from privaudit.report._sections_slices import SlicesSection  # noqa: F401 (registers)
 from privaudit.report._sections_strong import (  # noqa: F401 (registers)
@@ -58,6 +65,12 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["HtmlReport", "ResultGroups", "split_results", "write_html_report"]
 
 TEMPLATE = "report.html"
+#: Resolution of the figures in the page: the ROC figures are read closely (log-log
+#: panel), the histograms, one per result, at a glance.
+ROC_DPI = 90
+HISTOGRAM_DPI = 72
+#: Palette of the histograms: two filled densities and their outlines need few colours.
+HISTOGRAM_COLORS = 32
 
 
 def _now() -> str:
@@ -288,14 +301,24 @@ class HtmlReport:
                 for r, m in zip(self.results, self.metric_dicts, strict=True)]
 
     def target_verdicts(self) -> list[dict[str, Any]]:
-        """One headline verdict per audited (dataset, target), from its strongest attack."""
-        groups: dict[tuple[str, str], list[Verdict]] = {}
+        """One headline verdict per audited artefact, from its strongest attack.
+
+        An artefact is (dataset, generator, target) (:func:`artefact_key`): the copier's and
+        the DP generator's attacks on one record are two verdicts, never one. ``name`` is
+        :func:`artefact_name` (the generator and dataset named when the result has them);
+        ``target``, ``dataset`` and ``generator`` are the parts (empty when none).
+        """
+        groups: dict[tuple[str, str, str], list[Verdict]] = {}
+        names: dict[tuple[str, str, str], str] = {}
         for r, v in zip(self.results, self.verdicts, strict=True):
             if r.audit.role != "baseline":  # a baseline is compared with, not judged
-                groups.setdefault((r.dataset, r.target), []).append(v)
+                key = artefact_key(r)
+                groups.setdefault(key, []).append(v)
+                names.setdefault(key, artefact_name(r))
         return [
-            {"target": target or "—", "dataset": dataset, "verdict": target_verdict(vs)}
-            for (dataset, target), vs in groups.items()
+            {"name": names[key], "target": key[2] or "—", "dataset": key[0],
+             "generator": key[1], "verdict": target_verdict(vs)}
+            for key, vs in groups.items()
         ]
 
     @cached_property
@@ -324,29 +347,40 @@ class HtmlReport:
 
     @cached_property
     def roc_groups(self) -> list[tuple[str, bytes]]:
-        """One ROC figure per audited artefact (dataset, target), when there are several.
+        """One ROC figure per audited artefact and kind of inference, when there are several.
 
         Twenty curves of five targets on one pair of axes cannot be read; attacks are
-        compared against each other on the same target, so that is how they are grouped.
-        With a single target this is the one figure of :attr:`roc_png`.
+        compared against each other on the same artefact, so that is how they are grouped:
+        by :func:`artefact_key` (dataset, generator, target: the copier's and the DP
+        generator's attacks on one record are two figures, each titled with its generator),
+        and membership apart from attribute inference (their rates are not of the same
+        records). With a single group this is the one figure of :attr:`roc_png`.
         """
-        groups: dict[tuple[str, str], list[int]] = {}
+        groups: dict[tuple[tuple[str, str, str], str], list[int]] = {}
         for i, r in enumerate(self.results):
-            groups.setdefault((r.dataset, r.target), []).append(i)
+            groups.setdefault((artefact_key(r), r.kind), []).append(i)
         if len(groups) == 1:
             return [("", self.roc_png)]
+        kinds = {kind for _, kind in groups}
         out = []
-        for (dataset, target), idx in groups.items():
+        for (_, kind), idx in groups.items():
             aucs = [self.metric_dicts[i]["auc"]["value"] for i in idx]
-            title = f"{target} ({dataset})" if dataset else target
+            title = artefact_name(self.results[idx[0]])
+            if len(kinds) > 1:
+                title = f"{title}: {kind} inference"
             figure = roc_figure([self.results[i] for i in idx], aucs=aucs, title=title)
-            out.append((title, figure_png(figure)))
+            out.append((title, figure_png(figure, dpi=ROC_DPI)))
         return out
 
     def histogram_pngs(self) -> list[bytes]:
-        """Member/non-member score histograms, one PNG per result."""
+        """Member/non-member score histograms, one small PNG per result.
+
+        At :data:`HISTOGRAM_DPI` with a reduced palette (:func:`figure_png`): a hundred of
+        them must not make the page too heavy to send.
+        """
         return [
-            figure_png(histogram_figure(r, auc=m["auc"]["value"]), dpi=100)
+            figure_png(histogram_figure(r, auc=m["auc"]["value"]), dpi=HISTOGRAM_DPI,
+                       colors=HISTOGRAM_COLORS)
             for r, m in zip(self.results, self.metric_dicts, strict=True)
         ]
 
@@ -395,25 +429,35 @@ class HtmlReport:
         shared = self.shared_context()
         shared["sections"] = [
             {"name": s.name, "title": s.title, "context": s.context(self)}
-            for s in self._applicable()
+            for s in self._shown()
         ]
         return shared
 
     def _applicable(self) -> list[ReportSection]:
+        """The sections that apply to the results (those whose findings are read)."""
         results = self.all_results
         return [s for s in self.sections if s.applies_to(results)]
 
+    def _shown(self) -> list[ReportSection]:
+        """The applicable sections that also want to be shown (:meth:`ReportSection.shown`)."""
+        return [s for s in self._applicable() if s.shown(self)]
+
     def render(self) -> str:
-        """The HTML page as a string: the shell, with each section's template inside."""
+        """The HTML page as a string: the shell, with each section's template inside.
+
+        Each section is a foldable block (:func:`fold_section`), open or closed as its
+        :attr:`~ReportSection.fold` says.
+        """
         import markupsafe
 
         env = _environment()
         context = self.context()
         blocks = []
-        for section, block in zip(self._applicable(), context["sections"], strict=True):
+        for section, block in zip(self._shown(), context["sections"], strict=True):
             template = (env.from_string(section.template_source) if section.template_source
                         else env.get_template(f"sections/{section.name}.html"))
-            html = template.render(**{**context, **block["context"]})
+            html = fold_section(template.render(**{**context, **block["context"]}),
+                                section.fold)
             blocks.append({**block, "html": markupsafe.Markup(html)})
         return env.get_template(TEMPLATE).render(**{**context, "sections": blocks})
 
@@ -424,6 +468,46 @@ class HtmlReport:
         return atomic_write_text(Path(directory) / filename, self.render())
 
     publish = write
+
+
+_SECTION_HEAD = re.compile(r"\A(\s*<section\b[^>]*>\s*)(<h2\b[^>]*>.*?</h2>)(.*)(</section>\s*)\Z",
+                           re.DOTALL)
+
+
+_DATA_URI = re.compile(r"data:image/[a-z]+;base64,[A-Za-z0-9+/=]+")
+#: What one embedded figure counts for in :func:`reading_length` (about half a screen).
+FIGURE_READING_CHARS = 4_000
+
+
+def reading_length(html: str) -> int:
+    """How long a block is to read: its characters, each embedded figure as a fixed share.
+
+    An image's base64 bytes say nothing about how long it takes to look at: one ROC figure
+    is a short section, a hundred histograms a long one.
+    """
+    n_figures = len(_DATA_URI.findall(html))
+    return len(_DATA_URI.sub("", html)) + FIGURE_READING_CHARS * n_figures
+
+
+def fold_section(html: str, fold: str = "auto") -> str:
+    """A section's HTML as a foldable block: its heading the ``<summary>`` of a ``<details>``.
+
+    ``fold`` is ``"open"``, ``"closed"`` or ``"auto"``: open when the block's
+    :func:`reading_length` is at most
+    :data:`~privaudit.report._section.FOLD_OPEN_MAX_CHARS`. The ``<section id>`` stays
+    outside, so that a link to the section lands on its heading, folded or not (the page
+    runs no script; browsers open a folded block to show an anchor inside it). A
+    block not of the form ``<section><h2>...</h2>...</section>`` is returned unchanged.
+    """
+    if fold not in ("open", "closed", "auto"):
+        raise param_error("fold", "fold_section", "'open', 'closed' or 'auto'", fold)
+    match = _SECTION_HEAD.match(html)
+    if match is None:
+        return html
+    start, heading, body, end = match.groups()
+    is_open = fold == "open" or (fold == "auto" and reading_length(html) <= FOLD_OPEN_MAX_CHARS)
+    return (f'{start}<details class="fold"{" open" if is_open else ""}><summary>{heading}'
+            f"</summary>{body}</details>{end}")
 
 
 def _environment() -> Any:

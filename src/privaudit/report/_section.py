@@ -12,8 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple, Protocol
 
-__all__ = ["Finding", "ReportSection", "ReportView", "register_section",
+__all__ = ["FOLD_OPEN_MAX_CHARS", "Finding", "ReportSection", "ReportView", "register_section",
            "registered_sections"]
+
+
+#: A section of ``fold = "auto"`` starts closed when its HTML is longer than this (about
+#: one screen of text; a figure's image alone is longer).
+FOLD_OPEN_MAX_CHARS = 12_000
 
 
 class Finding(NamedTuple):
@@ -84,6 +89,11 @@ class ReportSection:
     :meth:`applies_to` and :meth:`context`. The template sees the page's shared context
     (``title``, ``confidence``, ``n_bootstrap``, ``random_state``, ``validation_split``,
     ``show``...; see :meth:`HtmlReport.shared_context`) plus the section's own.
+
+    On the page each section is a foldable block (``<details>``): :attr:`fold` says
+    whether it starts open (``"open"``), closed (``"closed"``) or, by default
+    (``"auto"``), open when it is short (:data:`FOLD_OPEN_MAX_CHARS` of reading at most) and
+    closed when long, so that the page reads as an overview with the details a click away.
     """
 
     name: ClassVar[str] = ""
@@ -92,10 +102,20 @@ class ReportSection:
     #: Jinja2 source of the block, for sections outside privaudit's package (None: the
     #: file ``templates/sections/<name>.html``).
     template_source: ClassVar[str | None] = None
+    #: Whether the block starts open: ``"open"``, ``"closed"`` or ``"auto"`` (by length).
+    fold: ClassVar[str] = "auto"
 
     def applies_to(self, results: Sequence[Any]) -> bool:
         """Whether the section has something to show for ``results`` (all of the page's)."""
         raise NotImplementedError
+
+    def shown(self, report: ReportView) -> bool:
+        """Whether the section is shown, once it applies, reading the page (yes by default).
+
+        For a section whose content is not the results themselves but what the page made
+        of them (the overview shows the other sections' findings: none, no overview).
+        """
+        return True
 
     def context(self, report: ReportView) -> dict[str, Any]:
         """The section's template variables, computed from the ``report`` (the shell).
