@@ -61,8 +61,8 @@ def tpr_cell(metrics: dict[str, Any], fpr: float) -> dict[str, str]:
     """
     key = fpr_key(fpr)
     resolvable = (metrics.get("fpr_resolution") or {}).get("resolvable", {}).get(key, True)
-    if not resolvable:
-        n_neg = metrics["n_non_members"]
+    n_neg = metrics.get("n_non_members") or 0
+    if not resolvable and fpr > 0 and n_neg > 0:  # no non-member: the TPR is NaN anyway
         return {"value": "—", "ci": "unresolvable",
                 "title": f"An FPR of {format_fpr(fpr)} needs at least "
                          f"{math.ceil(1 / fpr):,} non-members; this result has {n_neg:,} "

@@ -14,6 +14,11 @@ from privaudit.results import RiskResult
 __all__ = ["RiskSection"]
 
 
+#: Badge text of a risk's level: a re-identification risk, worded as such.
+RISK_LABELS = {"critical": "Severe risk", "high": "High risk", "moderate": "Moderate risk",
+               "low": "Low risk", "minimal": "No risk measured"}
+
+
 def risk_row(risk: RiskResult) -> dict[str, Any]:
     """The cells of one risk result: counts, the three rates and the residual risk."""
     control = risk.control_rate
@@ -57,7 +62,8 @@ class RiskSection(ReportSection):
                         if risk.better_than_baseline else "minimal")
             out.append(Finding(
                 artefact=artefact_name(risk), kind="synthetic", severity=severity,
-                label=severity_label(severity), attack=risk.attack or risk.kind,
+                label=RISK_LABELS.get(severity, severity_label(severity)),
+                attack=risk.attack or risk.kind,
                 metric=f"{row['risk_label']} {row['risk']['value']}",
                 interval=row["risk"]["ci"],
                 text=(f"{risk.attack or risk.kind}: {row['risk_label']} "

@@ -79,6 +79,9 @@ def fidelity_row(result: AttackResult, metrics: dict[str, Any],
 #: undecided comparison (overlapping intervals, no holdout) is undefined.
 CLOSENESS_SEVERITY = {"closer": "high", "not closer": "minimal", "overlap": "undefined",
                       "no holdout": "undefined"}
+#: Badge text of a closeness verdict: what was measured, not a membership "leakage".
+CLOSENESS_LABEL = {"closer": "Closer than unseen rows", "not closer": "No closer than unseen rows",
+                   "overlap": "Undecided", "no holdout": "Undecided"}
 
 
 def proximity_finding(result: ProximityResult) -> Finding:
@@ -88,7 +91,7 @@ def proximity_finding(result: ProximityResult) -> Finding:
     synthetic, holdout = row["synthetic"], row["holdout"]
     return Finding(
         artefact=artefact_name(result), kind="synthetic", severity=severity,
-        label=severity_label(severity), attack=row["check"],
+        label=CLOSENESS_LABEL[result.verdict], attack=row["check"],
         metric=f"{row['check']}: {synthetic['value']} (holdout {holdout['value']})",
         interval=synthetic["ci"], text=f"Synthetic rows are {row['verdict']}.",
         section="synthetic", strength=0.0)
