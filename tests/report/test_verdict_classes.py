@@ -221,3 +221,21 @@ def test_one_finding_per_result_with_the_generator_in_the_artefact():
     (math.nan, math.nan, "undefined")])
 def test_share_levels(low, value, level):
     assert share_level(low, value) == level
+
+
+@pytest.mark.parametrize(("n_neg", "unresolvable"), [(40, True), (99, True), (100, False),
+                                                     (500, False)])
+def test_a_slice_too_small_for_its_fpr_shows_an_unresolvable_tpr(n_neg, unresolvable):
+    from privaudit.report._sections_slices import slice_sections
+    from privaudit.results import SliceSummary
+
+    row = {"slice_type": "entire", "slice_value": "all", "n_members": 50,
+           "n_non_members": n_neg, "auc": 0.6, "auc_low": 0.5, "auc_high": 0.7,
+           "tpr_at_fpr_0.01": 0.1, "tpr_at_fpr_0.01_low": 0.0,
+           "tpr_at_fpr_0.01_high": 0.2, "advantage": 0.1, "advantage_low": 0.0,
+           "advantage_high": 0.2}
+    result = separated(20, 1.0, audit=AuditInfo(slices=SliceSummary(rows=[row])))
+    (section,) = slice_sections([result])
+    tpr = section["rows"][0]["tpr"]
+    assert (tpr["ci"] == "unresolvable") is unresolvable
+    assert (tpr["value"] == "—") is unresolvable

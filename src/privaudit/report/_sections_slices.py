@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from privaudit.metrics import fpr_is_resolvable
 from privaudit.report._common import format_fpr, is_inference_result
 from privaudit.report._format import cell, fmt, fmt_int, number
 from privaudit.report._section import ReportSection, ReportView, register_section
@@ -45,6 +46,22 @@ def _slice_tpr_key(rows: list[dict[str, Any]]) -> tuple[str, float] | None:
         return None
     preferred = [kr for kr in rates if kr[0] == f"tpr_at_fpr_{fpr_key(_SLICE_FPR)}"]
     return preferred[0] if preferred else min(rates, key=lambda kr: kr[1])
+
+
+def _slice_tpr_cell(row: dict[str, Any], tpr: tuple[str, float] | None) -> dict[str, str]:
+    """A slice's TPR cell; "unresolvable" when the slice has too few non-members.
+
+    A slice of 40 non-members cannot measure a TPR at 1% FPR (no false positive fits):
+    the number would be the TPR at FPR 0 under another name.
+    """
+    if tpr is None:
+        return cell(None)
+    n_neg = number(row.get("n_non_members"))
+    if math.isfinite(n_neg) and n_neg > 0 and not fpr_is_resolvable(tpr[1], int(n_neg)):
+        return {"value": "—", "ci": "unresolvable",
+                "title": f"{int(n_neg):,} non-members cannot resolve an FPR of "
+                         f"{format_fpr(tpr[1])}."}
+    return cell(_row_estimate(row, tpr[0]))
 
 
 def _valid_rows(value: Any) -> list[dict[str, Any]] | None:
@@ -98,7 +115,7 @@ def slice_sections(results: Sequence[AttackResult]) -> list[dict[str, Any]]:
                 "n_non_members": fmt_int(row.get("n_non_members")),
                 "status": _SLICE_STATUS_LABELS.get(status, "" if status == "ok" else status),
                 "auc": cell(auc),
-                "tpr": cell(_row_estimate(row, tpr[0])) if tpr else cell(None),
+                "tpr": _slice_tpr_cell(row, tpr),
                 "advantage": cell(_row_estimate(row, "advantage")),
                 "hot": hot,
                 "entire": slice_type == "entire",
