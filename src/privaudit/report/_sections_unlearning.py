@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import privaudit.metrics as pm
-from privaudit.report._common import figure_png, new_figure, png_data_uri
+from privaudit.report._common import artefact_name, figure_png, new_figure, png_data_uri
 from privaudit.report._format import cell, fmt
-from privaudit.report._section import ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._sections_membership import verdict_metric
+from privaudit.report._verdict import Verdict, result_verdict, target_verdict
 from privaudit.results import AttackResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,6 +40,7 @@ __all__ = [
     "format_tpr_at_fpr",
     "operating_point",
     "rt_sanity",
+    "unlearning_findings",
     "unlearning_table",
 ]
 
@@ -677,8 +680,11 @@ def _figures(table: dict[str, Any], results: Sequence[AttackResult],
 def _block(results: Sequence[AttackResult], metric_dicts: Sequence[dict[str, Any]],
            dataset: str) -> dict[str, Any]:
     table = unlearning_table(results, metric_dicts)
-    columns = [{**c, "fpr_text": _percent(c["fpr"]),
-                "resolvable_text": _percent(c["resolvable_fpr"])} for c in table["columns"]]
+    answers = [f for f in unlearning_findings(results, metric_dicts)
+               if f.severity != "artefact"]  # one answer per column, in the table's order
+    columns = [{**c, "fpr_text": _percent(c["fpr"]), "answer": answer,
+                "resolvable_text": _percent(c["resolvable_fpr"])}
+               for c, answer in zip(table["columns"], answers, strict=True)]
     return {"dataset": dataset, "columns": columns,
             "rows": [{"label": r["label"], "cells": [_cell_view(c) for c in r["cells"]]}
                      for r in table["rows"]],
@@ -699,6 +705,103 @@ def unlearning_context(results: Sequence[Any], metric_dicts: Sequence[dict[str, 
             "unlearning_paper_rows": paper_rows()}
 
 
+# ---------------------------------------------------------------------- findings
+def _verdicts(results: Sequence[AttackResult], metrics: Sequence[dict[str, Any]],
+              members: Sequence[int]) -> dict[int, Verdict]:
+    """Each result judged by the page's own rule (:func:`result_verdict`).
+
+    A lift counts only at an FPR the never-seen records resolve and when it survives
+    chance, then the AUC raises it; the section never contradicts the metrics table.
+    """
+    return {i: result_verdict(results[i], metrics[i]) for i in members}
+
+
+def _reference_text(results: Sequence[AttackResult], metrics: Sequence[dict[str, Any]],
+                    reference: Sequence[int], attack: str) -> str:
+    """The same attack's AUC on exact retraining (RT), to read a column against."""
+    same = next((i for i in reference if results[i].attack == attack), None)
+    if same is None:
+        return ""
+    return (f" On exact retraining (RT), the reference that never saw the forgotten "
+            f"records, {attack_label(attack)} has AUC {fmt(metrics[same]['auc']['value'])}.")
+
+
+def _finding(result: AttackResult, metrics: dict[str, Any], verdict: Verdict,
+             **fields: Any) -> Finding:
+    metric, interval, strength = verdict_metric(verdict, metrics)
+    values = {"artefact": artefact_name(result), "kind": "unlearning",
+              "severity": verdict.severity, "label": verdict.label,
+              "attack": verdict.attack, "metric": metric, "interval": interval,
+              "text": verdict.text, "section": "unlearning",
+              "strength": strength if math.isfinite(strength) else 0.0}
+    return Finding(**{**values, **fields})
+
+
+def _column_findings(results: Sequence[AttackResult], metrics: Sequence[dict[str, Any]],
+                     name: str, members: Sequence[int], reference: Sequence[int]
+                     ) -> list[Finding]:
+    """The column's answer (its strongest attack), then each artefact among its results."""
+    verdicts = _verdicts(results, metrics, members)
+    best = target_verdict(list(verdicts.values()))
+    index = next(i for i, v in verdicts.items() if v is best)
+    algorithm = algorithm_of(results[index])
+    if algorithm == REFERENCE:
+        answer = _finding(results[index], metrics[index], best, severity="baseline",
+                          label="Reference (exact retraining)",
+                          text=(f"{name}: exact retraining never saw the forgotten "
+                                f"records, so no attack should tell them from never-seen "
+                                f"ones (read 'members' as forgotten records); the "
+                                f"strongest: {best.text} The other algorithms are read "
+                                f"against it."))
+    else:
+        answer = _finding(results[index], metrics[index], best,
+                          text=(f"Unlearned by {algorithm} ('members' are the forgotten "
+                                f"records): {best.text}"
+                                + _reference_text(results, metrics, reference,
+                                                  best.attack)))
+    flaws = [_finding(results[i], metrics[i], v, text=f"{name}: {v.text}")
+             for i, v in verdicts.items() if v.severity == "artefact"]
+    return [answer, *flaws]
+
+
+def unlearning_findings(results: Sequence[Any], metric_dicts: Sequence[dict[str, Any]]
+                        ) -> list[Finding]:
+    """One :class:`Finding` per unlearned model: the verdict of its strongest attack.
+
+    Parameters
+    ----------
+    results : sequence
+        The page's attack results; only those of an unlearning audit are read.
+    metric_dicts : sequence of dict
+        ``results[i].metrics()`` for each result (as the page computes them once).
+
+    Returns
+    -------
+    list of Finding
+        Per dataset, one per column of the section's table (an algorithm, or an algorithm
+        on one of several targets), in the table's order. The artefact is the unlearned
+        model (:func:`~privaudit.report.artefact_name` of its results), the severity that
+        of its strongest attack's verdict (:func:`result_verdict`), the text names the
+        algorithm and the same attack's AUC on RT. Exact retraining (RT) is the reference:
+        severity ``"baseline"`` (what an attack finds on it is evidence about the two record
+        sets, not about left-over memory), never a leakage level. A result whose AUC lies
+        wholly below chance adds its own ``"artefact"`` finding (a flaw of the audit to
+        show beside the answer).
+    """
+    datasets: dict[str, list[int]] = {}
+    for i, r in enumerate(results):
+        if _is_unlearning(r):
+            datasets.setdefault(r.dataset, []).append(i)
+    findings = []
+    for indices in datasets.values():
+        columns = _columns(results, indices)
+        reference = [i for members in columns.values() for i in members
+                     if algorithm_of(results[i]) == REFERENCE]
+        for name, members in columns.items():
+            findings += _column_findings(results, metric_dicts, name, members, reference)
+    return findings
+
+
 class UnlearningSection(ReportSection):
     """Attacks on unlearned models: TPR at each algorithm's lowest FPR, beside the paper."""
 
@@ -709,6 +812,10 @@ class UnlearningSection(ReportSection):
 
     def context(self, report: ReportView) -> dict[str, Any]:
         return unlearning_context(report.results, report.metric_dicts)
+
+    def findings(self, report: ReportView) -> list[Finding]:
+        """One finding per unlearned model, RT as the reference (:func:`unlearning_findings`)."""
+        return unlearning_findings(report.results, report.metric_dicts)
 
 
 register_section(UnlearningSection())
