@@ -173,7 +173,14 @@ def _view(row: dict[str, Any]) -> dict[str, Any]:
 
 
 class StudySection(ReportSection):
-    """Yeom et al. vs Zhao et al. on the user's machine: measured beside the paper."""
+    """Yeom et al. vs Zhao et al. on the user's machine: measured beside the paper.
+
+    The section gives no findings (:meth:`ReportSection.findings`): its conclusions judge
+    a hypothesis (does overfitting drive the attacks?), comparing two models, not how much
+    one artefact leaks. Each study model's own answer comes from the sections that judge
+    its results (membership verdicts of the metrics section, attribute inference), so it
+    is counted once in the overview.
+    """
 
     name, title, order = "study", "Overfitting study", 15
 
