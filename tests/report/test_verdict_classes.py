@@ -105,12 +105,6 @@ def test_a_strong_lift_is_read_at_the_smallest_resolvable_fpr(n_neg, expected_fp
     assert verdict.severity in ("high", "critical")
 
 
-def test_too_few_non_members_for_any_low_fpr_says_so():
-    verdict = verdict_of(top_members(50, 50, 25))
-    assert not math.isfinite(verdict.lift)
-    assert "no FPR up to 1% can be measured" in verdict.text
-
-
 @pytest.mark.parametrize("n_neg", [100, 150, 999])
 def test_the_table_shows_unresolvable_cells_as_such(n_neg):
     report = HtmlReport([top_members(100, n_neg, 4)], n_bootstrap=50)
@@ -239,3 +233,29 @@ def test_a_slice_too_small_for_its_fpr_shows_an_unresolvable_tpr(n_neg, unresolv
     tpr = section["rows"][0]["tpr"]
     assert (tpr["ci"] == "unresolvable") is unresolvable
     assert (tpr["value"] == "—") is unresolvable
+
+
+@pytest.mark.parametrize(("n_neg", "fpr_text"), [(75, "1.33%"), (50, "2%"), (30, "3.33%")])
+def test_fewer_than_100_non_members_are_read_at_their_smallest_fpr(n_neg, fpr_text):
+    # 30 of 75 members above every non-member (the LLM demo's 75 texts per side): no FPR
+    # up to 1% is resolvable, so the result is read at one false positive, and says so.
+    result = top_members(75, n_neg, 30)
+    m = result.metrics(n_bootstrap=200, random_state=0)
+    smallest = m["fpr_resolution"]["smallest"]
+    assert smallest["fpr"] == pytest.approx(1 / n_neg)
+    assert smallest["tpr"]["low"] <= smallest["tpr"]["value"] <= smallest["tpr"]["high"]
+    verdict = result_verdict(result, m)
+    assert verdict.fpr == pytest.approx(1 / n_neg)
+    assert f"at {fpr_text} FPR, the smallest FPR its {n_neg} non-members resolve" in (
+        verdict.text)
+    assert verdict.lift == pytest.approx(0.4 * n_neg)
+    assert verdict.severity != "minimal"
+    finding = MetricsSection().findings(HtmlReport([result], n_bootstrap=50))[0]
+    assert finding.metric.startswith(f"TPR 40.0% at {fpr_text} FPR")
+    assert finding.interval.startswith("[")
+
+
+def test_fewer_than_20_non_members_read_no_lift():
+    verdict = verdict_of(top_members(30, 15, 10))
+    assert not math.isfinite(verdict.lift)
+    assert "no FPR up to 5% can be measured" in verdict.text

@@ -117,8 +117,10 @@ def verdict_metric(verdict: Verdict, metrics: dict[str, Any]) -> tuple[str, str,
     Otherwise the AUC with its interval, strength the AUC.
     """
     if math.isfinite(verdict.lift):
-        estimate = metrics["tpr_at_fpr"].get(fpr_key(verdict.fpr), {})
-        text = (f"TPR {verdict.tpr:.1%} at {format_fpr(verdict.fpr)} FPR "
+        smallest = (metrics.get("fpr_resolution") or {}).get("smallest") or {}
+        estimate = metrics["tpr_at_fpr"].get(fpr_key(verdict.fpr)) or (
+            smallest.get("tpr", {}) if smallest.get("fpr") == verdict.fpr else {})
+        text = (f"TPR {verdict.tpr:.1%} at {verdict.fpr * 100:.3g}% FPR "
                 f"({verdict.lift:.0f}x)")
         low, high = estimate.get("low", math.nan), estimate.get("high", math.nan)
         interval = f"[{low:.1%}, {high:.1%}]" if math.isfinite(low) else ""

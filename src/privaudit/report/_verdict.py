@@ -46,6 +46,10 @@ LIFT_SCALE: tuple[tuple[float, str], ...] = (
 #: FPRs read for the lift: the low-FPR regime of Carlini et al. Higher FPRs say little
 #: about confident identification.
 _MAX_FPR = 0.01
+#: The largest "smallest resolvable FPR" (1 / n_non_members) read when no FPR up to
+#: :data:`_MAX_FPR` is resolvable: beyond 5% (fewer than 20 non-members) nothing is read
+#: at low FPR.
+_MAX_SMALLEST_FPR = 0.05
 #: Badge text of the severities that are not leakage levels.
 OTHER_LABELS: dict[str, str] = {
     "undefined": "Undefined",
@@ -117,12 +121,27 @@ def _value(estimate: Any, key: str = "value") -> float:
         return math.nan
 
 
-def _read_fprs(metrics: Mapping[str, Any]) -> list[tuple[str, float]]:
-    """The (key, FPR) pairs the verdict reads: 0 < FPR <= 1%, resolvable by the sample."""
-    resolvable = (metrics.get("fpr_resolution") or {}).get("resolvable")
+class _Reading(NamedTuple):
+    """One FPR the verdict reads: its TPR estimate and exact p-value (None: not given)."""
+
+    fpr: float
+    estimate: Mapping[str, Any]
+    p_value: float | None
+
+
+def _read_fprs(metrics: Mapping[str, Any]) -> list[_Reading]:
+    """The FPRs the verdict reads: 0 < FPR <= 1% and resolvable by the sample.
+
+    When none of the FPRs asked for is both (fewer than 100 non-members), the result is
+    read at the smallest FPR its non-members resolve (one false positive), up to
+    :data:`_MAX_SMALLEST_FPR`.
+    """
+    resolution = metrics.get("fpr_resolution") or {}
+    resolvable = resolution.get("resolvable")
     n_neg = metrics.get("n_non_members")
+    p_values = metrics.get("tpr_p_value") or {}
     out = []
-    for key in metrics.get("tpr_at_fpr", {}) or {}:
+    for key, estimate in (metrics.get("tpr_at_fpr", {}) or {}).items():
         try:
             fpr = float(key)
         except ValueError:
@@ -136,12 +155,15 @@ def _read_fprs(metrics: Mapping[str, Any]) -> list[tuple[str, float]]:
         else:  # a hand-made dict without counts: nothing says it is not
             ok = True
         if ok:
-            out.append((key, fpr))
+            out.append(_Reading(fpr, estimate, p_values.get(key)))
+    smallest = resolution.get("smallest")
+    if not out and isinstance(smallest, Mapping) and smallest["fpr"] <= _MAX_SMALLEST_FPR:
+        out.append(_Reading(float(smallest["fpr"]), smallest["tpr"], smallest["p_value"]))
     return out
 
 
 def _best_lift(metrics: Mapping[str, Any]) -> _Lift:
-    """The largest lift that survives chance at a resolvable FPR <= 1%.
+    """The largest lift that survives chance at a resolvable FPR (see :func:`_read_fprs`).
 
     Evidence is the exact p-value of each TPR (``metrics["tpr_p_value"]``,
     :func:`privaudit.metrics.lift_p_value`), Bonferroni-corrected for the FPRs read and
@@ -149,15 +171,12 @@ def _best_lift(metrics: Mapping[str, Any]) -> _Lift:
     privaudit) the lower end of the TPR's interval must clear the FPR instead.
     """
     read = _read_fprs(metrics)
-    p_values = metrics.get("tpr_p_value") or {}
     alpha = 1.0 - float(metrics.get("confidence") or 0.95)
     best = _NO_LIFT
-    for key, fpr in read:
-        estimate = metrics["tpr_at_fpr"][key]
+    for fpr, estimate, raw_p in read:
         tpr = _value(estimate)
         if not math.isfinite(tpr) or tpr <= fpr:
             continue
-        raw_p = p_values.get(key) if isinstance(p_values, Mapping) else None
         if raw_p is not None and math.isfinite(float(raw_p)):
             p_value = min(1.0, float(raw_p) * len(read))
             if p_value > alpha:
@@ -179,15 +198,22 @@ def _lift_level(lift: float) -> str:
     return "minimal"
 
 
+def _percent(rate: float) -> str:
+    """``0.01`` -> ``"1%"``, ``1 / 75`` -> ``"1.33%"``."""
+    return f"{rate * 100:.3g}%"
+
+
 def _no_lift_text(attack: str, positives: str, metrics: Mapping[str, Any]) -> str:
     """Why no lift counts: none survived chance, or no FPR up to 1% is resolvable."""
     n_neg = metrics.get("n_non_members")
-    if not _read_fprs(metrics) and isinstance(n_neg, int) and n_neg > 0:
-        return (f"{attack}: with {n_neg:,} non-members no FPR up to {_MAX_FPR:.0%} can be "
-                f"measured (the smallest is 1/{n_neg:,} = {1 / n_neg:.2%}), so no lift is "
-                "claimed")
+    read = _read_fprs(metrics)
+    if not read and isinstance(n_neg, int) and n_neg > 0:
+        return (f"{attack}: with {n_neg:,} non-members no FPR up to "
+                f"{_MAX_SMALLEST_FPR:.0%} can be measured (the smallest is 1/{n_neg:,} = "
+                f"{1 / n_neg:.2%}), so no lift is claimed")
+    largest = max((r.fpr for r in read), default=_MAX_FPR)
     return (f"{attack} identifies no more {positives} than a random guess at FPR up to "
-            f"{_MAX_FPR:.0%} (no lift survives an exact test against chance)")
+            f"{_percent(largest)} (no lift survives an exact test against chance)")
 
 
 def artefact_verdict(attack: str, metrics: Mapping[str, Any]) -> Verdict | None:
@@ -298,8 +324,12 @@ def attack_verdict(
     if math.isfinite(lift):
         evidence = (f", p = {best.p_value:.2g} against chance" if math.isfinite(best.p_value)
                     else "")
-        found = (f"{attack} identifies {tpr:.1%} of {positives} at {fpr:.1%} FPR "
-                 f"({lift:.0f}x a random guess{evidence})")
+        n_neg = metrics.get("n_non_members")
+        where = (f", the smallest FPR its {n_neg:,} non-members resolve"
+                 if isinstance(n_neg, int) and n_neg > 0 and fpr == 1 / n_neg
+                 and fpr > _MAX_FPR else "")
+        found = (f"{attack} identifies {tpr:.1%} of {positives} at {_percent(fpr)} FPR"
+                 f"{where} ({lift:.0f}x a random guess{evidence})")
     else:
         found = _no_lift_text(attack, positives, metrics)
     auc_part = f"AUC {auc:.3f}" if math.isfinite(auc) else "AUC undefined"

@@ -112,7 +112,7 @@ def result_metrics(
         out.update(boot({"mia_advantage": _MiaAdvantage(),
                          "privacy_gain": _PrivacyGain(raw_advantage)}, result.predictions))
         intervals.update(mia_advantage=method, privacy_gain=method)
-    out.update(fpr_resolution(result, fprs))
+    out.update(fpr_resolution(result, fprs, out.pop("tpr_at_smallest_fpr", None)))
     low = out["auc"]["low"]
     out["better_than_random"] = bool(low > 0.5) if math.isfinite(low) else None
     out["confidence"] = confidence
@@ -121,14 +121,17 @@ def result_metrics(
     return out
 
 
-def fpr_resolution(result: Any, fprs: Sequence[float]) -> dict[str, Any]:
+def fpr_resolution(result: Any, fprs: Sequence[float],
+                   smallest_tpr: dict[str, float] | None = None) -> dict[str, Any]:
     """Which FPRs the result's non-members resolve, and the exact p-value of each TPR.
 
     Returns ``fpr_resolution``: ``smallest_fpr`` (``1 / n_non_members``), ``resolvable``
     (per :func:`fpr_key`, whether at least one false positive fits:
-    :func:`privaudit.metrics.fpr_is_resolvable`) and ``smallest_resolvable`` (the key of
-    the smallest positive resolvable FPR read, or None); and ``tpr_p_value``: per key,
-    the exact p-value of the TPR under "no membership signal"
+    :func:`privaudit.metrics.fpr_is_resolvable`), ``smallest_resolvable`` (the key of
+    the smallest positive resolvable FPR read, or None) and ``smallest`` (the TPR at
+    ``smallest_fpr`` itself, ``{"fpr", "tpr", "p_value"}``, or None: the result read at
+    the smallest FPR its non-members resolve, when the rates read are all finer); and
+    ``tpr_p_value``: per key, the exact p-value of the TPR under "no membership signal"
     (:func:`privaudit.metrics.lift_p_value`), None where the FPR is 0 or unresolvable.
     """
     n_neg = result.n_non_members
@@ -137,10 +140,16 @@ def fpr_resolution(result: Any, fprs: Sequence[float]) -> dict[str, Any]:
     both = 0 < result.n_members and 0 < n_neg
     p_values = {fpr_key(f): pm.lift_p_value(result.labels, result.scores, f)
                 if both and f > 0 and resolvable[fpr_key(f)] else None for f in fprs}
+    smallest = None
+    if smallest_tpr is not None:
+        fpr = pm.smallest_resolvable_fpr(n_neg)
+        smallest = {"fpr": fpr, "tpr": smallest_tpr,
+                    "p_value": pm.lift_p_value(result.labels, result.scores, fpr)}
     return {"fpr_resolution": {"smallest_fpr": pm.smallest_resolvable_fpr(n_neg),
                                "resolvable": resolvable,
                                "smallest_resolvable": fpr_key(positive[0]) if positive
-                               else None},
+                               else None,
+                               "smallest": smallest},
             "tpr_p_value": p_values}
 
 
@@ -166,10 +175,16 @@ def _threshold_metrics(result: Any, fprs: tuple[float, ...],
     # plain TPR at FPR.
     tpr_metrics = {fpr_key(f): functools.partial(pm.tpr_at_fpr, fpr=f, randomized=True)
                    for f in fprs}
+    # The TPR at one false positive (1 / n_non_members): where the result is read when
+    # the rates asked for are finer than its non-members resolve.
+    smallest = ({"tpr_at_smallest_fpr": functools.partial(
+        pm.tpr_at_fpr, fpr=1.0 / result.n_non_members, randomized=True)}
+        if result.n_non_members >= 2 and result.n_members else {})
     threshold = boot({"auc": pm.roc_auc, "advantage": pm.advantage, **{
         f"tpr_at_fpr:{key}": metric for key, metric in tpr_metrics.items()
-    }}, result.scores)
+    }, **smallest}, result.scores)
     return {
+        **{key: threshold[key] for key in smallest},  # moved into fpr_resolution
         "auc": threshold["auc"],
         "advantage": threshold["advantage"],
         "tpr_at_fpr": {key: threshold[f"tpr_at_fpr:{key}"] for key in tpr_metrics},
