@@ -38,6 +38,7 @@ __all__ = [
     "UnlearningSection",
     "algorithm_of",
     "format_tpr_at_fpr",
+    "is_unlearning_result",
     "operating_point",
     "rt_sanity",
     "unlearning_findings",
@@ -72,8 +73,16 @@ CHANCE_BAND: tuple[float, float] = (0.4, 0.6)
 _TOL = 1e-12
 
 
-def _is_unlearning(result: Any) -> bool:
+def is_unlearning_result(result: Any) -> bool:
+    """Whether ``result`` is an attack on an unlearned model (this section's results).
+
+    The section draws their ROC curves (a panel per algorithm) and judges them; the
+    page's generic ROC and histogram figures can leave them out with this test.
+    """
     return isinstance(result, AttackResult) and result.audit.kind == "unlearning"
+
+
+_is_unlearning = is_unlearning_result
 
 
 def algorithm_of(result: AttackResult) -> str:
