@@ -464,6 +464,8 @@ def roc_grid_figure(panels: Sequence[tuple[str, Sequence[AttackResult], float]]
         _roc_panel(ax, results, colours, title, fpr)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
+    for ax in axes[max(len(panels) - n_cols, 0):len(panels)]:
+        ax.tick_params(labelbottom=True)  # no panel below: this one shows the x axis
     fig.supxlabel("False positive rate (never-seen records flagged)", fontsize=9)
     fig.supylabel("True positive rate (forgotten records found)", fontsize=9)
     handles = [Line2D([], [], color=c, linewidth=1.6, label=attack_label(a))
@@ -571,6 +573,10 @@ def heatmap_figure(panels: Sequence[tuple[str, str, dict[str, Any]]]) -> Figure:
         ax.set_xticks(ticks, labels, fontsize=7)
         ax.set_yticks(ticks, labels, fontsize=7)
         ax.set_title(f"{algorithm}: {attack}", fontsize=9)
+    for row, col in zip(*np.nonzero([[ax.get_visible() for ax in r] for r in axes]),
+                        strict=True):
+        if row + 1 == len(attacks) or not axes[row + 1, col].get_visible():
+            axes[row, col].tick_params(labelbottom=True)  # the lowest panel of its column
     fig.supxlabel("OVER-unlearning search radius", fontsize=9)
     fig.supylabel("UNDER-unlearning search radius", fontsize=9)
     fig.colorbar(image, ax=axes, label="TPR − FPR", shrink=0.9)
