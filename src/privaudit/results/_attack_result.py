@@ -350,9 +350,24 @@ class AttackResult:
             ``"clopper-pearson"`` (exact binomial interval, for accuracy, TPR, FPR and
             precision of the predictions) or ``"none"``. The bootstrap is stratified by
             label (the member and non-member counts are fixed by the audit's design).
+            ``fpr_resolution`` says which rates the non-members resolve: ``smallest_fpr``
+            (``1 / n_non_members``), ``resolvable`` (per FPR key: at least one false
+            positive fits; a TPR "at 0.1% FPR" on 100 non-members is the TPR at FPR 0 and
+            is not a measurement), ``smallest_resolvable`` (the key of the smallest
+            positive resolvable FPR asked for, or None) and ``smallest`` (the TPR at
+            ``smallest_fpr`` with its interval and exact p-value, or None);
+            ``tpr_p_value`` gives, per FPR key, the exact p-value of the TPR under "no
+            membership signal" (:func:`privaudit.metrics.lift_p_value`; None at FPR 0 or
+            an unresolvable FPR).
 
         Notes
         -----
+        Each TPR at FPR is that of the best threshold allowed to randomise on its
+        boundary (``tpr_at_fpr(..., randomized=True)``, Fawcett 2006): the same number as
+        the plain TPR at FPR unless members and non-members tie across the rate, and
+        continuous in the counts, so a tie block cannot split its bootstrap between 0 and
+        1.
+
         The point estimates are the outputs of the :mod:`privaudit.metrics` functions on
         all records. The effective epsilon point estimate is noisy; use
         :class:`privaudit.report.EffectiveEpsilonReport` for a statistically valid lower
