@@ -92,12 +92,17 @@ def test_column_and_row_order_method_and_fallbacks() -> None:
 def test_rt_sanity_line() -> None:
     near = [_result("u-mia", "RT", [0.9, 0.6, 0.3, 0.1, 0.8, 0.5, 0.7, 0.05]),
             _result("u-lira", "RT", [0.9, 0.2, 0.2, 0.1, 0.95, 0.3, 0.2, 0.0])]
-    line = rt_sanity(unlearning_table(near, n_bootstrap=0))
-    assert "every attack's AUC is within [0.4, 0.6]" in line
-    assert "U-MIA 0.50" in line and "U-LiRA 0.44 (25.0@25.0%)" in line
+    line = rt_sanity(unlearning_table(near, n_bootstrap=20))
+    assert "no attack measures leakage on it, as it should be" in line
+    assert "U-MIA AUC 0.50" in line and "U-LiRA AUC 0.44 (25.0@25.0%)" in line
     far = [*near, _result("apollo", "RT", [5, 6, 7, 8, 1, 2, 3, 4])]
-    line = rt_sanity(unlearning_table(far, n_bootstrap=0))
-    assert "outside [0.4, 0.6] for Apollo (1.00)" in line
+    line = rt_sanity(unlearning_table(far, n_bootstrap=20))
+    assert "Apollo (low leakage) on a model that never saw the forgotten records" in line
+    assert "below chance" not in line
+    inverted = [*near, _result("apollo", "RT", [1, 2, 3, 4, 5, 6, 7, 8])]
+    line = rt_sanity(unlearning_table(inverted, n_bootstrap=20))
+    assert "Apollo below chance: an artefact of the audit" in line
+    assert "on a model that never saw" not in line
     assert rt_sanity(unlearning_table(_tiny(), n_bootstrap=0)) is None
 
 

@@ -304,3 +304,31 @@ def test_findings_by_dataset_and_none_without_unlearning(make_result) -> None:
     assert names == ["GA (a)", "RT (a)", "GA (b)"]
     other = [make_result(seed=1, attack="loss", target="m")]
     assert unlearning_findings(other, [other[0].metrics(n_bootstrap=0)]) == []
+
+
+def _x_labels_shown(fig: Any) -> list[bool]:
+    fig.canvas.draw()
+    return [any(t.get_visible() and t.get_text() for t in ax.get_xticklabels())
+            for ax in fig.axes if ax.get_visible() and ax.get_images() + ax.get_lines()]
+
+
+@pytest.mark.parametrize("n_algorithms", [5, 6, 7])
+def test_every_roc_column_shows_its_x_axis(n_algorithms) -> None:
+    results = _audit(ALGORITHMS[:n_algorithms])
+    panels = [(a, [r for r in results if r.target == a], 0.01)
+              for a in ALGORITHMS[:n_algorithms]]
+    shown = _x_labels_shown(roc_grid_figure(panels))
+    # The lowest panel of each of the 4 columns, whichever row it is in.
+    assert sum(shown) == 4
+    assert all(shown[max(n_algorithms - 4, 0):])
+
+
+def test_every_heatmap_column_shows_its_x_axis() -> None:
+    rng = np.random.default_rng(4)
+    grids = [heatmap_grids({"heatmap": _heatmap(rng)}) for _ in range(4)]
+    fig = heatmap_figure([("GA", "Apollo", grids[0]), ("GA", "Apollo (Off)", grids[1]),
+                          ("SFR-on", "Apollo", grids[2]), ("BT", "Apollo (Off)", grids[3])])
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_images()]
+    shown = dict(zip(titles, _x_labels_shown(fig)[:len(titles)], strict=True))
+    assert shown == {"GA: Apollo": False, "SFR-on: Apollo": True,
+                     "GA: Apollo (Off)": True, "BT: Apollo (Off)": True}
