@@ -28,6 +28,9 @@ from privaudit.results import (
 
 __all__ = ["build_report", "write_results_json"]
 
+#: The page's title when none is given and the results carry none.
+DEFAULT_TITLE = "Privacy audit report"
+
 # Per-slice tables (about 25 rows of 20 numbers per attack) would make results.json some
 # ten times longer; they stay in each result's own result.json and in the HTML page.
 _AUDIT_NOT_IN_SUMMARY = ("rows",)
@@ -131,11 +134,24 @@ def write_results_json(
     return dump_json(doc, path, where="results", keep_non_finite=True)
 
 
+def _given_order(given: Any, saved: Sequence[Any], folders: Sequence[str]) -> list[str]:
+    """The folders of ``saved`` in the order the results were given to the report.
+
+    The report saves them by kind (attacks, risks, closeness...); the manifest remembers
+    the caller's order, so that a rebuild reads them back as they were given.
+    """
+    folder_of = {id(result): folder for result, folder in zip(saved, folders, strict=True)}
+    if not isinstance(given, Sequence) or isinstance(given, (str, bytes)):
+        return list(folders)
+    ordered = [folder_of.pop(id(result)) for result in given if id(result) in folder_of]
+    return ordered + [f for f in folders if f not in ordered]
+
+
 def build_report(
     results: Sequence[AttackResult],
     directory: str | os.PathLike[str],
     *,
-    title: str = "Privacy audit report",
+    title: str | None = None,
     n_bootstrap: int = 1000,
     fprs: Sequence[float] = DEFAULT_FPRS,
     confidence: float = 0.95,
@@ -163,7 +179,10 @@ def build_report(
     - ``results/<target>-<hash>__<attack>-<hash>/`` (unless ``save_results=False``,
       named by :func:`privaudit.results.result_folder_name`): each result saved
       with :meth:`AttackResult.save` (``result.json`` + ``scores.csv``), so that the
-      report can be rebuilt with ``build_report(load_results(directory / "results"), ...)``.
+      report can be rebuilt with ``build_report(load_all_results(directory / "results"),
+      ...)``, and ``results/report.json``, the report's title, description and order of
+      results (:meth:`~privaudit.results.ResultsStore.write_manifest`), which that rebuild
+      keeps.
 
     The metrics are computed once and shared by all outputs, so the numbers in the HTML,
     JSON and CSV files are identical.
@@ -173,9 +192,13 @@ def build_report(
     results : sequence of AttackResult or RiskResult
     directory : path-like
         Created if needed.
-    title, n_bootstrap, fprs, confidence, validation_split, confidence_levels, \
-random_state, description
-        As in :class:`HtmlReport`.
+    title : str, optional
+        Title of the page. By default that of the report the results were saved for, when
+        they were read back from one (``load_all_results`` returns them with its ``title``
+        and ``description``), else ``"Privacy audit report"``.
+    n_bootstrap, fprs, confidence, validation_split, confidence_levels, random_state, \
+description
+        As in :class:`HtmlReport` (``description`` defaults like ``title``).
     scores_format : {"csv", "parquet"}
         Format of the per-record files.
     save_results : bool
@@ -196,6 +219,11 @@ random_state, description
     """
     # Refused before any file is written, with this function's name in the message.
     progress = as_progress(progress, func="build_report")
+    if title is None:  # a rebuild keeps the saved report's title and description
+        title = getattr(results, "title", None) or DEFAULT_TITLE
+        if description is None:
+            description = getattr(results, "description", None)
+    given = results
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     html = HtmlReport(
@@ -207,8 +235,8 @@ random_state, description
     fidelity, attributes = html.fidelity_results, html.attribute_results
     # The results store owns the folder layout; the report only links to it.
     store = ResultsStore(directory / "results")
-    folders = ([p.name for p in store.save_all([*results, *risks, *near, *fidelity,
-                                                *attributes], format=scores_format)]
+    saved = [*results, *risks, *near, *fidelity, *attributes]
+    folders = ([p.name for p in store.save_all(saved, format=scores_format)]
                if save_results else [])
     doc = _results_document(
         results, html.metric_dicts if results else [], html.headline_epsilons,
@@ -216,6 +244,8 @@ random_state, description
         proximity=near, fidelity=list(zip(fidelity, html.fidelity_metrics, strict=True)),
         attributes=attributes)
     if save_results:
+        store.write_manifest(_given_order(given, saved, folders), title=html.title,
+                             description=html.description)
         for entry, name in zip([*doc["results"], *doc.get("risks", []),
                                 *doc.get("proximity", []), *doc.get("fidelity", []),
                                 *doc.get("attributes", [])], folders, strict=True):

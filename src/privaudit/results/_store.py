@@ -28,8 +28,14 @@ from privaudit.results._proximity import PROXIMITY_FILE, ProximityResult
 from privaudit.results._result_format import RESULT_FILE
 from privaudit.results._risk import RISK_FILE, RiskResult
 
-__all__ = ["RESULT_KINDS", "ResultsStore", "load_all_results", "load_result",
-           "result_folder_names"]
+__all__ = ["REPORT_MANIFEST", "RESULT_KINDS", "ResultsStore", "SavedResults",
+           "load_all_results", "load_result", "read_report_manifest", "result_folder_names",
+           "write_report_manifest"]
+
+#: The file in a results folder that remembers the report it was written for: its title,
+#: description and the order of its results (a rebuild keeps them).
+REPORT_MANIFEST = "report.json"
+_MANIFEST_FORMAT = "privaudit-report-manifest"
 
 #: Each result kind's file, by which a saved folder is recognised, and its class.
 RESULT_KINDS: dict[str, type] = {RESULT_FILE: AttackResult, RISK_FILE: RiskResult,
@@ -188,6 +194,14 @@ class ResultsStore:
             folders.append(folder)
         return folders
 
+    def write_manifest(self, folders: Sequence[str | os.PathLike[str]], *, title: str,
+                       description: str | None = None) -> Path:
+        """Remember the report these results were saved for (:func:`write_report_manifest`)."""
+        self._check_directory()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return write_report_manifest(self.directory, folders, title=title,
+                                     description=description)
+
     def paths(self) -> list[Path]:
         """The folders holding a saved result, sorted (the same order on every machine)."""
         if not self.directory.is_dir():
@@ -226,13 +240,87 @@ def result_folder_names(results: Sequence[Any]) -> list[str]:
     return out
 
 
+class SavedResults(list):  # type: ignore[type-arg]
+    """Results read back from a report's folder, with the title the report was given.
+
+    A list (of results, in the report's order), plus ``title`` and ``description``: those
+    of the report the results were saved for (:data:`REPORT_MANIFEST`), None when unknown.
+    :func:`privaudit.report.build_report` reuses them when it is given no title, so that a
+    rebuilt report keeps its title and order.
+    """
+
+    title: str | None = None
+    description: str | None = None
+
+
+def write_report_manifest(directory: str | os.PathLike[str],
+                          folders: Sequence[str | os.PathLike[str]], *, title: str,
+                          description: str | None = None) -> Path:
+    """Write ``directory/report.json``: the report's title, description and result order.
+
+    ``folders`` are the results' folders (names inside ``directory``, or paths whose last
+    part is), in the report's order; :func:`load_all_results` reads them back in it.
+    """
+    from privaudit.results._io import dump_json
+
+    doc = {"format": _MANIFEST_FORMAT, "title": str(title),
+           "description": None if description is None else str(description),
+           "folders": [Path(f).name for f in folders]}
+    return dump_json(doc, Path(directory) / REPORT_MANIFEST, where="report manifest")
+
+
+def read_report_manifest(root: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The report manifest of a results folder (or of a report holding ``results/``).
+
+    ``{"title", "description", "folders"}``; None when there is none, or when it is not a
+    well-formed manifest (a rebuild then sorts by path and takes the default title: the
+    manifest only orders and names, it never decides what is loaded).
+    """
+    import json
+
+    root = Path(root)
+    for candidate in (root / REPORT_MANIFEST, root / "results" / REPORT_MANIFEST):
+        if not candidate.is_file() or candidate.is_symlink():
+            continue
+        try:
+            doc = json.loads(candidate.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not (isinstance(doc, dict) and doc.get("format") == _MANIFEST_FORMAT
+                and isinstance(doc.get("title"), str)
+                and isinstance(doc.get("description"), (str, type(None)))
+                and isinstance(doc.get("folders"), list)
+                and all(isinstance(f, str) for f in doc["folders"])):
+            return None
+        return {"title": doc["title"], "description": doc["description"],
+                "folders": doc["folders"], "directory": candidate.parent}
+    return None
+
+
+def _in_manifest_order(folders: list[Path], manifest: dict[str, Any] | None) -> list[Path]:
+    """``folders`` (sorted) in the manifest's order; those it does not list after, sorted."""
+    if manifest is None:
+        return folders
+    rank = {name: i for i, name in enumerate(manifest["folders"])}
+    directory = Path(os.path.abspath(manifest["directory"]))
+
+    def key(folder: Path) -> tuple[int, int]:
+        listed = Path(os.path.abspath(folder)).parent == directory and folder.name in rank
+        return (0, rank[folder.name]) if listed else (1, 0)
+
+    return sorted(folders, key=key)  # stable: unlisted ones keep their sorted order
+
+
 def load_all_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
-                     strict: bool = False) -> list[Any]:
+                     strict: bool = False) -> SavedResults:
     """Every saved result of every kind under ``paths`` (folders searched recursively).
 
     As :func:`~privaudit.results.load_results` (which reads attack results only): sorted by
     path, a damaged result skipped with a :class:`DamagedResultWarning` (raised with
-    ``strict``).
+    ``strict``). A folder written by :func:`privaudit.report.build_report` (a report, or
+    its ``results/``) holds a :data:`REPORT_MANIFEST`: its results come in the report's
+    order, and the returned :class:`SavedResults` carries the report's ``title`` and
+    ``description`` (those of the first path that has one).
 
     Raises
     ------
@@ -243,28 +331,32 @@ def load_all_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[
         raise param_error("strict", "load_all_results", "a bool", strict, error=TypeError)
     roots = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     found: list[tuple[Path, Path]] = []
+    out = SavedResults()
     for root in roots:
         if not root.exists():
             raise FileNotFoundError(f"{root} does not exist.")
         if root.is_file():
             root = root.parent
-        found.extend((folder, root) for folder in _result_folders(root))
+        manifest = read_report_manifest(root)
+        if manifest is not None and out.title is None:
+            out.title, out.description = manifest["title"], manifest["description"]
+        found.extend((folder, root) for folder in _in_manifest_order(_result_folders(root),
+                                                                     manifest))
     folders: dict[Path, Path] = {}
     for folder, root in found:
         folders.setdefault(Path(os.path.abspath(folder)), root)
     if not folders:
         raise FileNotFoundError(f"No saved result ({', '.join(RESULT_KINDS)}) under "
                                 f"{', '.join(map(str, roots))}.")
-    results = []
     for folder, root in folders.items():
         try:
-            results.append(load_result(folder, root=root))
+            out.append(load_result(folder, root=root))
         except ResultFileError as exc:
             if strict:
                 raise
             warnings.warn(f"Skipped the damaged result {folder}: {exc}", DamagedResultWarning,
                           stacklevel=2)
-    return results
+    return out
 
 
 def _result_folders(root: Path) -> list[Path]:
