@@ -91,7 +91,7 @@ def lift_p_value(labels: ArrayLike, scores: ArrayLike, fpr: float) -> float:
     float
         ``P(X >= observed)`` under the null, in (0, 1]; NaN when a class is missing.
         Several FPRs read on the same scores are several tests: correct for them (e.g.
-        Bonferroni, as :func:`privaudit.report.attack_verdict` does).
+        Bonferroni, as :func:`privaudit.report._verdict.attack_verdict` does).
 
     References
     ----------
