@@ -246,7 +246,8 @@ def test_no_explanation_without_a_count(count) -> None:
 
 def test_the_section_explains_the_count_it_shows() -> None:
     section = _section(_audit(("GA", "RT")))
-    assert "Apollo: label queries per record (GA 12.0, RT 12.0) are the labels" in section
+    assert ("Label queries per record (Apollo: GA 12.0, RT 12.0; Apollo (Off): GA 12.0, "
+            "RT 12.0) are the labels") in section
     assert "2 x 6 = 12 per record" in section
 
 

@@ -3,13 +3,15 @@
 For results of an unlearning audit (``result.audit.kind == "unlearning"``; labels 1 = a
 forgotten record, 0 = a record never trained on): one column per unlearning algorithm
 (``parameters["method"]``, else the target's name), one row per attack, each cell the
-attack's TPR at the lowest non-zero FPR the column's Apollo result reaches (the paper's
-"TPR@FPR" cells, e.g. ``18.0@6.0%``), with precision, recall and the AUC beside it; the
-paper's CIFAR-10 values (its Table II) in a second table for comparison; one log-log ROC
-figure per algorithm; and, for Apollo results that kept their search trajectories, the
-TPR and FPR over the UNDER and OVER search radii (its Figure 5). Exact retraining (RT) is
-the reference: every attack should be near chance on it, and the section says whether it
-is.
+attack's TPR at the lowest non-zero FPR the column's Apollo result reaches, never below
+one never-seen record (the paper's "TPR@FPR" cells, e.g. ``18.0@6.0%``), with precision,
+recall and the AUC beside it, and each column's verdict (the page's own,
+:func:`~privaudit.report._verdict.result_verdict`); the paper's CIFAR-10 values (its
+Table II) in a second table for comparison; one figure of log-log ROC curves with a panel
+per algorithm; and, for Apollo results that kept their search trajectories, one figure of
+TPR - FPR over the UNDER and OVER search radii (its Figure 5) with a panel per algorithm
+and attack. Exact retraining (RT) is the reference: the section says whether any attack
+measures leakage on it, draws no heatmap for it, and its finding is ``"baseline"``.
 """
 
 from __future__ import annotations
@@ -639,19 +641,22 @@ def queries_explanation(result: AttackResult) -> str | None:
 
 
 def _queries_notes(table: dict[str, Any], results: Sequence[AttackResult]) -> list[str]:
-    """Per attack, the label queries per record on each algorithm, and what they count."""
-    notes = []
+    """The label queries per record of each attack and algorithm, and what they count.
+
+    One note per meaning of the count (with or without search trajectories), naming
+    every attack and algorithm it applies to.
+    """
+    by_meaning: dict[str, dict[str, list[str]]] = {}
     for row in table["rows"]:
-        by_meaning: dict[str, list[str]] = {}
         for col, c in zip(table["columns"], row["cells"], strict=True):
             meaning = None if c is None else queries_explanation(results[c["index"]])
             if meaning is not None:
-                by_meaning.setdefault(meaning, []).append(
+                by_meaning.setdefault(meaning, {}).setdefault(
+                    attack_label(row["attack"]), []).append(
                     f"{col['name']} {c['queries_per_record']:.1f}")
-        for meaning, counts in by_meaning.items():
-            notes.append(f"{attack_label(row['attack'])}: label queries per record "
-                         f"({', '.join(counts)}) are the {meaning}")
-    return notes
+    return ["Label queries per record ("
+            + "; ".join(f"{attack}: {', '.join(counts)}" for attack, counts in rows.items())
+            + f") are the {meaning}" for meaning, rows in by_meaning.items()]
 
 
 def _notes(table: dict[str, Any], results: Sequence[AttackResult]) -> list[str]:
