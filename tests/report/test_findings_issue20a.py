@@ -6,10 +6,17 @@ import numpy as np
 import pytest
 
 from privaudit.report import HtmlReport
+from privaudit.report._sections_attribute import AttributeSection
 from privaudit.report._sections_llm import LLMSection, llm_context
 from privaudit.report._sections_risk import RiskSection
 from privaudit.report._sections_synthetic import SyntheticSection
-from privaudit.results import AttackResult, AuditInfo, ProximityResult, RiskResult
+from privaudit.results import (
+    AttackResult,
+    AttributeResult,
+    AuditInfo,
+    ProximityResult,
+    RiskResult,
+)
 
 
 def scored(shift: float, seed: int = 0, n: int = 150, **fields) -> AttackResult:
@@ -83,3 +90,28 @@ def test_risk_findings_read_the_residual_risk_interval(success, control, severit
     (finding,) = RiskSection().findings(report)
     assert finding.severity == severity, (risk.risk(), finding.text)
     assert finding.kind == "synthetic" and finding.section == "risks"
+
+
+def _attribute(n: int, n_member_hits: int, n_non_member_hits: int) -> AttributeResult:
+    """``n`` members and ``n`` non-members; the model-free guess is always wrong."""
+    truth = np.array([0, 1] * n)
+    guesses = 1 - truth
+    guesses[:n_member_hits] = truth[:n_member_hits]
+    guesses[n:n + n_non_member_hits] = truth[n:n + n_non_member_hits]
+    return AttributeResult(candidates=["f", "m"], guesses=guesses, truth=truth,
+                           members=np.r_[np.ones(n), np.zeros(n)].astype(int),
+                           posteriors=np.full((2 * n, 2), 0.5),
+                           model_free={"prior": 1 - truth}, attack="model-inversion",
+                           target="model", sensitive_attribute="sex")
+
+
+@pytest.mark.parametrize(("member_hits", "non_member_hits", "severity"), [
+    (200, 0, "critical"), (100, 0, "high"), (20, 0, "moderate"), (0, 0, "minimal")])
+def test_attribute_findings_read_the_advantage_over_a_model_free_guess(
+        member_hits, non_member_hits, severity):
+    result = _attribute(200, member_hits, non_member_hits)
+    report = HtmlReport([result], n_bootstrap=0)
+    (finding,) = AttributeSection().findings(report)
+    assert finding.severity == severity, (result.simulator_advantage(), finding.text)
+    assert finding.kind == "attribute" and finding.section == "attribute"
+    assert finding.artefact == "model"
