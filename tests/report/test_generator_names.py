@@ -14,7 +14,7 @@ import pytest
 
 from privaudit.report import LEVELS, HtmlReport, headline_epsilon
 from privaudit.report._epsilon import epsilon_section_context
-from privaudit.report._plots import curve_labels, roc_figure, tick_label
+from privaudit.report._plots import curve_labels, histogram_figure, roc_figure, tick_label
 from privaudit.report._sections_generator import (
     epsilon_severity,
     generator_context,
@@ -95,6 +95,17 @@ def test_membership_and_attribute_curves_never_share_axes(subset) -> None:
     for panel in panels:
         inferring = ["(infers vote)" in label for label in panel]
         assert all(inferring) or not any(inferring)
+
+
+@pytest.mark.parametrize("kind", ["membership", "attribute"])
+def test_histogram_titles_name_the_generator(kind) -> None:
+    results = [r for r in _results() if r.target == "record 1" and r.kind == kind
+               and r.attack == "closest-distance"]
+    titles = [histogram_figure(r, auc=0.5).get_axes()[0].get_title() for r in results]
+    assert len(set(titles)) == len(titles) == len(GENERATORS)
+    for result, title in zip(results, titles, strict=True):
+        assert f"record 1 ({result.generator}, tv16)" in title
+        assert ("infers vote" in title) == (kind == "attribute")
 
 
 @pytest.mark.parametrize(("value", "text"), [

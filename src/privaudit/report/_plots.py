@@ -202,6 +202,10 @@ def tick_label(value: float, digits: int = 2) -> str:
 def histogram_figure(result: AttackResult, *, auc: float | None = None) -> Figure:
     """Histograms of the scores of members and non-members of one result.
 
+    Titled by the attack and, on a second line, the artefact
+    (:func:`~privaudit.report.artefact_name`: target, generator, dataset), so that the
+    histograms of one record under two generators are told apart.
+
     Each class is drawn as shares of its records (each sums to one, whatever the class
     sizes), on shared bins over the central 99.5% of all scores; the few scores beyond are
     clipped into the end bins and counted in the legend. Heavy-tailed scores (e.g. minus
@@ -238,8 +242,10 @@ def histogram_figure(result: AttackResult, *, auc: float | None = None) -> Figur
         bins = np.linspace(low, high, 31)
     if result.kind == "attribute":
         names = ("sensitive value = 1", "sensitive value = 0")
+        likely = "more likely the sensitive value"
     else:
         names = ("members", "non-members")
+        likely = "more likely member"
 
     fig = new_figure(6.0, 3.4)
     ax = fig.subplots()
@@ -265,16 +271,17 @@ def histogram_figure(result: AttackResult, *, auc: float | None = None) -> Figur
             zero = [t for t in ticks if t == 0]
             ticks = sorted(set(ticks[::-step]) | set(zero))
             ax.set_xticks(ticks)
-        ax.set_xlabel("score (higher = more likely member; symmetric log scale)")
+        ax.set_xlabel(f"score (higher = {likely}; symmetric log scale)")
     else:
-        ax.set_xlabel("score (higher = more likely member)")
+        ax.set_xlabel(f"score (higher = {likely})")
     ax.set_ylabel("share of records")
     # Headroom above the bars for the legend.
     ax.set_ylim(0, ax.get_ylim()[1] * 1.28)
     auc_value = auc if auc is not None else pm.roc_auc(result.labels, result.scores)
     subtitle = f"AUC {auc_value:.3f}" if auc_value is not None and math.isfinite(
         auc_value) else "AUC undefined"
-    ax.set_title(f"{result.name}  ·  {subtitle}", fontsize=10)
+    ax.set_title(f"{attack_label(result)}\n{artefact_name(result)}  ·  {subtitle}",
+                 fontsize=10)
     ax.legend(fontsize=8, frameon=False, loc="upper left", ncols=2)
     return fig
 
@@ -315,7 +322,8 @@ def closeness_figure(result: Any) -> Figure:
     ax.set_xlabel(f"{label}; dashed: {result.quantile:.0%} quantile")
     ax.set_ylabel("share of rows")
     ax.set_ylim(0, ax.get_ylim()[1] * 1.25)
-    ax.set_title(result.name, fontsize=10)
+    generator = getattr(result, "generator", "") or ""
+    ax.set_title(f"{result.name} ({generator})" if generator else result.name, fontsize=10)
     ax.legend(fontsize=8, frameon=False, loc="upper left", ncols=2)
     return fig
 
