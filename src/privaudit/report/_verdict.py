@@ -198,6 +198,11 @@ def _lift_level(lift: float) -> str:
     return "minimal"
 
 
+def _p_text(p_value: float) -> str:
+    """``"= 0.0013"``, or ``"< 1e-15"`` below what a float sum can tell from 0."""
+    return "< 1e-15" if p_value < 1e-15 else f"= {p_value:.2g}"
+
+
 def _percent(rate: float) -> str:
     """``0.01`` -> ``"1%"``, ``1 / 75`` -> ``"1.33%"``."""
     return f"{rate * 100:.3g}%"
@@ -322,8 +327,8 @@ def attack_verdict(
     rank = max(_RANK[lift_level], min(_RANK[auc_level], _RANK[lift_level] + 1))
     severity = next(key for key, r in _RANK.items() if r == rank)
     if math.isfinite(lift):
-        evidence = (f", p = {best.p_value:.2g} against chance" if math.isfinite(best.p_value)
-                    else "")
+        evidence = (f", p {_p_text(best.p_value)} against chance"
+                    if math.isfinite(best.p_value) else "")
         n_neg = metrics.get("n_non_members")
         where = (f", the smallest FPR its {n_neg:,} non-members resolve"
                  if isinstance(n_neg, int) and n_neg > 0 and fpr == 1 / n_neg
