@@ -158,3 +158,25 @@ def test_ties_are_conservative_never_inflating(n_tied, fpr, small):
 
 def test_lift_p_value_of_one_class_is_nan():
     assert math.isnan(lift_p_value([1, 1, 1], [0.1, 0.2, 0.3], 0.1))
+
+
+@pytest.mark.parametrize(("n_members", "n_neg", "fpr"), [(50, 80, 0.0), (50, 80, 0.05),
+                                                        (120, 40, 0.1), (30, 300, 0.01)])
+def test_the_p_value_matches_the_negative_hypergeometric_law(n_members, n_neg, fpr):
+    rng = np.random.default_rng(n_members + n_neg)
+    labels = np.r_[np.ones(n_members, int), np.zeros(n_neg, int)]
+    scores = rng.normal(size=labels.size) + 0.8 * labels
+    allowed = false_positives_allowed(fpr, n_neg)
+    boundary = np.sort(scores[labels == 0])[::-1][allowed]
+    found = int(np.sum(scores[labels == 1] > boundary))
+    expected = stats.nhypergeom(labels.size, n_members, allowed + 1).sf(found - 1)
+    assert lift_p_value(labels, scores, fpr) == pytest.approx(expected, rel=1e-9, abs=1e-13)
+
+
+def test_a_huge_lift_keeps_a_tiny_p_value_not_rounding_noise():
+    # 20,000 per side with a clear shift: the p-value is far below 1e-10 (nhypergeom.sf,
+    # computed as 1 - cdf, would return noise of that order or 0).
+    rng = np.random.default_rng(0)
+    labels = np.r_[np.ones(20_000, int), np.zeros(20_000, int)]
+    scores = rng.normal(size=labels.size) + 0.5 * labels
+    assert 0 < lift_p_value(labels, scores, 0.01) < 1e-20

@@ -70,7 +70,9 @@ def lift_p_value(labels: ArrayLike, scores: ArrayLike, fpr: float) -> float:
     highest non-member score: the members found by the best threshold that flags at most
     ``m`` non-members. Under the null hypothesis the labels are exchangeable given the
     scores; breaking ties at random, the members ranked above the (m + 1)-th non-member
-    follow the negative hypergeometric law ``nhypergeom(M=n, n=n_members, r=m + 1)``.
+    follow the negative hypergeometric law ``nhypergeom(M=n, n=n_members, r=m + 1)``,
+    whose upper tail ``P(X >= x)`` is the hypergeometric lower tail ``P(at most m
+    non-members among the top x + m)``, the form computed.
     Ties are treated conservatively: a member tied with that non-member counts as below
     it, so ``X`` is never larger than the count with random tie-breaking and
     ``P(X >= x)`` is bounded by the law's upper tail, the value returned. A tie block of
@@ -111,5 +113,10 @@ def lift_p_value(labels: ArrayLike, scores: ArrayLike, fpr: float) -> float:
         raise param_error("fpr", "lift_p_value", "below 1", fpr)
     boundary = np.sort(non_members)[::-1][allowed]
     found = int(np.count_nonzero(members > boundary))
-    law = stats.nhypergeom(y.size, members.size, allowed + 1)
-    return float(min(1.0, law.sf(found - 1)))
+    if found == 0:
+        return 1.0
+    # X >= found  <=>  among the first found + allowed ranked records at most ``allowed``
+    # are non-members: a hypergeometric lower tail, which scipy computes accurately far
+    # into the tail (nhypergeom.sf is 1 - cdf, which loses everything below ~1e-10).
+    draws = found + allowed
+    return float(min(1.0, stats.hypergeom(y.size, non_members.size, draws).cdf(allowed)))
