@@ -180,3 +180,16 @@ def test_a_huge_lift_keeps_a_tiny_p_value_not_rounding_noise():
     labels = np.r_[np.ones(20_000, int), np.zeros(20_000, int)]
     scores = rng.normal(size=labels.size) + 0.5 * labels
     assert 0 < lift_p_value(labels, scores, 0.01) < 1e-20
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_tpr_interval_always_holds_its_estimate(seed):
+    # Small samples with heavy ties: percentile intervals can miss the estimate; the
+    # metrics dict stretches them to hold it.
+    rng = np.random.default_rng(seed)
+    labels = np.r_[np.ones(25, int), np.zeros(25, int)]
+    scores = rng.integers(0, 3, 50) + 2.0 * labels * rng.integers(0, 2, 50)
+    m = AttackResult(labels=labels, scores=scores.astype(float)).metrics(
+        fprs=(0.0, 0.04, 0.1, 0.3), n_bootstrap=60, random_state=seed)
+    for estimate in [*m["tpr_at_fpr"].values(), m["fpr_resolution"]["smallest"]["tpr"]]:
+        assert estimate["low"] <= estimate["value"] <= estimate["high"]

@@ -184,16 +184,32 @@ def _threshold_metrics(result: Any, fprs: tuple[float, ...],
         f"tpr_at_fpr:{key}": metric for key, metric in tpr_metrics.items()
     }, **smallest}, result.scores)
     return {
-        **{key: threshold[key] for key in smallest},  # moved into fpr_resolution
+        # moved into fpr_resolution
+        **{key: _holding_value(threshold[key]) for key in smallest},
         "auc": threshold["auc"],
         "advantage": threshold["advantage"],
-        "tpr_at_fpr": {key: threshold[f"tpr_at_fpr:{key}"] for key in tpr_metrics},
+        "tpr_at_fpr": {key: _holding_value(threshold[f"tpr_at_fpr:{key}"])
+                       for key in tpr_metrics},
         # A point estimate only: the plug-in maximum over thresholds is biased upwards and
         # often infinite, so a bootstrap interval around it would be misleading. The valid
         # bound is EffectiveEpsilonReport's (Jagielski et al.).
         "effective_epsilon": estimate_dict(pm.effective_epsilon(result.labels,
                                                                 result.scores)),
     }
+
+
+def _holding_value(estimate: dict[str, float]) -> dict[str, float]:
+    """A TPR's interval, stretched to hold its point estimate when it does not.
+
+    A percentile interval can miss the estimate when the bootstrap distribution piles up
+    against a bound (a TPR of 1.0 whose resamples all lose a member or two): the table
+    would then show a number outside its own interval. Stretching to the estimate only
+    widens the interval, so its coverage is not reduced.
+    """
+    low, high, value = estimate["low"], estimate["high"], estimate["value"]
+    if math.isnan(low) or math.isnan(value):
+        return estimate
+    return {"value": value, "low": min(low, value), "high": max(high, value)}
 
 
 def _prediction_rates(result: Any, confidence: float) -> dict[str, dict[str, float]]:
