@@ -150,7 +150,7 @@ def test_page_shows_the_table_the_paper_and_the_heatmap(tmp_path) -> None:
         for tpr, fpr in values.values():
             assert f"{tpr:.1f}@{fpr:.1f}%" in section, attack
     assert ga["u-mia"]["text"] in section and ga["apollo"]["text"] in section
-    assert "Label queries per record (Apollo: GA 123.4) are the labels" in section
+    assert "Label queries per record (123.4 for Apollo on GA) are the labels" in section
     assert "RT (exact retraining, the reference)" in section
     assert section.count('class="unlearning-heatmap"') == 1
     assert section.count('class="unlearning-roc"') == 1  # one panel per algorithm

@@ -245,10 +245,17 @@ def test_no_explanation_without_a_count(count) -> None:
 
 
 def test_the_section_explains_the_count_it_shows() -> None:
-    section = _section(_audit(("GA", "RT")))
-    assert ("Label queries per record (Apollo: GA 12.0, RT 12.0; Apollo (Off): GA 12.0, "
-            "RT 12.0) are the labels") in section
+    results = _audit(("GA", "FT", "RT"))
+    section = _section(results)
+    assert ("Label queries per record (12.0 for Apollo and Apollo (Off) on GA, FT and RT) "
+            "are the labels") in section
     assert "2 x 6 = 12 per record" in section
+    results[2].extra["queries_per_record"] = 11.5  # Apollo on GA
+    section = _section(results)
+    assert ("Label queries per record (Apollo: GA 11.5, FT 12.0, RT 12.0; Apollo (Off): "
+            "GA 12.0, FT 12.0, RT 12.0) are the labels") in section
+    one = _section(_audit(("GA",)))
+    assert "(12.0 for Apollo and Apollo (Off) on GA) are" in one
 
 
 # ---------------------------------------------------------------- item 4: findings

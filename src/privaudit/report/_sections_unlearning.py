@@ -646,17 +646,28 @@ def _queries_notes(table: dict[str, Any], results: Sequence[AttackResult]) -> li
     One note per meaning of the count (with or without search trajectories), naming
     every attack and algorithm it applies to.
     """
-    by_meaning: dict[str, dict[str, list[str]]] = {}
+    by_meaning: dict[str, dict[str, list[tuple[str, str]]]] = {}
     for row in table["rows"]:
         for col, c in zip(table["columns"], row["cells"], strict=True):
             meaning = None if c is None else queries_explanation(results[c["index"]])
             if meaning is not None:
                 by_meaning.setdefault(meaning, {}).setdefault(
                     attack_label(row["attack"]), []).append(
-                    f"{col['name']} {c['queries_per_record']:.1f}")
-    return ["Label queries per record ("
-            + "; ".join(f"{attack}: {', '.join(counts)}" for attack, counts in rows.items())
-            + f") are the {meaning}" for meaning, rows in by_meaning.items()]
+                    (col["name"], f"{c['queries_per_record']:.1f}"))
+    return [f"Label queries per record ({_counts_text(rows)}) are the {meaning}"
+            for meaning, rows in by_meaning.items()]
+
+
+def _counts_text(rows: dict[str, list[tuple[str, str]]]) -> str:
+    """``"Apollo: GA 60.0, FT 12.0"``, or ``"60.0 for Apollo on GA and FT"`` when one count."""
+    counts = {count for pairs in rows.values() for _, count in pairs}
+    if len(counts) == 1:
+        columns = list(dict.fromkeys(name for pairs in rows.values() for name, _ in pairs))
+        return (f"{counts.pop()} for {' and '.join(rows)} on "
+                f"{', '.join(columns[:-1]) + ' and ' if len(columns) > 1 else ''}"
+                f"{columns[-1]}")
+    return "; ".join(f"{attack}: {', '.join(f'{n} {c}' for n, c in pairs)}"
+                     for attack, pairs in rows.items())
 
 
 def _notes(table: dict[str, Any], results: Sequence[AttackResult]) -> list[str]:
