@@ -621,7 +621,9 @@ def _finish(console: Any, out: Path, index: Path, *, verbose: bool,
     """
     from privaudit.cli._summary import overview_table, report_overview
 
-    overview = report_overview(out, results=results, random_state=seed)
+    with _progress(console, status="Reading the report's answers...") as progress:
+        overview = report_overview(out, results=results, random_state=seed,
+                                   progress=progress)
     if overview:
         console.print(overview_table(overview))
     if verbose or not overview:

@@ -51,7 +51,7 @@ def finding_from_entry(entry: Mapping[str, Any]) -> Any:
 
 
 def report_overview(out: Path, *, results: Sequence[Any] | None = None,
-                    random_state: Any = 0) -> list[Any]:
+                    random_state: Any = 0, progress: Any = None) -> list[Any]:
     """The overview rows of the report written to ``out``, in the page's order.
 
     Parameters
@@ -63,6 +63,8 @@ def report_overview(out: Path, *, results: Sequence[Any] | None = None,
         Read only when ``results.json`` does not record the overview.
     random_state : int, optional
         The seed the report's bootstrap used, for the same case.
+    progress : None, callable(str) or Progress
+        Shows the bootstrap of that case (:mod:`privaudit._progress`).
 
     Returns
     -------
@@ -76,11 +78,12 @@ def report_overview(out: Path, *, results: Sequence[Any] | None = None,
     data = restore_non_finite(json.loads((out / "results.json").read_text()))
     if "overview" in data:
         return [finding_from_entry(entry) for entry in data["overview"]]
-    return _computed_overview(out, data.get("settings") or {}, results, random_state)
+    return _computed_overview(out, data.get("settings") or {}, results, random_state,
+                              progress)
 
 
-def _computed_overview(out: Path, settings: Mapping[str, Any],
-                       results: Sequence[Any] | None, random_state: Any) -> list[Any]:
+def _computed_overview(out: Path, settings: Mapping[str, Any], results: Sequence[Any] | None,
+                       random_state: Any, progress: Any) -> list[Any]:
     """:attr:`HtmlReport.overview` of the results, with the settings ``results.json`` names."""
     from privaudit.report import HtmlReport
     from privaudit.results import load_all_results
@@ -92,7 +95,8 @@ def _computed_overview(out: Path, settings: Mapping[str, Any],
         return []
     options = {key: settings[key] for key in ("n_bootstrap", "confidence", "fprs")
                if key in settings}
-    return list(HtmlReport(results, random_state=random_state, **options).overview)
+    return list(HtmlReport(results, random_state=random_state, progress=progress,
+                           **options).overview)
 
 
 def overview_table(findings: Sequence[Any]) -> Any:
