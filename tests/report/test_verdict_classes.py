@@ -259,3 +259,14 @@ def test_fewer_than_20_non_members_read_no_lift():
     verdict = verdict_of(top_members(30, 15, 10))
     assert not math.isfinite(verdict.lift)
     assert "no FPR up to 5% can be measured" in verdict.text
+
+
+@pytest.mark.parametrize("n_neg", [100, 150, 999])
+def test_the_metrics_frame_leaves_unresolvable_tprs_empty(n_neg):
+    from privaudit.report import MIAttackReport
+
+    frame = MIAttackReport([top_members(100, n_neg, 4)], n_bootstrap=30).metrics_frame()
+    row = frame.iloc[0]
+    assert all(math.isnan(row[f"tpr_at_fpr_0.001{end}"]) for end in ("", "_low", "_high"))
+    assert math.isfinite(row["tpr_at_fpr_0.01"]) and math.isfinite(row["tpr_at_fpr_0.0"])
+    assert row["smallest_resolvable_fpr"] == pytest.approx(1 / n_neg)

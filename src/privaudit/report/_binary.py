@@ -172,7 +172,9 @@ class BinaryLabelAttackReport:
             ``sensitive_attribute`` (when a result is an attribute inference),
             ``n_members``, ``n_non_members``, then for each metric its value and its
             ``<metric>_low`` and ``<metric>_high`` bounds (``tpr_at_fpr_<rate>`` for the
-            TPR at each rate), and ``better_than_random`` (``None`` without bootstrap).
+            TPR at each rate; empty (NaN) at a rate below ``1 / n_non_members``, which the
+            result's non-members cannot resolve), ``better_than_random`` (``None``
+            without bootstrap) and ``smallest_resolvable_fpr`` (``1 / n_non_members``).
         """
         import pandas as pd
 
@@ -189,9 +191,12 @@ class BinaryLabelAttackReport:
                 row["sensitive_attribute"] = sensitive_attribute(result)
             row["n_members"] = m["n_members"]
             row["n_non_members"] = m["n_non_members"]
+            resolvable = (m.get("fpr_resolution") or {}).get("resolvable", {})
             for column in self.metrics:
                 if column.startswith("tpr_at_fpr_"):
-                    estimate = m["tpr_at_fpr"][column[len("tpr_at_fpr_"):]]
+                    key = column[len("tpr_at_fpr_"):]
+                    # An FPR its non-members cannot resolve has no TPR: left empty.
+                    estimate = m["tpr_at_fpr"][key] if resolvable.get(key, True) else None
                 else:
                     estimate = m.get(column)
                 if estimate is None:
@@ -200,6 +205,8 @@ class BinaryLabelAttackReport:
                 row[f"{column}_low"] = estimate["low"]
                 row[f"{column}_high"] = estimate["high"]
             row["better_than_random"] = m["better_than_random"]
+            row["smallest_resolvable_fpr"] = (m.get("fpr_resolution") or {}).get(
+                "smallest_fpr", np.nan)
             rows.append(row)
         return pd.DataFrame(rows)
 
