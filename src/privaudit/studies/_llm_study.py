@@ -21,7 +21,9 @@ _N_MEMBERS, _N_AUDITED, _N_FORGET = 200, 150, 75
 _TRAIN = {"epochs": 8, "batch_size": 16, "lr": 3e-3}
 
 
-def _models(texts: dict[str, list[str]], random_state: int, say: Any) -> dict[str, Any]:
+def _models(texts: dict[str, list[str]], random_state: int, progress: Any
+            ) -> dict[str, Any]:
+    """The tokenizer and the four models; each training (a few seconds) counts epochs."""
     from privaudit.studies._tiny_lm import (
         gradient_ascent_unlearn,
         tiny_gpt2,
@@ -32,20 +34,22 @@ def _models(texts: dict[str, list[str]], random_state: int, say: Any) -> dict[st
     # The tokenizer learns from public tweets only: one trained on the members too would
     # tokenise them better, a membership signal of its own (a retrained model would then
     # find the forget set *less* likely than held-out text).
+    say = progress if callable(progress) else (lambda message: None)
     tokenizer = train_tokenizer(texts["public"], vocab_size=1000)
 
-    def trained(corpus: list[str], seed: int) -> Any:
+    def trained(corpus: list[str], seed: int, what: str) -> Any:
         return train_causal_lm(tiny_gpt2(tokenizer, random_state=seed), tokenizer, corpus,
-                               random_state=seed, **_TRAIN)
+                               random_state=seed, progress=progress,
+                               description=f"Training {what} (epochs)", **_TRAIN)
 
     say(f"Training a tiny GPT-2 on {_N_MEMBERS} tweets, and a reference model on others")
-    target = trained(texts["members"], random_state)
-    reference = trained(texts["public"], random_state + 1)
+    target = trained(texts["members"], random_state, "the tiny GPT-2")
+    reference = trained(texts["public"], random_state + 1, "the reference model")
     say(f"Unlearning {_N_FORGET} of its tweets by gradient ascent; retraining without them")
     forget, retain = texts["members"][:_N_FORGET], texts["members"][_N_FORGET:]
     unlearned = gradient_ascent_unlearn(target, tokenizer, forget, epochs=2, lr=1e-3,
                                         retain=retain, random_state=random_state)
-    retrained = trained(retain, random_state + 2)
+    retrained = trained(retain, random_state + 2, "the retrained model")
     return {"tokenizer": tokenizer, "target": target, "reference": reference,
             "unlearned": unlearned, "retrained": retrained}
 
@@ -79,7 +83,7 @@ def _run(random_state: int, progress: Any) -> list[Any]:
     tweets = load_tweets(800, random_state=random_state)["text"].tolist()
     texts = {"members": tweets[:_N_MEMBERS], "held_out": tweets[_N_MEMBERS:2 * _N_MEMBERS],
              "public": tweets[2 * _N_MEMBERS:]}
-    models = _models(texts, random_state, say)
+    models = _models(texts, random_state, progress)
     tok = models["tokenizer"]
     held = texts["held_out"]
     say("Auditing the tiny GPT-2: training tweets vs held-out tweets, every statistic")

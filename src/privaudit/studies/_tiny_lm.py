@@ -99,19 +99,20 @@ def _batches(tokenizer: Any, texts: Sequence[str], batch_size: int, max_length: 
 def train_causal_lm(model: Any, tokenizer: Any, texts: Sequence[str], *, epochs: int = 10,
                     batch_size: int = 16, lr: float = 3e-3, max_length: int = 64,
                     random_state: int = 0, progress: Any = None, sign: float = 1.0,
-                    retain: Sequence[str] | None = None) -> Any:
+                    retain: Sequence[str] | None = None,
+                    description: str = "Training a tiny language model") -> Any:
     """Train ``model`` in place on ``texts`` (AdamW, next-token loss); returns it in eval mode.
 
     ``sign=-1`` ascends the loss instead (unlearning); ``retain`` then adds the retain
-    texts' ordinary loss to each step (GradDiff).
+    texts' ordinary loss to each step (GradDiff). ``progress`` shows a bar counting the
+    epochs, named ``description``.
     """
     torch = _torch()
     generator = torch.Generator().manual_seed(random_state)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     model.train()
     bar = as_progress(progress, func="train_causal_lm")
-    with _seeded(random_state), bar.task("Training a tiny language model",
-                                         total=epochs) as step:
+    with _seeded(random_state), bar.task(description, total=epochs) as step:
         for _ in range(epochs):
             retained = (_batches(tokenizer, retain, batch_size, max_length, generator)
                         if retain else None)

@@ -1,0 +1,154 @@
+"""The demo's parts in worker processes, two at a time on two cores.
+
+Each part of ``privaudit demo`` keeps one core busy most of the time (its models are
+small, trained with one thread), and the parts are independent (each seeds itself from
+``random_state``), so two worker processes running them side by side halve the audits'
+wall time on two cores, for the same CPU time and the same numbers. A worker sends its
+part's messages, counted steps and warnings back through a queue; this process shows them
+(messages prefixed by the part's name, steps as its own bars) and raises the warnings
+again, so that the command's warning filters and one-line format apply to them.
+
+Workers are started with ``spawn`` (not ``fork``): nothing of this process (threads of
+the progress display, an imported torch) is copied into them.
+"""
+
+from __future__ import annotations
+
+import queue as queue_module
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from privaudit._progress import Progress, ProgressTask, as_progress
+
+__all__ = ["run_parts_in_workers"]
+
+#: The worker's queue to this process (set by :func:`_start_worker` in each worker).
+_EVENTS: Any = None
+
+
+class _QueueProgress(Progress):
+    """A worker's progress: every message, step and count sent to the main process."""
+
+    def __init__(self, events: Any, kind: str) -> None:
+        self.events, self.kind = events, kind
+        self._forwarded: set[int] = set()
+
+    def message(self, text: str) -> None:
+        self.events.put(("message", self.kind, text))
+
+    def _forward(self, task: ProgressTask) -> bool:
+        """Announce ``task`` once it is shown; whether it is."""
+        if task.shown and id(task) not in self._forwarded:
+            self._forwarded.add(id(task))
+            self.events.put(("start", self.kind, id(task), task.description, task.total))
+        return task.shown
+
+    def _started(self, task: ProgressTask) -> None:
+        self._forward(task)
+
+    def _advanced(self, task: ProgressTask) -> None:
+        if self._forward(task):
+            self.events.put(("advance", self.kind, id(task), task.completed))
+
+    def _closed(self, task: ProgressTask) -> None:
+        if self._forward(task):
+            self._forwarded.discard(id(task))
+            self.events.put(("close", self.kind, id(task), task.completed))
+
+
+def _start_worker(events: Any) -> None:
+    global _EVENTS
+    _EVENTS = events
+
+
+def _run_part(kind: str, part: Callable[..., list[Any]], random_state: int,
+              n_reference_models: int, n_jobs: int) -> list[Any]:
+    """Run one demo part in this worker; its warnings go to the main process."""
+    events = _EVENTS
+
+    def send(message: Any, category: Any, filename: str, lineno: int,
+             file: Any = None, line: Any = None) -> None:
+        events.put(("warning", kind, str(message), category, filename, lineno))
+
+    with warnings.catch_warnings():
+        warnings.showwarning = send
+        return part(random_state, n_reference_models, n_jobs, _QueueProgress(events, kind))
+
+
+class _Display:
+    """The main process's side: worker events shown on ``progress``."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[tuple[str, int], ProgressTask] = {}
+
+    def show(self, event: tuple[Any, ...]) -> None:
+        what, kind, *rest = event
+        if what == "message":
+            self.progress.message(f"{kind}: {rest[0]}")
+        elif what == "warning":
+            text, category, filename, lineno = rest
+            warnings.warn_explicit(text, category, filename, lineno)
+        elif what == "start":
+            key, (description, total) = (kind, rest[0]), rest[1:]
+            self.tasks[key] = self.progress.task(f"{kind}: {description}", total)
+        else:
+            task = self.tasks.get((kind, rest[0]))
+            if task is not None:
+                task.advance(rest[1] - task.completed)
+                if what == "close":
+                    task.close()
+                    del self.tasks[(kind, rest[0])]
+
+    def close(self) -> None:
+        for task in self.tasks.values():
+            task.close()
+
+
+def run_parts_in_workers(parts: dict[str, Callable[..., list[Any]]], *, random_state: int,
+                         n_reference_models: int, n_jobs: int, n_workers: int,
+                         progress: Any = None, longest_first: Sequence[str] = ()
+                         ) -> list[Any]:
+    """Run the demo ``parts`` in ``n_workers`` processes; their results in ``parts``' order.
+
+    ``parts`` maps each kind to its function ``(random_state, n_reference_models, n_jobs,
+    progress) -> results``, defined at the top level of a module (a worker imports it by
+    name). Parts are handed out in the order of ``longest_first`` (then the others), each
+    to the first free worker, so that the longest do not end up last on one core. A part
+    that fails raises its error here once the parts already running have finished.
+    """
+    kinds = list(parts)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    order = [k for k in longest_first if k in kinds] + [
+        k for k in kinds if k not in longest_first]
+    display = _Display(as_progress(progress, func="run_demo_parts"))
+    context = multiprocessing.get_context("spawn")
+    events = context.Queue()
+    try:
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=context,
+                                 initializer=_start_worker, initargs=(events,)) as pool:
+            futures = {kind: pool.submit(_run_part, kind, parts[kind], random_state,
+                                         n_reference_models, n_jobs) for kind in order}
+            pending = set(futures.values())
+            while pending:
+                _drain(events, display, timeout=0.2)
+                pending = {f for f in pending if not f.done()}
+        _drain(events, display, timeout=0.0)  # the workers have exited: all sent
+        return [r for kind in kinds for r in futures[kind].result()]
+    finally:
+        display.close()
+        events.close()
+
+
+def _drain(events: Any, display: _Display, timeout: float) -> None:
+    """Show every event waiting on the queue (waiting ``timeout`` s for the first)."""
+    try:
+        event = events.get(timeout=timeout) if timeout else events.get_nowait()
+        while True:
+            display.show(event)
+            event = events.get_nowait()
+    except queue_module.Empty:
+        return
