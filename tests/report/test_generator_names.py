@@ -81,6 +81,8 @@ def test_roc_legend_of_one_artefact_is_the_attacks_alone() -> None:
                and r.kind == "membership"]
     labels = curve_labels(results, [0.9, 0.8])
     assert labels == ["closest-distance (AUC 0.900)", "domias (AUC 0.800)"]
+    # ... and the figure is titled by the artefact, with its generator.
+    assert roc_figure(results)._suptitle.get_text() == "record 1 (copier, tv16)"
 
 
 @pytest.mark.parametrize("subset", [

@@ -65,7 +65,7 @@ def roc_figure(
         AUCs for the legend, when already computed (else computed with
         :func:`privaudit.metrics.roc_auc`).
     title : str, optional
-        Figure title.
+        Figure title; by default the artefact's name when all results audit one.
 
     Returns
     -------
@@ -86,6 +86,8 @@ def roc_figure(
     if aucs is None:
         aucs = [pm.roc_auc(r.labels, r.scores) for r in results]
     labels = curve_labels(results, aucs)
+    if title is None and len({artefact_key(r) for r in results}) == 1:
+        title = artefact_name(results[0]) if artefact_key(results[0]) != ("", "", "") else None
     kinds = list(dict.fromkeys(r.kind for r in results))
     rows = [[i for i, r in enumerate(results) if r.kind == kind] for kind in kinds]
     heights = [_PANEL_HEIGHT + _legend_height([labels[i] for i in row]) for row in rows]
