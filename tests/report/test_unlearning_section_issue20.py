@@ -340,3 +340,12 @@ def test_every_heatmap_column_shows_its_x_axis() -> None:
     shown = dict(zip(titles, _x_labels_shown(fig)[:len(titles)], strict=True))
     assert shown == {"GA: Apollo": False, "SFR-on: Apollo": True,
                      "GA: Apollo (Off)": True, "BT: Apollo (Off)": True}
+
+
+def test_shared_roc_axes_reach_the_largest_audit_floor() -> None:
+    small = _audit(("RT",), n=20)
+    large = _audit(("GA",), n=200, seed=9)
+    fig = roc_grid_figure([("GA", large, 0.01), ("RT", small, 0.05)])
+    for ax in fig.axes:
+        if ax.get_visible():
+            assert ax.get_xlim()[0] <= 1 / 200 and ax.get_ylim()[0] <= 1 / 200

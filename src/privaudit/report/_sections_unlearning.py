@@ -423,14 +423,22 @@ def _attack_colours(attacks: Sequence[str]) -> dict[str, Any]:
                                                                       key=_attack_key))}
 
 
+def _floors(results: Sequence[AttackResult]) -> tuple[float, float]:
+    """The lowest FPR and TPR any of ``results`` can show: one record of each side."""
+    return (1.0 / max(max(r.n_non_members for r in results), 1),
+            1.0 / max(max(r.n_members for r in results), 1))
+
+
 def _roc_panel(ax: Axes, results: Sequence[AttackResult], colours: dict[str, Any],
-               title: str, operating_fpr: float) -> None:
-    """One algorithm's attacks on log-log axes, the diagonal and the column's FPR."""
+               title: str, operating_fpr: float, floors: tuple[float, float]) -> None:
+    """One algorithm's attacks on log-log axes, the diagonal and the column's FPR.
+
+    ``floors`` (FPR, TPR) are those of every panel: the panels share their axes.
+    """
     from matplotlib.ticker import NullLocator
 
     _style(ax)
-    floor_x = 1.0 / max(max(r.n_non_members for r in results), 1)
-    floor_y = 1.0 / max(max(r.n_members for r in results), 1)
+    floor_x, floor_y = floors
     for result in results:
         points = _roc(result)
         if points is not None:
@@ -474,8 +482,9 @@ def roc_grid_figure(panels: Sequence[tuple[str, Sequence[AttackResult], float]]
     n_rows = math.ceil(len(panels) / n_cols)
     fig = new_figure(2.3 * n_cols + 0.2, 2.1 * n_rows + 0.5)
     axes = np.atleast_1d(fig.subplots(n_rows, n_cols, sharex=True, sharey=True)).ravel()
+    floors = _floors([r for _, results, _ in panels for r in results])
     for ax, (title, results, fpr) in zip(axes, panels, strict=False):
-        _roc_panel(ax, results, colours, title, fpr)
+        _roc_panel(ax, results, colours, title, fpr, floors)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     for ax in axes[max(len(panels) - n_cols, 0):len(panels)]:
