@@ -50,8 +50,14 @@ class _JudgingSection(ReportSection):
         return list(self._findings)
 
 
+def _silent_sections() -> list[ReportSection]:
+    """The registered sections that judge nothing, so that the findings are the test's."""
+    return [s for s in registered_sections()
+            if type(s).findings is ReportSection.findings]
+
+
 def _page(make_result, findings: list[Finding], **options: Any) -> str:
-    sections = [*registered_sections(), _JudgingSection(findings)]
+    sections = [*_silent_sections(), _JudgingSection(findings)]
     return HtmlReport([make_result(seed=1)], n_bootstrap=0, sections=sections,
                       **options).render()
 
@@ -114,8 +120,10 @@ def test_repeated_notes_of_one_attack_are_one_note() -> None:
 
 
 def test_no_findings_no_overview(make_result) -> None:
-    html = HtmlReport([make_result(seed=1)], n_bootstrap=0).render()
-    assert "overview" not in _section_ids(html) and 'id="overview-table"' not in html
+    html = HtmlReport([make_result(seed=1)], n_bootstrap=0,
+                      sections=_silent_sections()).render()
+    assert "summary" in _section_ids(html) and "overview" not in _section_ids(html)
+    assert 'id="overview-table"' not in html
 
 
 def test_an_artefact_name_carries_its_generator_and_dataset(make_result) -> None:
@@ -143,12 +151,13 @@ def test_verdicts_and_roc_figures_are_per_generator(make_result, generators) -> 
         assert f"<strong>record 2289 ({g}, adult)</strong>" in summary
 
 
-def test_attribute_curves_are_not_mixed_with_membership(make_result) -> None:
+def test_one_roc_figure_per_artefact_whatever_the_kinds(make_result) -> None:
     results = [make_result(seed=1, target="model"), make_result(seed=2, target="model",
                                                                 attack="lira"),
-               make_result(seed=3, target="model", attack="inversion", kind="attribute")]
+               make_result(seed=3, target="model", attack="inversion", kind="attribute"),
+               make_result(seed=4, target="other", dataset="adult")]
     titles = [title for title, _ in HtmlReport(results, n_bootstrap=0).roc_groups]
-    assert titles == ["model: membership inference", "model: attribute inference"]
+    assert titles == ["model", "other (adult)"]
 
 
 def test_sections_fold_short_open_long_closed() -> None:
@@ -178,11 +187,10 @@ def test_figures_count_by_number_not_by_bytes() -> None:
 def test_the_page_opens_on_the_overview_and_summary(make_result) -> None:
     results = [make_result(seed=i, target=f"model {i % 3}", attack=f"attack {i}")
                for i in range(12)]
-    sections = [*registered_sections(),
-                _JudgingSection([_finding("model 0", "low")])]
+    sections = [*_silent_sections(), _JudgingSection([_finding("model 0", "low")])]
     html = HtmlReport(results, n_bootstrap=0, sections=sections).render()
     opened = dict(re.findall(r'<section id="([^"]+)">\s*<details class="fold"( open)?>', html))
-    assert opened["overview"] == opened["summary"] == " open"
+    assert opened["overview"] == opened["summary"] == " open"  # long or not: the opening
     assert opened["histograms"] == ""  # twelve histograms: closed
     assert "<script" not in html  # folding is HTML alone: the page runs no code
 
@@ -192,3 +200,13 @@ def test_no_greek_letter_is_upper_cased(make_result) -> None:
     style = html[html.index("<style>"):html.index("</style>")]
     assert "text-transform: uppercase" not in style
     assert "ε lower bound" in html
+
+
+@pytest.mark.parametrize(("order", "fold", "expected"), [
+    (5, "auto", "open"), (10, "auto", "open"), (11, "auto", "auto"), (60, "auto", "auto"),
+    (5, "closed", "closed"), (60, "open", "open")])
+def test_the_opening_of_the_page_starts_open(order, fold, expected) -> None:
+    from privaudit.report._html import section_fold
+
+    section = type("Long", (_JudgingSection,), {"order": order, "fold": fold})([])
+    assert section_fold(section) == expected

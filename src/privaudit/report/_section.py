@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple, Protocol
 
-__all__ = ["FOLD_OPEN_MAX_CHARS", "Finding", "ReportSection", "ReportView", "register_section",
-           "registered_sections"]
+__all__ = ["FOLD_OPEN_MAX_CHARS", "FOLD_OPEN_ORDER", "Finding", "ReportSection",
+           "ReportView", "register_section", "registered_sections"]
 
 
 #: A section of ``fold = "auto"`` starts closed when its HTML is longer than this (about
 #: one screen of text; a figure's image alone is longer).
 FOLD_OPEN_MAX_CHARS = 12_000
+#: A section of ``fold = "auto"`` at most this far down the page (its ``order``: the
+#: overview, the summary) starts open whatever its length: it is the page's answer.
+FOLD_OPEN_ORDER = 10
 
 
 class Finding(NamedTuple):
@@ -92,8 +95,9 @@ class ReportSection:
 
     On the page each section is a foldable block (``<details>``): :attr:`fold` says
     whether it starts open (``"open"``), closed (``"closed"``) or, by default
-    (``"auto"``), open when it is short (:data:`FOLD_OPEN_MAX_CHARS` of reading at most) and
-    closed when long, so that the page reads as an overview with the details a click away.
+    (``"auto"``), open when it is short (:data:`FOLD_OPEN_MAX_CHARS` of reading at most) or
+    at the page's opening (:data:`FOLD_OPEN_ORDER`), and closed when long, so that the
+    page reads as an overview with the details a click away.
     """
 
     name: ClassVar[str] = ""
