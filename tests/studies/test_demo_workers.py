@@ -4,6 +4,7 @@ The parts here are small stand-ins defined at the top of this module (a spawned 
 imports them by name); the real parts are the studies' own tests.
 """
 
+import logging
 import os
 import warnings
 
@@ -37,6 +38,22 @@ def part_b(random_state, n_reference_models, n_jobs, progress):
 
 def part_fails(random_state, n_reference_models, n_jobs, progress):
     raise RuntimeError("the part broke")
+
+
+def part_noisy(random_state, n_reference_models, n_jobs, progress):
+    logger = logging.getLogger("privaudit_test_library")
+    logger.warning("noisy notice from the library")
+    logger.warning("kept notice from the library")
+    warnings.warn("silenced by the command", UserWarning, stacklevel=1)
+    warnings.warn("shown by the command", UserWarning, stacklevel=1)
+    return []
+
+
+class DropNoisy(logging.Filter):
+    """What a command installs to silence a library's notice (picklable: top level)."""
+
+    def filter(self, record):
+        return not record.getMessage().startswith("noisy")
 
 
 class Recorder(Progress):
@@ -101,3 +118,21 @@ def test_every_cpu_means_one_worker_per_cpu_up_to_the_parts(monkeypatch):
 
 def test_the_longest_first_order_names_every_part():
     assert sorted(demo_module._LONGEST_FIRST) == sorted(demo_module.DEMO_PARTS)
+
+
+@pytest.mark.timeout(600)
+def test_the_commands_warning_and_log_filters_hold_in_the_workers(capfd):
+    logger = logging.getLogger("privaudit_test_library")
+    noisy = DropNoisy()
+    logger.addFilter(noisy)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", message="silenced")
+            _run({"a": part_noisy, "b": part_noisy}, None)
+    finally:
+        logger.removeFilter(noisy)
+    assert sorted(str(w.message) for w in caught) == ["shown by the command"] * 2
+    err = capfd.readouterr().err
+    assert "kept notice from the library" in err
+    assert "noisy notice" not in err

