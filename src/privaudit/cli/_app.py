@@ -6,7 +6,12 @@ file, the column or the key, with exit code 2; so is a library's crash on an inp
 Rust panic, which is not an ``Exception``; a ``RecursionError`` or ``MemoryError``),
 naming the command and the file being read. ``privaudit --debug ...`` shows the
 traceback instead. Other exceptions (bugs) keep their traceback; ``KeyboardInterrupt``
-and ``SystemExit`` behave as usual.
+and ``SystemExit`` behave as usual. Warnings are one line each, identical ones once
+(:mod:`privaudit.cli._warnings`).
+
+Every command that writes a report ends the same way: the report's overview (one answer
+per audited artefact, :mod:`privaudit.cli._summary`), the detailed tables with
+``--verbose``, and the report's path.
 """
 
 from __future__ import annotations
