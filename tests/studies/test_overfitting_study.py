@@ -319,3 +319,47 @@ def test_cli_study_overfitting_writes_the_study_report(monkeypatch, tmp_path):
     assert len(doc["results"]) == 12 and len(doc["attributes"]) == 12
     bad = CliRunner().invoke(app, ["study", "overfitting", "--n-bootstrap", "-1"])
     assert bad.exit_code != 0 and "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize("model", ["MLPClassifier", "MLPRegressor"])
+def test_mlp_training_counts_its_epochs_and_prints_nothing(capsys, model):
+    # The overfit TV16 MLP trains for over 10 s: its epochs are counted on a bar.
+    from sklearn.neural_network import MLPClassifier, MLPRegressor
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 4)), rng.integers(0, 2, 60)
+    cls = {"MLPClassifier": MLPClassifier, "MLPRegressor": MLPRegressor}[model]
+    estimator = cls(hidden_layer_sizes=(8,), max_iter=7, random_state=0)
+    messages = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        overfitting_module._fit_counting_epochs(estimator, X, y, messages.append,
+                                                "training m (epochs)")
+    assert messages[-1] == f"training m (epochs): {estimator.n_iter_}/7"
+    assert estimator.n_iter_ == 7 and not estimator.verbose
+    assert capsys.readouterr().out == ""
+
+
+def test_models_without_epochs_are_just_fitted():
+    from sklearn.linear_model import Ridge
+
+    messages = []
+    overfitting_module._fit_counting_epochs(Ridge(), np.eye(3), np.arange(3.0),
+                                            messages.append, "training r (epochs)")
+    assert messages == []
+
+
+def test_the_study_reports_each_mlps_epochs(monkeypatch):
+    _small_targets(monkeypatch)
+    messages = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_overfitting_study(random_state=0, progress=messages.append,
+                              n_regression_members=150, n_classification_members=150,
+                              digits=False, wages=False, attributes=False)
+    counted = [m for m in messages if "(epochs): " in m]
+    for name in ("regression-overfit", "classification-overfit",
+                 "classification-regularised"):
+        assert any(f"training {name} (epochs): " in m and m.endswith("/30")
+                   for m in counted), name
+    assert not any("regression-regularised (epochs)" in m for m in messages)  # a ridge

@@ -24,6 +24,8 @@ Zhao et al.'s confidence attack and a direct classifier, beside the model-free g
 
 from __future__ import annotations
 
+import contextlib
+import io
 import numbers
 import warnings
 from collections.abc import Callable
@@ -32,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from privaudit._progress import as_progress
 from privaudit._validation import param_error
 from privaudit.attacks.membership import (
     ConfidenceAttack,
@@ -215,7 +218,8 @@ def _study_part(
         with warnings.catch_warnings():
             # The overfit MLPs are meant not to generalise; an early stop is not a problem.
             warnings.simplefilter("ignore", ConvergenceWarning)
-            estimator.fit(data.X[split.members], data.y[split.members])
+            _fit_counting_epochs(estimator, data.X[split.members], data.y[split.members],
+                                 progress, f"[{step[0]}] training {spec.name} (epochs)")
         fitted = getattr(estimator, "model_", estimator)  # a recipe keeps its model
         quality = _model_quality(fitted, spec.task, data, split.members, split.non_members)
         target = SklearnTarget(fitted, name=spec.name, task=spec.task)  # type: ignore[arg-type]
@@ -272,6 +276,40 @@ def _study_part(
             results += _attribute_part(target, data, split, labels, extra_common,
                                        model_seed, progress)
     return results
+
+
+class _EpochCounter(io.TextIOBase):
+    """Standard output of a verbose scikit-learn MLP: each ``Iteration`` line, one step."""
+
+    def __init__(self, step: Any) -> None:
+        self.step = step
+
+    def write(self, text: str) -> int:
+        self.step.advance(text.count("Iteration "))
+        return len(text)
+
+
+def _fit_counting_epochs(estimator: Any, X: Any, y: Any, progress: Progress,
+                         description: str) -> None:
+    """Fit ``estimator``; an MLP's epochs are counted on a bar (some take over 10 s).
+
+    A scikit-learn MLP has no callback: it prints one line per epoch when verbose, and
+    those lines are counted instead of shown. The total is ``max_iter``, a cap: the MLPs
+    stop on their own when the training loss is flat. Other models are just fitted.
+    """
+    from sklearn.neural_network import MLPClassifier, MLPRegressor
+
+    if not isinstance(estimator, (MLPClassifier, MLPRegressor)):
+        estimator.fit(X, y)
+        return
+    bar = as_progress(progress, func="run_overfitting_study")
+    estimator.set_params(verbose=True)
+    try:
+        with bar.task(description, total=estimator.max_iter) as step, \
+                contextlib.redirect_stdout(_EpochCounter(step)):
+            estimator.fit(X, y)
+    finally:
+        estimator.set_params(verbose=False)
 
 
 def _attribute_part(target: Any, data: TabularData, split: Any, labels: Any,
