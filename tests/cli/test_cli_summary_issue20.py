@@ -240,3 +240,34 @@ def test_the_demo_prints_the_overview_and_verbose_its_details(judged, monkeypatc
     assert full.exit_code == 0, full.output
     assert DETAIL_TITLE in full.output
     assert len(short.output.splitlines()) < len(full.output.splitlines())
+
+
+def test_an_audit_commands_overview_has_the_reports_intervals(judged, tmp_path):
+    # The overview reads the report's own numbers: with the configuration's seed (7), the
+    # same bootstrap intervals as results.json, not those of another seed.
+    import yaml
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.tree import DecisionTreeClassifier
+
+    from privaudit.targets import save_sklearn_model
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    model = DecisionTreeClassifier(random_state=0).fit(X.iloc[:100], y.iloc[:100])
+    save_sklearn_model(model, tmp_path / "model.skops")
+    audited = X.iloc[:200].assign(diagnosis=y.iloc[:200].to_numpy(),
+                                  member=np.r_[np.ones(100, int), np.zeros(100, int)])
+    audited.to_csv(tmp_path / "audited.csv", index=False)
+    (tmp_path / "audit.yaml").write_text(yaml.safe_dump({
+        "target": {"path": "model.skops", "name": "tree"},
+        "data": {"path": "audited.csv", "label_column": "diagnosis",
+                 "membership_column": "member"},
+        "attacks": ["loss", "confidence"], "random_state": 7,
+        "report": {"out": "report", "n_bootstrap": 30}}))
+    result = runner.invoke(app, ["audit", "model", "--config", str(tmp_path / "audit.yaml")])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "report" / "results.json").read_text())
+    written = {f"[{e['metrics']['auc']['low']:.3f}, {e['metrics']['auc']['high']:.3f}]"
+               for e in data["results"]}
+    (row,) = report_overview(tmp_path / "report", random_state=7)
+    assert row.artefact.startswith("tree") and row.interval in written
+    assert _cells(row.interval) in _column(result.output, 4)
