@@ -285,7 +285,7 @@ def test_fingerprint_is_stable_across_loads_and_processes(tmp_path):
             for name, p in paths.items()}
     other = json.loads(subprocess.run(
         [sys.executable, "-c", FINGERPRINT_SCRIPT, *paths.values()], capture_output=True,
-        text=True, check=True, timeout=120).stdout)
+        text=True, check=True, timeout=600).stdout)
     for name, path in paths.items():
         first, second = here[name]
         assert first is not None and first == second == other[path], name

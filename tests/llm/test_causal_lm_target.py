@@ -56,7 +56,7 @@ def test_fingerprint_is_the_same_in_another_process(saved):
             "print(load_causal_lm(sys.argv[1]).fingerprint())")
     env = {**os.environ, "PYTHONHASHSEED": "123", "OMP_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True,
-                         text=True, env=env, timeout=120, check=True)
+                         text=True, env=env, timeout=600, check=True)
     assert out.stdout.strip().splitlines()[-1] == load_causal_lm(folder).fingerprint()
 
 

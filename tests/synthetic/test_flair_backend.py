@@ -349,7 +349,7 @@ def test_flair_tagger_in_the_flair_environment(tmp_path):
         pytest.skip(f"flair's environment is missing ({PYTHON}; flair brings its own torch): "
                     + HINT)
     done = subprocess.run([str(PYTHON), "-c", SCRIPT, str(tmp_path)], capture_output=True,
-                          text=True, timeout=300, check=False)
+                          text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["same_weights"] and out["model_card_kept"]

@@ -91,7 +91,7 @@ def test_two_runs_on_one_cache_train_each_model_once(tmp_path: Path, n_jobs: int
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), name, str(n_jobs)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for name in ("a", "b")]
-    outs = [p.communicate(timeout=180) for p in procs]
+    outs = [p.communicate(timeout=600) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in outs]
     lines = (tmp_path / "log").read_text().split()[::2]
     assert len(lines) == 6 and len(set(lines)) == 6  # six models, each trained once
@@ -148,7 +148,7 @@ def test_claim_skips_busy_models_and_waits_only_holding_nothing(tmp_path: Path) 
     holder.start()
     held: set[int] = set()
     try:
-        assert acquired.wait(10)
+        assert acquired.wait(60)
         assert cache.claim([0, 1, 2], held) == [1]
         assert held == {0, 2}
         cache.release(held)
@@ -173,7 +173,7 @@ def test_byte_locks_exclude_other_processes(tmp_path: Path) -> None:
                 "p = sys.argv[1]; print(b.acquire(p, 2, blocking=False), "
                 "b.acquire(p, 3, blocking=False))")
         out = subprocess.run([sys.executable, "-c", code, path], capture_output=True,
-                             text=True, timeout=60)
+                             text=True, timeout=600)
         assert out.stdout.split() == ["False", "True"], out.stderr[-2000:]
     finally:
         _byte_locks.release(path, 2)

@@ -91,7 +91,7 @@ def _owned(folder: str, pid: int) -> list[str]:
                   if n.startswith((f"privaudit-shared-{pid}-", f"sem.loky-{pid}-")))
 
 
-def _read_until(proc: subprocess.Popen, word: str, timeout: float = 120.0) -> str:
+def _read_until(proc: subprocess.Popen, word: str, timeout: float = 600.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         line = proc.stdout.readline()

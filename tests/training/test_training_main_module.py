@@ -17,7 +17,7 @@ print("trained", pool.n_trained_)
 
 def test_code_piped_to_python_trains_in_parallel():
     out = subprocess.run([sys.executable, "-"], input=CODE, capture_output=True, text=True,
-                         timeout=120)
+                         timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "trained 2" in out.stdout
 
@@ -27,6 +27,6 @@ def test_unguarded_script_trains_in_parallel(tmp_path):
     script = tmp_path / "audit_script.py"
     script.write_text(CODE)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path)
+                         timeout=600, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.count("trained 2") == 1  # the script ran once, not once per worker
