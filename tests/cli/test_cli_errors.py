@@ -303,11 +303,11 @@ def test_debug_prints_the_traceback_in_a_real_process(tmp_path):
     # A missing configuration fails before scikit-learn is imported: two quick processes.
     command = [sys.executable, "-c", "from privaudit.cli import main; main()", "audit",
                "model", "--config", str(tmp_path / "missing.yaml")]
-    plain = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    plain = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert plain.returncode == 2 and "Traceback" not in plain.stderr
     assert plain.stderr.strip().splitlines() == [
         f"Error: The audit configuration {tmp_path / 'missing.yaml'} does not exist."]
     debug = subprocess.run([*command[:3], "--debug", *command[3:]], capture_output=True,
-                           text=True, timeout=120)
+                           text=True, timeout=600)
     assert debug.returncode == 1
     assert "Traceback" in debug.stderr and "ConfigError" in debug.stderr

@@ -39,7 +39,7 @@ def _chromium() -> str:
 def _run(args: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [_chromium(), *FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=180, check=False,
+        capture_output=True, text=True, timeout=600, check=False,
     )
 
 

@@ -232,7 +232,7 @@ def test_open_blocks_render_the_highlighted_rows(built, tmp_path):
     proc = subprocess.run(
         [chromium, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={png}",
          "--window-size=1280,9000", path.as_uri()],
-        capture_output=True, text=True, timeout=180, check=False,
+        capture_output=True, text=True, timeout=600, check=False,
     )
     assert proc.returncode == 0 and png.is_file(), proc.stderr[-2000:]
     pixels = np.round(matplotlib.image.imread(png)[..., :3] * 255).astype(int)
