@@ -17,7 +17,8 @@ from privaudit.report._common import (
     metric_label,
     png_data_uri,
 )
-from privaudit.report._format import cell, fmt, fmt_int
+from privaudit.report._epsilon import epsilon_section_context
+from privaudit.report._format import EPSILON_DIGITS, cell, fmt
 from privaudit.report._interpret import AUC_SCALE
 from privaudit.report._section import Finding, ReportSection, ReportView, register_section
 from privaudit.report._verdict import Verdict, result_verdict
@@ -49,7 +50,7 @@ def epsilon_cell(headline: dict[str, Any], confidence: float) -> dict[str, str]:
         reason = headline["note"]
         short = "not valid: scored out of fold" if "out of fold" in reason else "not computed"
         return {"value": "—", "ci": short, "title": reason}
-    return {"value": fmt(value, 2), "ci": "",
+    return {"value": fmt(value, EPSILON_DIGITS), "ci": "",
             "title": f"Clopper–Pearson lower bound at {confidence:.0%} (Jagielski et al.)"}
 
 
@@ -85,11 +86,12 @@ def metric_rows(report: ReportView) -> list[dict[str, Any]]:
     )):
         cells = [cell(m["auc"])]
         cells += [tpr_cell(m, f) for f in report.fprs]
-        cells += [cell(m["advantage"]), epsilon_cell(eps, report.confidence),
-                  cell(m["effective_epsilon"], 2)]
+        # One ε per result (issue 20): the headline bound. TAPAS's point estimate is not a
+        # bound and stays in metrics.csv / results.json only.
+        cells += [cell(m["advantage"]), epsilon_cell(eps, report.confidence)]
         rows.append({
             "anchor": f"result-{i + 1}", "target": r.target or "—", "attack": r.attack or "—",
-            "dataset": r.dataset or "—", "generator": r.generator or "—",
+            "dataset": r.dataset or "—", "generator": r.generator or "",
             "sensitive_attribute": sensitive_attribute(r) or "—", "kind": r.kind,
             "n_members": f"{m['n_members']:,}", "n_non_members": f"{m['n_non_members']:,}",
             "cells": cells, "reading": reading, "verdict": verdict,
@@ -148,7 +150,7 @@ class MetricsSection(_AttackSection):
 
     def context(self, report: ReportView) -> dict[str, Any]:
         headers = ["AUC", *(f"TPR @ {format_fpr(f)} FPR" for f in report.fprs), "Advantage",
-                   f"ε lower bound ({report.confidence:.0%})", "Effective ε (point)"]
+                   f"ε lower bound ({report.confidence:.0%})"]
         return {"headers": headers, "rows": metric_rows(report)}
 
     def findings(self, report: ReportView) -> list[Finding]:
@@ -157,11 +159,12 @@ class MetricsSection(_AttackSection):
         The finding is the result's verdict (:func:`result_verdict`): a leakage level from
         the lift at a resolvable low FPR and the AUC, ``baseline`` for a blind baseline,
         ``artefact`` for an AUC wholly below 0.5, ``undefined`` when not interpretable.
-        LLM results are the :class:`~privaudit.report.LLMSection`'s findings.
+        LLM and unlearning results are their own sections' findings (the unlearning section
+        judges each unlearned model against exact retraining, its reference).
         """
         return [result_finding(r, m, v, self.name) for r, m, v in zip(
             report.results, report.metric_dicts, result_verdicts(report), strict=True)
-            if is_inference_result(r) and r.audit.kind != "llm"]
+            if is_inference_result(r) and r.audit.kind not in ("llm", "unlearning")]
 
 
 class ReadingSection(_AttackSection):
@@ -217,7 +220,8 @@ class HistogramSection(_AttackSection):
 
     def context(self, report: ReportView) -> dict[str, Any]:
         return {"histograms": [
-            {"name": r.name, "uri": png_data_uri(png), "anchor": f"hist-{i + 1}"}
+            {"name": f"{r.attack or 'attack'} on {artefact_name(r)}", "uri": png_data_uri(png),
+             "anchor": f"hist-{i + 1}"}
             for i, (r, png) in enumerate(zip(report.results, report.histogram_pngs(),
                                              strict=True))
         ]}
@@ -229,36 +233,7 @@ class EpsilonSection(_AttackSection):
     name, title, order = "epsilon", "Effective ε", 70
 
     def context(self, report: ReportView) -> dict[str, Any]:
-        # One row per mechanism, one column per confidence level: easier to read than the
-        # long format of effective_epsilon.csv.
-        frame = report.epsilon_frame
-        levels = list(dict.fromkeys(frame["confidence"].tolist()))
-        rows: list[dict[str, Any]] = []
-        for key, group in frame.groupby(["dataset", "generator", "target", "candidates"],
-                                        sort=False, dropna=False):
-            first = group.iloc[0]
-            by_level = {row["confidence"]: row for row in group.to_dict("records")}
-            rows.append({
-                "dataset": key[0] or "—", "generator": key[1] or "—", "target": key[2] or "—",
-                "candidates": key[3],
-                "attack": first["attack"] if isinstance(first["attack"], str)
-                and first["attack"] else "—",
-                "threshold": fmt(first["threshold"], 4),
-                "n_validation": fmt_int(first["n_validation"]),
-                "n_test": fmt_int(first["n_test"]),
-                "note": first["note"],
-                "bounds": [
-                    {"low": fmt(by_level[c]["epsilon_low"], 3),
-                     "high": fmt(by_level[c]["epsilon_high"], 3),
-                     # The largest corrected bound may come from another attack at
-                     # another level: say which when it differs from the row's.
-                     "attack": by_level[c]["attack"]
-                     if by_level[c]["attack"] != first["attack"] else ""} if c in by_level
-                    else {"low": "—", "high": "—", "attack": ""}
-                    for c in levels
-                ],
-            })
-        return {"epsilon_rows": rows, "epsilon_levels": [f"{c:.0%}" for c in levels]}
+        return epsilon_section_context(report)
 
 
 class MethodsSection(_AttackSection):
@@ -287,21 +262,22 @@ def summary_cards(report: ReportView, rows: list[dict[str, Any]]) -> list[dict[s
     if any(math.isfinite(a) for a in aucs):
         best = int(np.nanargmax(aucs))
         cards.append({"label": "Highest AUC", "value": rows[best]["auc"]["value"],
-                      "detail": f"{results[best].name} · {rows[best]['reading'].label}",
+                      "detail": f"{_named(results[best])} · {rows[best]['reading'].label}",
                       "severity": rows[best]["reading"].severity})
     lowest = _lowest_resolvable_tprs(metrics)
     if lowest:
         tpr, fpr, best = max(lowest, key=lambda t: t[0] / t[1])
         cards.append({"label": "Highest TPR at the lowest resolvable FPR",
                       "value": f"{tpr:.1%}",
-                      "detail": f"{results[best].name} · at {format_fpr(fpr)} FPR · "
+                      "detail": f"{_named(results[best])} · at {format_fpr(fpr)} FPR · "
                                 f"{tpr / fpr:.1f}× a random guess", "severity": ""})
     bounds = [e["value"] for e in report.headline_epsilons]
     if any(math.isfinite(b) for b in bounds):
         best = int(np.nanargmax(bounds))
         cards.append({"label": f"Highest ε lower bound ({report.confidence:.0%})",
                       "value": fmt(bounds[best], 2),
-                      "detail": f"{results[best].name} · Clopper–Pearson", "severity": ""})
+                      "detail": f"{_named(results[best])} · Clopper–Pearson",
+                      "severity": ""})
     flags = [m["better_than_random"] for m in metrics]
     if report.n_bootstrap and all(f is not None for f in flags):
         cards.append({"label": "Better than random",
@@ -309,6 +285,11 @@ def summary_cards(report: ReportView, rows: list[dict[str, Any]]) -> list[dict[s
                       "detail": f"AUC {report.confidence:.0%} interval above 0.5",
                       "severity": ""})
     return cards
+
+
+def _named(result: Any) -> str:
+    """``"<attack> on <artefact>"``, the generator included (:func:`artefact_name`)."""
+    return f"{result.attack or 'attack'} on {artefact_name(result)}"
 
 
 def _lowest_resolvable_tprs(metrics: Sequence[dict[str, Any]]
