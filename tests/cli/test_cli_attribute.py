@@ -52,7 +52,7 @@ def test_a_configuration_runs_the_attacks_and_writes_the_report(folder):
                             "attacks: [model-inversion, direct, shadow-ai]\n"
                             "reference: {n_models: 2}\n"
                             "report: {out: rep, n_bootstrap: 20}\n"))
-    result = runner.invoke(app, ["audit", "attribute", "--config", str(config)])
+    result = runner.invoke(app, ["audit", "attribute", "--config", str(config), "--verbose"])
     assert result.exit_code == 0, result.output
     assert "Attribute inference" in result.output
     doc = json.loads((folder / "rep" / "results.json").read_text())

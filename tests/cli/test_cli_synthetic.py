@@ -35,7 +35,8 @@ def test_options_run_the_checks_and_write_the_report(tables, tmp_path):
     result = runner.invoke(app, [
         "audit", "synthetic", "--synthetic", str(tables / "s.csv"), "--original",
         str(tables / "o.csv"), "--holdout", str(tables / "h.parquet"), "--metadata",
-        str(tables / "m.json"), "--checks", CHECKS, "-o", str(tmp_path / "rep")])
+        str(tables / "m.json"), "--checks", CHECKS, "-o", str(tmp_path / "rep"),
+        "--verbose"])
     assert result.exit_code == 0, result.output
     assert "closeness to the training records" in result.output
     assert "CLOSER than unseen rows" in result.output

@@ -38,7 +38,7 @@ def _cells(out):
 def test_study_unlearning_quick(tmp_path, tiny):
     out = tmp_path / "study"
     args = ["study", "unlearning", "--quick", "--out", str(out), "--n-bootstrap", "10",
-            "--n-jobs", "1"]
+            "--n-jobs", "1", "--verbose"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert (out / "index.html").exists() and (out / "shadows").is_dir()
