@@ -1,8 +1,12 @@
 """End-to-end: the quick unlearning study reproduces Apollo's qualitative findings on TV16.
 
 The quick study runs once, in one test (pytest-xdist may send tests of one module to
-different workers, so a module fixture shared by several tests could run it twice). That a
-rerun reuses the finished cells is tested through the CLI (tests/cli).
+different workers, so a module fixture shared by several tests could run it twice), on the
+two algorithms the paper's findings are about: RT (exact retraining, the reference that
+must stay near chance) and GA (gradient ascent, which leaves traces). Each algorithm's
+audit depends only on the seed, not on the algorithms run before it, so these are the
+numbers of the demo's full table; every algorithm is run on its own in tests/unlearn. That
+a rerun reuses the finished cells is tested through the CLI (tests/cli).
 """
 
 import json
@@ -15,7 +19,6 @@ from privaudit.audits import UNLEARNING_ATTACKS
 from privaudit.metrics import roc_auc
 from privaudit.report import build_report
 from privaudit.studies import (
-    UNLEARNING_ALGORITHMS,
     UNLEARNING_SETTING,
     run_unlearning_study,
     study_tables,
@@ -24,14 +27,20 @@ from privaudit.studies._unlearning_study import METADATA_FILE, _split
 
 pytest.importorskip("torch")
 
+#: The algorithms of the end-to-end test: the reference and the one that leaks.
+ALGORITHMS = ("RT", "GA")
+
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # a hang only: see the measured times below
 def test_quick_study_end_to_end(tmp_path):
     messages = []
-    # About 30 s on an idle 2-core machine (not asserted: shared CI machines vary).
-    results = run_unlearning_study(quick=True, directory=tmp_path, progress=messages.append)
+    # Measured: 106 s of CPU time (the study and its report), 17 min wall on 2 cores
+    # shared with about 13 busy processes; all seven algorithms took 105-118 s alone.
+    results = run_unlearning_study(quick=True, algorithms=ALGORITHMS, directory=tmp_path,
+                                   progress=messages.append)
     assert [(r.target, r.attack) for r in results] == [
-        (a, k) for a in UNLEARNING_ALGORITHMS for k in UNLEARNING_ATTACKS]
+        (a, k) for a in ALGORITHMS for k in UNLEARNING_ATTACKS]
     for r in results:
         assert r.audit.kind == "unlearning" and r.parameters["method"] == r.target
         assert (r.n_members, r.n_non_members) == (100, 100)
@@ -53,7 +62,7 @@ def test_quick_study_end_to_end(tmp_path):
 
 def _check_accuracies(results):
     rows = {row["algorithm"]: row for row in study_tables(results)["accuracy"]}
-    assert list(rows) == list(UNLEARNING_ALGORITHMS)
+    assert list(rows) == list(ALGORITHMS)
     original, rt = rows["RT"]["original"], rows["RT"]["unlearned"]
     # The original model fits its training records better than unseen ones; the
     # retrained one never saw the forgotten records.
@@ -72,7 +81,7 @@ def _check_outputs(results, directory, messages):
     assert index.exists() and "Unlearning study" in index.read_text()
     entries = json.loads((directory / "results.json").read_text())["results"]
     assert sorted((e["target"], e["attack"]) for e in entries) == sorted(
-        (a, k) for a in UNLEARNING_ALGORITHMS for k in UNLEARNING_ATTACKS)
+        (a, k) for a in ALGORITHMS for k in UNLEARNING_ATTACKS)
     assert all("auc" in e["metrics"] for e in entries)
 
 
