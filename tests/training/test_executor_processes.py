@@ -173,7 +173,7 @@ def _assert_all_end(children: dict[int, str], seconds: float) -> None:
 
 
 # The sleepers' tasks sleep 300 s: ending within a minute shows nothing waited for them,
-# with a margin for a loaded machine (5 s and 10 s failed there; idle, they end in < 1 s).
+# with a margin for a loaded machine (limits of 5 s and 10 s failed at load 13 on 2 cores).
 PROMPTLY = 60
 
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (Linux)")
