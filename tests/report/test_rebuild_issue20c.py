@@ -73,7 +73,7 @@ def test_a_given_title_wins_over_the_saved_one(report_dir, tmp_path) -> None:
                                       '"description": null, "folders": []}'])
 def test_without_a_good_manifest_the_order_is_by_path_and_the_title_default(
         make_result, report_dir, tmp_path, manifest) -> None:
-    path = report_dir / "results" / "report.json"
+    path = report_dir / "report.json"
     if manifest is None:
         path.unlink()  # a report written before the manifest existed
     else:
@@ -88,15 +88,15 @@ def test_without_a_good_manifest_the_order_is_by_path_and_the_title_default(
 
 def test_folders_the_manifest_does_not_list_come_after_in_path_order(
         make_result, report_dir) -> None:
-    path = report_dir / "results" / "report.json"
+    path = report_dir / "report.json"
     doc = json.loads(path.read_text())
     dropped = doc["folders"].pop(0)  # the first result is now unknown to the manifest
-    doc["folders"].insert(0, "a-folder-that-was-deleted")
+    doc["folders"].insert(0, "results/a-folder-that-was-deleted")
     path.write_text(json.dumps(doc))
     loaded = load_all_results(report_dir / "results")
     order = _order(_results(make_result))
     assert _order(loaded) == [*order[1:], order[0]]
-    assert dropped.startswith("zeta")
+    assert dropped.startswith("results/zeta")
 
 
 def test_the_cli_rebuild_keeps_the_title(report_dir, tmp_path) -> None:

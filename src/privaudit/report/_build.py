@@ -180,7 +180,8 @@ def build_report(
       named by :func:`privaudit.results.result_folder_name`): each result saved
       with :meth:`AttackResult.save` (``result.json`` + ``scores.csv``), so that the
       report can be rebuilt with ``build_report(load_all_results(directory / "results"),
-      ...)``, and ``results/report.json``, the report's title, description and order of
+      ...)``;
+    - ``report.json`` (with the folders): the report's title, description and order of
       results (:meth:`~privaudit.results.ResultsStore.write_manifest`), which that rebuild
       keeps.
 

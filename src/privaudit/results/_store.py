@@ -32,8 +32,8 @@ __all__ = ["REPORT_MANIFEST", "RESULT_KINDS", "ResultsStore", "SavedResults",
            "load_all_results", "load_result", "read_report_manifest", "result_folder_names",
            "write_report_manifest"]
 
-#: The file in a results folder that remembers the report it was written for: its title,
-#: description and the order of its results (a rebuild keeps them).
+#: The file in a report's folder (beside ``index.html`` and ``results/``) that remembers
+#: the report: its title, description and the order of its results (a rebuild keeps them).
 REPORT_MANIFEST = "report.json"
 _MANIFEST_FORMAT = "privaudit-report-manifest"
 
@@ -196,11 +196,17 @@ class ResultsStore:
 
     def write_manifest(self, folders: Sequence[str | os.PathLike[str]], *, title: str,
                        description: str | None = None) -> Path:
-        """Remember the report these results were saved for (:func:`write_report_manifest`)."""
+        """Remember the report these results were saved for, beside the store.
+
+        The store is a report's ``results/`` folder: ``report.json`` goes in the report's
+        folder (the store's parent), beside ``index.html`` (:func:`write_report_manifest`),
+        with ``folders`` (the results' folders in the store, in the report's order).
+        """
         self._check_directory()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        return write_report_manifest(self.directory, folders, title=title,
-                                     description=description)
+        report = self.directory.parent
+        return write_report_manifest(
+            report, [Path(self.directory.name) / Path(f).name for f in folders],
+            title=title, description=description)
 
     def paths(self) -> list[Path]:
         """The folders holding a saved result, sorted (the same order on every machine)."""
@@ -258,28 +264,30 @@ def write_report_manifest(directory: str | os.PathLike[str],
                           description: str | None = None) -> Path:
     """Write ``directory/report.json``: the report's title, description and result order.
 
-    ``folders`` are the results' folders (names inside ``directory``, or paths whose last
-    part is), in the report's order; :func:`load_all_results` reads them back in it.
+    ``folders`` are the results' folders, relative to ``directory`` (``results/<name>``),
+    in the report's order; :func:`load_all_results` reads them back in it.
     """
     from privaudit.results._io import dump_json
 
     doc = {"format": _MANIFEST_FORMAT, "title": str(title),
            "description": None if description is None else str(description),
-           "folders": [Path(f).name for f in folders]}
+           "folders": [Path(f).as_posix() for f in folders]}
     return dump_json(doc, Path(directory) / REPORT_MANIFEST, where="report manifest")
 
 
 def read_report_manifest(root: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The report manifest of a results folder (or of a report holding ``results/``).
+    """The manifest of the report ``root`` is (or whose ``results/`` folder it is).
 
-    ``{"title", "description", "folders"}``; None when there is none, or when it is not a
-    well-formed manifest (a rebuild then sorts by path and takes the default title: the
-    manifest only orders and names, it never decides what is loaded).
+    ``{"title", "description", "folders"}``, ``folders`` as absolute paths; None when there
+    is none, or when it is not a well-formed manifest (a rebuild then sorts by path and
+    takes the default title: the manifest only orders and names, it never decides what is
+    loaded).
     """
     import json
 
-    root = Path(root)
-    for candidate in (root / REPORT_MANIFEST, root / "results" / REPORT_MANIFEST):
+    root = Path(os.path.abspath(root))
+    for directory in (root, root.parent):
+        candidate = directory / REPORT_MANIFEST
         if not candidate.is_file() or candidate.is_symlink():
             continue
         try:
@@ -293,7 +301,7 @@ def read_report_manifest(root: str | os.PathLike[str]) -> dict[str, Any] | None:
                 and all(isinstance(f, str) for f in doc["folders"])):
             return None
         return {"title": doc["title"], "description": doc["description"],
-                "folders": doc["folders"], "directory": candidate.parent}
+                "folders": [Path(os.path.abspath(directory / f)) for f in doc["folders"]]}
     return None
 
 
@@ -301,12 +309,11 @@ def _in_manifest_order(folders: list[Path], manifest: dict[str, Any] | None) -> 
     """``folders`` (sorted) in the manifest's order; those it does not list after, sorted."""
     if manifest is None:
         return folders
-    rank = {name: i for i, name in enumerate(manifest["folders"])}
-    directory = Path(os.path.abspath(manifest["directory"]))
+    rank = {folder: i for i, folder in enumerate(manifest["folders"])}
 
     def key(folder: Path) -> tuple[int, int]:
-        listed = Path(os.path.abspath(folder)).parent == directory and folder.name in rank
-        return (0, rank[folder.name]) if listed else (1, 0)
+        listed = rank.get(Path(os.path.abspath(folder)))
+        return (1, 0) if listed is None else (0, listed)
 
     return sorted(folders, key=key)  # stable: unlisted ones keep their sorted order
 
@@ -317,10 +324,11 @@ def load_all_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[
 
     As :func:`~privaudit.results.load_results` (which reads attack results only): sorted by
     path, a damaged result skipped with a :class:`DamagedResultWarning` (raised with
-    ``strict``). A folder written by :func:`privaudit.report.build_report` (a report, or
-    its ``results/``) holds a :data:`REPORT_MANIFEST`: its results come in the report's
-    order, and the returned :class:`SavedResults` carries the report's ``title`` and
-    ``description`` (those of the first path that has one).
+    ``strict``). A report written by :func:`privaudit.report.build_report` holds a
+    :data:`REPORT_MANIFEST`: its results (read from the report's folder or its
+    ``results/``) come in the report's order, and the returned :class:`SavedResults`
+    carries the report's ``title`` and ``description`` (those of the first path that has
+    one).
 
     Raises
     ------
