@@ -49,6 +49,15 @@ def part_noisy(random_state, n_reference_models, n_jobs, progress):
     return []
 
 
+def part_threads(random_state, n_reference_models, n_jobs, progress):
+    import numpy  # noqa: F401 - its BLAS is what the limit is about
+    from threadpoolctl import threadpool_info
+
+    blas = {info["num_threads"] for info in threadpool_info()}
+    return [(os.environ.get("OMP_NUM_THREADS"), os.environ.get("OPENBLAS_NUM_THREADS"),
+             blas)]
+
+
 class DropNoisy(logging.Filter):
     """What a command installs to silence a library's notice (picklable: top level)."""
 
@@ -136,3 +145,18 @@ def test_the_commands_warning_and_log_filters_hold_in_the_workers(capfd):
     err = capfd.readouterr().err
     assert "kept notice from the library" in err
     assert "noisy notice" not in err
+
+
+@pytest.mark.timeout(600)
+def test_each_worker_gets_its_share_of_the_cores(monkeypatch):
+    # Two workers on two cores: one thread each for BLAS and OpenMP, so that neither
+    # waits for a core the other holds; the user's own setting is kept.
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    share = str(max(1, (os.cpu_count() or 1) // 2))
+    results = _run({"a": part_threads, "b": part_threads}, None)
+    assert [r[:2] for r in results] == [(share, "1")] * 2
+    assert all(blas <= {int(share)} for _, _, blas in results)
+    assert "OMP_NUM_THREADS" not in os.environ  # this process's environment restored
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
