@@ -324,6 +324,10 @@ def attack_verdict(
     auc_level = _AUC_LEVEL.get(reading.key, "minimal")
     if reading.better_than_random is False:
         auc_level = "minimal"
+    elif reading.better_than_random is None and auc_level == "low":
+        # No interval (n_bootstrap=0): a "weak" AUC (0.45-0.60, e.g. exactly 0.5) is no
+        # evidence of anything on its own and raises nothing; stronger bands still do.
+        auc_level = "minimal"
     rank = max(_RANK[lift_level], min(_RANK[auc_level], _RANK[lift_level] + 1))
     severity = next(key for key, r in _RANK.items() if r == rank)
     if math.isfinite(lift):

@@ -390,9 +390,12 @@ def _slice_metric_functions(fprs: Sequence[float]) -> list[tuple[str, Callable[.
         ("auc", pm.roc_auc),
         ("advantage", pm.advantage),
     ]
-    # Partials (not wrappers) of tpr_at_fpr, so that bootstrap_cis takes its batched path.
+    # Partials (not wrappers) of tpr_at_fpr, so that bootstrap_cis takes its batched path;
+    # randomised on tied scores, as the whole result's TPRs (AttackResult.metrics), so a
+    # slice of everything reads the same number and a tie block never splits [0, 1].
     metrics.extend(
-        (f"tpr_at_fpr_{fpr_key(f)}", functools.partial(pm.tpr_at_fpr, fpr=f)) for f in fprs
+        (f"tpr_at_fpr_{fpr_key(f)}", functools.partial(pm.tpr_at_fpr, fpr=f, randomized=True))
+        for f in fprs
     )
     return metrics
 
