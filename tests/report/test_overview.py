@@ -162,7 +162,7 @@ def test_one_roc_figure_per_artefact_whatever_the_kinds(make_result) -> None:
 
 def test_sections_fold_short_open_long_closed() -> None:
     short = '<section id="a">\n  <h2>A</h2>\n  <p>few words</p>\n</section>'
-    long = '<section id="b"><h2>B</h2>' + "<p>row</p>" * 3000 + "</section>"
+    long = '<section id="b"><h2>B</h2>' + "<p>row</p>" * 5000 + "</section>"
     assert '<details class="fold" open><summary><h2>A</h2></summary>' in fold_section(short)
     assert '<details class="fold"><summary><h2>B</h2></summary>' in fold_section(long)
     assert fold_section(long).startswith('<section id="b">')  # the anchor stays outside

@@ -16,9 +16,10 @@ __all__ = ["FOLD_OPEN_MAX_CHARS", "FOLD_OPEN_ORDER", "Finding", "ReportSection",
            "ReportView", "register_section", "registered_sections"]
 
 
-#: A section of ``fold = "auto"`` starts closed when its HTML is longer than this (about
-#: one screen of text; a figure's image alone is longer).
-FOLD_OPEN_MAX_CHARS = 12_000
+#: A section of ``fold = "auto"`` starts closed when it is longer to read than this (a few
+#: screens: HTML characters, a figure counted as a fixed share, whatever its bytes): a
+#: small report stays open, the demo's hundred histograms and long tables fold.
+FOLD_OPEN_MAX_CHARS = 30_000
 #: A section of ``fold = "auto"`` at most this far down the page (its ``order``: the
 #: overview, the summary) starts open whatever its length: it is the page's answer.
 FOLD_OPEN_ORDER = 10
