@@ -3,9 +3,11 @@
 Workload: the demo's parts (``privaudit.studies.DEMO_PARTS``: model, llm, synthetic,
 generator, unlearning), each in a fresh Python process of its own that runs the part's
 audits alone (``run_demo_parts([kind])``, no report), as a first run on a clean machine
-pays imports and fixtures once per process. Then the whole demo as a user runs it
-(``privaudit demo --out DIR``: every part and the report, bootstrap included), in one
-process.
+pays imports and fixtures once per process, and as the whole demo runs it in one of its
+two workers: one core's share of BLAS/OpenMP threads and ``n_jobs=1`` (``--as-alone``:
+the library's defaults and ``n_jobs=2``, as ``privaudit demo --only KIND`` runs it). Then
+the whole demo as a user runs it (``privaudit demo --out DIR``: the parts side by side in
+two workers, then the report, bootstrap included).
 
 Each row gives the wall time, the CPU time (user + sys of the process and of every worker
 process it waited for, from ``os.wait4``), CPU / wall (how many cores it kept busy), and
@@ -19,6 +21,12 @@ compare CPU times across machines, and wall times only on an idle one.
     python benchmarks/bench_demo.py                      # every part, then the whole
     python benchmarks/bench_demo.py --parts model,llm    # some parts, no whole run
     python benchmarks/bench_demo.py --no-whole           # every part, no whole run
+    python benchmarks/bench_demo.py --as-alone --no-whole   # as `--only KIND` runs them
+
+Run alone (``--as-alone``) on a shared machine, a part's BLAS threads wait for cores
+other jobs hold and its CPU time grows with the load (the model part: 235 s of CPU with
+about 5 other busy processes on 2 cores). In the demo's workers (one thread each) the
+overfit TV16 MLP trained in 41 s under such load, where two threads per worker took 12 min.
 """
 
 from __future__ import annotations
@@ -40,16 +48,26 @@ _PART_SCRIPT = """
 import sys, warnings
 warnings.simplefilter("ignore")
 from privaudit.studies import run_demo_parts
-results = run_demo_parts([sys.argv[1]], random_state=0)
+results = run_demo_parts([sys.argv[1]], random_state=0, n_jobs=int(sys.argv[2]))
 print(len(results))
 """
 
+#: What sizes the numerical libraries' thread pools (as the demo's workers set them).
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
-def _timed(command: list[str], log: Path) -> tuple[float, float, int]:
+
+def _as_in_demo() -> dict[str, str]:
+    """The environment of a part in one of the demo's two workers: its share of cores."""
+    share = str(max(1, (os.cpu_count() or 1) // 2))
+    return {**{name: share for name in _THREAD_VARIABLES}, **os.environ}
+
+
+def _timed(command: list[str], log: Path, env: dict[str, str] | None = None
+           ) -> tuple[float, float, int]:
     """Run ``command``; its wall seconds, CPU seconds (user + sys, children too), status."""
     started = time.perf_counter()
     with log.open("w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
         _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     return time.perf_counter() - started, usage.ru_utime + usage.ru_stime, process.returncode
@@ -73,6 +91,9 @@ def main() -> None:
                         help="comma-separated demo parts to time alone")
     parser.add_argument("--no-whole", action="store_true",
                         help="skip the whole `privaudit demo` run")
+    parser.add_argument("--as-alone", action="store_true",
+                        help="time each part as `privaudit demo --only KIND` runs it "
+                             "(default: as in the whole demo's workers)")
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
     args = parser.parse_args()
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -86,8 +107,9 @@ def main() -> None:
         logs = Path(work)
         print(f"{'part':<12} {'wall s':>8} {'CPU s':>8} {'cores':>6} {'budget':>8}")
         for part in parts:
-            command = [sys.executable, "-c", _PART_SCRIPT, part]
-            rows.append(_row(part, *_timed(command, logs / f"{part}.log")))
+            n_jobs, env = ("2", None) if args.as_alone else ("1", _as_in_demo())
+            command = [sys.executable, "-c", _PART_SCRIPT, part, n_jobs]
+            rows.append(_row(part, *_timed(command, logs / f"{part}.log", env)))
         audits = sum(float(r["wall_s"]) for r in rows)  # type: ignore[arg-type]
         print(f"{'(parts)':<12} {audits:8.1f} "
               f"{sum(float(r['cpu_s']) for r in rows):8.1f}"  # type: ignore[arg-type]
