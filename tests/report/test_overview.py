@@ -210,3 +210,26 @@ def test_the_opening_of_the_page_starts_open(order, fold, expected) -> None:
 
     section = type("Long", (_JudgingSection,), {"order": order, "fold": fold})([])
     assert section_fold(section) == expected
+
+
+def test_results_json_records_the_overview_the_page_shows(tmp_path):
+    # The terminal summary reads it from results.json instead of bootstrapping again.
+    import json
+
+    import numpy as np
+
+    from privaudit.report import HtmlReport, build_report
+    from privaudit.results import AttackResult
+
+    rng = np.random.default_rng(0)
+    labels = np.r_[np.ones(200, int), np.zeros(200, int)]
+    results = [AttackResult(labels=labels, scores=rng.random(400) + shift * labels,
+                            attack="loss", target=target)
+               for target, shift in (("leaky", 2.0), ("private", 0.0))]
+    build_report(results, tmp_path, n_bootstrap=20)
+    doc = json.loads((tmp_path / "results.json").read_text())
+    expected = HtmlReport(results, n_bootstrap=20).overview
+    assert [e["artefact"] for e in doc["overview"]] == ["leaky", "private"]
+    assert [e["severity"] for e in doc["overview"]] == [f.severity for f in expected]
+    assert doc["overview"][0]["severity"] == "critical"
+    assert doc["overview"][1]["severity"] == "minimal"

@@ -139,7 +139,7 @@ def test_html_shows_tables_readings_and_flags(built, audit) -> None:
     table = html[html.index('id="metrics-table"'):html.index("</table>",
                                                             html.index('id="metrics-table"'))]
     assert table.count("<tr id=\"result-") == len(audit)
-    for header in ("AUC", "TPR @ 0.1% FPR", "Advantage", "Effective ε"):
+    for header in ("AUC", "TPR @ 0.1% FPR", "Advantage", "ε lower bound (95%)"):
         assert header in table
     # the plain reading of each AUC, in English, phrased for membership
     assert "Clearly recognisable" in html or "Strong distinction" in html

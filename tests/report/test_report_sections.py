@@ -11,7 +11,8 @@ import pytest
 from privaudit.report import HtmlReport, ReportSection, build_report, registered_sections
 from privaudit.results import RiskResult
 
-MEMBERSHIP_NAV = ["Summary", "Metrics", "Reading", "ROC curves", "Score distributions",
+# The overview (one answer per artefact, issue 20) opens every page that judges results.
+MEMBERSHIP_NAV = ["Overview", "Summary", "Metrics", "Reading", "ROC curves", "Score distributions",
                   "Effective ε", "Methods"]
 
 
@@ -28,17 +29,19 @@ def _risk() -> RiskResult:
 def test_membership_page_keeps_its_sections_in_order(make_result) -> None:
     html = HtmlReport([make_result(seed=1)], n_bootstrap=0).render()
     assert _nav(html) == MEMBERSHIP_NAV
-    ids = re.findall(r'<section id="([^"]+)">', html)
-    assert ids == ["summary", "metrics", "reading", "roc", "histograms", "epsilon", "methods"]
+    ids = re.findall(r'<section id="([^"]+)"', html)
+    assert ids == ["overview", "summary", "metrics", "reading", "roc", "histograms", "epsilon",
+                   "methods"]
     assert "risk-table" not in html
 
 
 def test_risk_only_page_has_the_risk_section_alone(tmp_path) -> None:
     index = build_report([_risk()], tmp_path)
     html = index.read_text(encoding="utf-8")
-    assert _nav(html) == ["Risks"]
+    assert _nav(html) == ["Overview", "Risks"]
     assert 'id="metrics-table"' not in html and "<img" not in html
-    table = html[html.index('id="risk-table"'):html.index("</table>")]
+    table = html[html.index('id="risk-table"'):html.index("</table>",
+                                                          html.index('id="risk-table"'))]
     assert "0.300" in table and "[0.219, 0.396]" in table  # attack rate, Wilson
     assert "<strong>0.218</strong>" in table and "[0.105, 0.331]" in table  # residual risk
     doc = json.loads((tmp_path / "results.json").read_text())
@@ -51,7 +54,7 @@ def test_risk_only_page_has_the_risk_section_alone(tmp_path) -> None:
 def test_mixed_page_shows_both(make_result, tmp_path) -> None:
     index = build_report([make_result(seed=2), _risk()], tmp_path, n_bootstrap=0)
     html = index.read_text(encoding="utf-8")
-    assert _nav(html) == [*MEMBERSHIP_NAV[:3], "Risks", *MEMBERSHIP_NAV[3:]]
+    assert _nav(html) == [*MEMBERSHIP_NAV[:4], "Risks", *MEMBERSHIP_NAV[4:]]
     assert 'id="metrics-table"' in html and 'id="risk-table"' in html
     doc = json.loads((tmp_path / "results.json").read_text())
     assert len(doc["results"]) == 1 and len(doc["risks"]) == 1
@@ -76,7 +79,7 @@ def test_a_new_section_plugs_in(make_result) -> None:
     results = [make_result(seed=3), make_result(seed=4, attack="lira")]
     sections = [*registered_sections(), _CountSection()]
     html = HtmlReport(results, n_bootstrap=0, sections=sections).render()
-    assert _nav(html)[:3] == ["Summary", "Counted", "Metrics"]
+    assert _nav(html)[:4] == ["Overview", "Summary", "Counted", "Metrics"]
     assert "<h2>Privacy audit report: 2 results</h2>" in html
     one = HtmlReport(results[:1], n_bootstrap=0, sections=sections).render()
     assert "Counted" not in _nav(one)  # applies_to said no

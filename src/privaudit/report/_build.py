@@ -172,7 +172,8 @@ def build_report(
       ``results.json`` and ``results/<folder>/risk.json``; the files below are written
       when there are attack results;
     - ``results.json``: metrics of every result (:func:`write_results_json`'s layout, plus
-      ``folder``, the per-result folder of each entry);
+      ``folder``, the per-result folder of each entry, and ``overview``: the page's one
+      answer per audited artefact, each a :class:`~privaudit.report.Finding` as a dict);
     - ``metrics.csv``: the metrics table (:meth:`BinaryLabelAttackReport.metrics_frame`);
     - ``effective_epsilon.csv``: the effective-epsilon bounds per target;
     - ``roc_curves.png``: ROC curves on linear and log-log axes;
@@ -251,6 +252,9 @@ description
                                 *doc.get("proximity", []), *doc.get("fidelity", []),
                                 *doc.get("attributes", [])], folders, strict=True):
             entry["folder"] = f"results/{name}"
+    # The page's one answer per artefact, so that the terminal summary reads it rather
+    # than bootstrapping every result a second time.
+    doc["overview"] = [finding._asdict() for finding in html.overview]
     dump_json(doc, directory / "results.json", where="results", keep_non_finite=True)
     if results:
         write_frame_csv(html.metrics_frame(), directory / "metrics.csv")

@@ -44,8 +44,7 @@ from privaudit.report._sections_unlearning import (  # noqa: F401 (registers)
 )
 from privaudit.report._verdict import (
     Verdict,
-    attack_verdict,
-    disqualified,
+    result_verdict,
     strongest_finding,
     target_verdict,
 )
@@ -298,10 +297,23 @@ class HtmlReport:
 
     @cached_property
     def verdicts(self) -> list[Verdict]:
-        """The verdict on each result: TPR at low FPR first, then the AUC (``_verdict``)."""
-        return [disqualified(attack_verdict(r.attack or r.name, m, kind=r.kind),
-                             [f.message for f in r.audit.findings if f.severity == "critical"])
-                for r, m in zip(self.results, self.metric_dicts, strict=True)]
+        """The verdict on each result, every rule applied (:func:`result_verdict`).
+
+        The lift at a resolvable low FPR, then the AUC; baselines, artefacts and critical
+        findings read as such.
+        """
+        return [result_verdict(r, m) for r, m in zip(self.results, self.metric_dicts,
+                                                     strict=True)]
+
+    @cached_property
+    def figure_indices(self) -> list[int]:
+        """Indices of the results drawn in the page's ROC and histogram figures.
+
+        Attacks on unlearned models are drawn by the unlearning section (a panel per
+        algorithm, RT the reference): drawing them again here was the "ROC curves drawn
+        twice" of issue 20, and a quarter of the page's figures.
+        """
+        return [i for i, r in enumerate(self.results) if r.audit.kind != "unlearning"]
 
     def target_verdicts(self) -> list[dict[str, Any]]:
         """One headline verdict per audited artefact, from its strongest attack.
@@ -361,9 +373,9 @@ class HtmlReport:
         this is the one figure of :attr:`roc_png`.
         """
         groups: dict[tuple[str, str, str], list[int]] = {}
-        for i, r in enumerate(self.results):
-            groups.setdefault(artefact_key(r), []).append(i)
-        if len(groups) == 1:
+        for i in self.figure_indices:
+            groups.setdefault(artefact_key(self.results[i]), []).append(i)
+        if len(groups) == 1 and len(self.figure_indices) == len(self.results):
             return [("", self.roc_png)]
         out = []
         for idx in groups.values():
@@ -380,9 +392,10 @@ class HtmlReport:
         them must not make the page too heavy to send.
         """
         return [
-            figure_png(histogram_figure(r, auc=m["auc"]["value"]), dpi=HISTOGRAM_DPI,
-                       colors=HISTOGRAM_COLORS)
-            for r, m in zip(self.results, self.metric_dicts, strict=True)
+            figure_png(histogram_figure(self.results[i],
+                                        auc=self.metric_dicts[i]["auc"]["value"]),
+                       dpi=HISTOGRAM_DPI, colors=HISTOGRAM_COLORS)
+            for i in self.figure_indices
         ]
 
     # ------------------------------------------------------------------ rendering

@@ -203,7 +203,18 @@ class PredictionsSection(ReportSection):
                 "prediction_rows": rows}
 
 
-class RocSection(_AttackSection):
+class _FigureSection(_AttackSection):
+    """A section of figures of attack results, those of unlearning audits excepted.
+
+    The unlearning section draws those (:attr:`HtmlReport.figure_indices`).
+    """
+
+    def applies_to(self, results: Sequence[Any]) -> bool:
+        return any(is_inference_result(r) and r.audit.kind != "unlearning"
+                   for r in results)
+
+
+class RocSection(_FigureSection):
     """ROC curves on linear and log-log axes, one figure per audited target."""
 
     name, title, order = "roc", "ROC curves", 50
@@ -213,17 +224,16 @@ class RocSection(_AttackSection):
                                 for title, png in report.roc_groups]}
 
 
-class HistogramSection(_AttackSection):
+class HistogramSection(_FigureSection):
     """Member and non-member score histograms, one per result."""
 
     name, title, order = "histograms", "Score distributions", 60
 
     def context(self, report: ReportView) -> dict[str, Any]:
         return {"histograms": [
-            {"name": f"{r.attack or 'attack'} on {artefact_name(r)}", "uri": png_data_uri(png),
+            {"name": _named(report.results[i]), "uri": png_data_uri(png),
              "anchor": f"hist-{i + 1}"}
-            for i, (r, png) in enumerate(zip(report.results, report.histogram_pngs(),
-                                             strict=True))
+            for i, png in zip(report.figure_indices, report.histogram_pngs(), strict=True)
         ]}
 
 

@@ -99,12 +99,16 @@ class OverviewSection(ReportSection):
 def _counts(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """How many artefacts got each answer, worst first (the line above the table)."""
     order = [key for key, _ in LEVELS] + list(NOTE_LABELS)
-    counts: dict[str, dict[str, Any]] = {}
+    counts: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows:
         answer = row["answer"]
         severity = answer["severity"]
-        label = dict(LEVELS).get(severity) or NOTE_LABELS.get(severity, severity)
-        entry = counts.setdefault(severity, {"severity": severity, "label": label, "n": 0})
+        # The answer's own words: a closeness check's "Closer than unseen rows" is not
+        # counted as "high leakage" (its severity is only the colour).
+        label = answer.get("label") or dict(LEVELS).get(severity) or NOTE_LABELS.get(
+            severity, severity)
+        entry = counts.setdefault((severity, label),
+                                  {"severity": severity, "label": label, "n": 0})
         entry["n"] += 1
     return sorted(counts.values(), key=lambda c: order.index(c["severity"])
                   if c["severity"] in order else len(order))
