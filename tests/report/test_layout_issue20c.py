@@ -52,7 +52,7 @@ def _page_width(html: str, tmp_path: Path) -> tuple[int, int]:
         [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", f"--user-data-dir={tmp_path / 'profile'}",
          f"--window-size={WIDTH},900", "--virtual-time-budget=5000", "--dump-dom",
-         page.as_uri()], capture_output=True, text=True, timeout=180, check=False)
+         page.as_uri()], capture_output=True, text=True, timeout=600, check=False)  # a hang guard
     assert proc.returncode == 0, proc.stderr[-2000:]
     found = re.search(r"width=(\d+) view=(\d+)", proc.stdout)
     assert found, proc.stdout[-2000:]
