@@ -190,7 +190,9 @@ def demo(
         int, typer.Option(help="Reference models for LiRA, RMIA and the shadow attack.")
     ] = 16,
     n_jobs: Annotated[
-        int, typer.Option(help="Worker processes training the reference models.")
+        int, typer.Option(help="Worker processes: the demo's parts run side by side in "
+                               "this many (1: one after the other), and train the "
+                               "reference models.")
     ] = 2,
     only: Annotated[
         list[str] | None,
@@ -210,7 +212,7 @@ def demo(
 
     llm: a tiny GPT-2 trained from scratch on real tweets, its training tweets told from
     held-out ones by every LLM statistic beside a blind baseline; then gradient-ascent
-    unlearning of 100 tweets, judged against a model retrained without them (PrivLeak).
+    unlearning of 75 tweets, judged against a model retrained without them (PrivLeak).
 
     synthetic: the TV16 survey given to a generator that copies some of its training
     records and to a Gaussian copula; exact matches, IMS, DCR and NNDR beside unseen real
