@@ -26,6 +26,7 @@ def test_digits_lira_verdict_is_high_not_weak():
     head = report.target_verdicts()
     assert len(head) == 1 and head[0]["verdict"].severity == "high"
     assert head[0]["verdict"].attack in ("lira-online", "rmia")
-    # LOSS on the same target finds far fewer members with confidence.
-    assert attack_verdict("loss", results[0].metrics(n_bootstrap=200, random_state=0)).lift \
-        < by["lira-online"].lift
+    # LOSS on the same target finds far fewer members with confidence (no lift that
+    # survives chance at all: NaN).
+    loss = attack_verdict("loss", results[0].metrics(n_bootstrap=200, random_state=0))
+    assert not loss.lift >= by["lira-online"].lift

@@ -132,8 +132,12 @@ class _Reading(NamedTuple):
 def _read_fprs(metrics: Mapping[str, Any]) -> list[_Reading]:
     """The FPRs the verdict reads: 0 < FPR <= 1% and resolvable by the sample.
 
-    When none of the FPRs asked for is both (fewer than 100 non-members), the result is
-    read at the smallest FPR its non-members resolve (one false positive), up to
+    A rate asked for that the sample cannot resolve is replaced by the smallest FPR its
+    non-members resolve (one false positive, ``1 / n_non_members``), so the result is
+    still read as finely as its sample allows (e.g. 1/600 = 0.17% when 0.1% is asked for
+    with 600 non-members: issue 20, "report each result at the smallest FPR its
+    non-members resolve"). When none of the FPRs asked for is resolvable and at most 1%
+    (fewer than 100 non-members), that smallest FPR is read alone, up to
     :data:`_MAX_SMALLEST_FPR`.
     """
     resolution = metrics.get("fpr_resolution") or {}
@@ -141,6 +145,7 @@ def _read_fprs(metrics: Mapping[str, Any]) -> list[_Reading]:
     n_neg = metrics.get("n_non_members")
     p_values = metrics.get("tpr_p_value") or {}
     out = []
+    unresolved = False
     for key, estimate in (metrics.get("tpr_at_fpr", {}) or {}).items():
         try:
             fpr = float(key)
@@ -156,9 +161,13 @@ def _read_fprs(metrics: Mapping[str, Any]) -> list[_Reading]:
             ok = True
         if ok:
             out.append(_Reading(fpr, estimate, p_values.get(key)))
+        unresolved = unresolved or not ok
     smallest = resolution.get("smallest")
-    if not out and isinstance(smallest, Mapping) and smallest["fpr"] <= _MAX_SMALLEST_FPR:
-        out.append(_Reading(float(smallest["fpr"]), smallest["tpr"], smallest["p_value"]))
+    if isinstance(smallest, Mapping) and (unresolved or not out):
+        fpr = float(smallest["fpr"])
+        limit = _MAX_FPR if out else _MAX_SMALLEST_FPR
+        if fpr <= limit and all(fpr < r.fpr for r in out):
+            out.append(_Reading(fpr, smallest["tpr"], smallest["p_value"]))
     return out
 
 
@@ -335,8 +344,8 @@ def attack_verdict(
                     if math.isfinite(best.p_value) else "")
         n_neg = metrics.get("n_non_members")
         where = (f", the smallest FPR its {n_neg:,} non-members resolve"
-                 if isinstance(n_neg, int) and n_neg > 0 and fpr == 1 / n_neg
-                 and fpr > _MAX_FPR else "")
+                 if isinstance(n_neg, int) and n_neg > 0 and math.isclose(fpr, 1 / n_neg)
+                 else "")
         found = (f"{attack} identifies {tpr:.1%} of {positives} at {_percent(fpr)} FPR"
                  f"{where} ({lift:.0f}x a random guess{evidence})")
     else:
