@@ -242,9 +242,12 @@ def test_cli_report_skips_the_escaping_result_with_a_warning(tmp_path) -> None:
     small_result(target="good").save(results / "good")
     small_result(target="bad").save(results / "bad")
     point_scores_at(results / "bad", "/etc/passwd")
-    with pytest.warns(DamagedResultWarning, match="'files.scores'"):
-        outcome = CliRunner().invoke(app, ["report", str(results), "--out",
-                                           str(tmp_path / "out"), "--n-bootstrap", "10"])
+    outcome = CliRunner().invoke(app, ["report", str(results), "--out",
+                                       str(tmp_path / "out"), "--n-bootstrap", "10"])
     assert outcome.exit_code == 0, outcome.output
+    # The command shows each warning as one line (issue 20), not Python's warning form.
+    lines = [line for line in outcome.output.splitlines()
+             if line.startswith("DamagedResultWarning:")]
+    assert len(lines) == 1 and "'files.scores'" in lines[0]
     doc = json.loads((tmp_path / "out" / "results.json").read_text())
     assert [entry["target"] for entry in doc["results"]] == ["good"]
