@@ -233,3 +233,28 @@ def test_results_json_records_the_overview_the_page_shows(tmp_path):
     assert [e["severity"] for e in doc["overview"]] == [f.severity for f in expected]
     assert doc["overview"][0]["severity"] == "critical"
     assert doc["overview"][1]["severity"] == "minimal"
+
+
+def test_drawing_the_sections_is_a_counted_step():
+    # The figures take about a minute in the demo's report: a counted step shows them.
+    import numpy as np
+
+    from privaudit._progress import Progress
+    from privaudit.report import HtmlReport
+    from privaudit.results import AttackResult
+
+    class Recording(Progress):
+        def __init__(self):
+            self.steps = []
+
+        def _closed(self, task):
+            self.steps.append((task.description, task.total, task.counts()))
+
+    rng = np.random.default_rng(0)
+    labels = np.r_[np.ones(50, int), np.zeros(50, int)]
+    report = HtmlReport([AttackResult(labels=labels, scores=rng.random(100), attack="loss",
+                                      target="t")], n_bootstrap=0, progress=Recording())
+    report.render()
+    (step,) = [s for s in report.progress.steps if s[0] == "Drawing the report's sections"]
+    assert step[1] == len(report.context()["sections"]) > 3
+    assert step[2].startswith(f"{step[1]}/{step[1]}")
