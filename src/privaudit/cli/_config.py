@@ -57,12 +57,13 @@ kind's schema, :mod:`._datafiles` checks the data files and :mod:`._run` runs th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
+from privaudit.cli._audit_config import DEFAULT_ATTACKS, AuditConfig
 from privaudit.cli._datafiles import split_columns as _split_columns  # noqa: F401 (tests)
 from privaudit.cli._errors import ConfigError, key_error
 from privaudit.cli._reading import read_config
@@ -72,7 +73,6 @@ from privaudit.cli._sections import AuditFile, Name
 __all__ = ["AuditConfig", "ConfigError", "ModelKindRun", "check_attack_params_key",
            "load_audit_config", "load_model_kind", "model_sections", "run_audit_config"]
 
-_DEFAULT_ATTACKS = ["loss", "confidence", "entropy", "modified-entropy"]
 
 
 class ModelAuditFile(AuditFile):
@@ -82,7 +82,7 @@ class ModelAuditFile(AuditFile):
                                                     "attack_params")
 
     attacks: Annotated[list[Name], Field(min_length=1)] = Field(
-        default_factory=lambda: list(_DEFAULT_ATTACKS))
+        default_factory=lambda: list(DEFAULT_ATTACKS))
     attack_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -141,50 +141,6 @@ def _check_recipe(schema: ModelAuditFile, source: str) -> None:
             raise ConfigError(f"The 'reference.recipe.{key}' key of {source} is not known "
                               f"for a {recipe.type} recipe; expected one of "
                               f"{['type', *allowed]}.")
-
-
-@dataclass
-class AuditConfig:
-    """A validated ``privaudit audit model`` configuration (see the module docstring)."""
-
-    target_path: Path
-    label_column: str
-    membership_column: str
-    data_path: Path
-    target_name: str | None = None
-    target_type: str = "sklearn"
-    factory: str | None = None
-    output: str = "logits"
-    trusted: list[str] = field(default_factory=list)
-    recipe: dict[str, Any] = field(default_factory=dict)
-    id_column: str | None = None
-    feature_columns: list[str] | None = None
-    population_path: Path | None = None
-    attacks: list[str] = field(default_factory=lambda: list(_DEFAULT_ATTACKS))
-    attack_params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    n_reference_models: int = 16
-    reference_mode: str = "auto"
-    train_fraction: float | None = None
-    executor: str = "local"
-    n_jobs: int | None = None
-    address: str | None = None
-    cache_dir: Path | None = None
-    random_state: int = 0
-    out: Path = Path("audit-report")
-    n_bootstrap: int = 1000
-    config_dir: Path = Path(".")
-    #: How messages name the configuration (its path as given).
-    source: str = "the audit configuration"
-
-    def reference_spec(self, recipe: Any = None) -> Any:
-        """The ``reference`` section as :func:`privaudit.audit_model` takes it.
-
-        ``recipe`` is the loaded ``reference.recipe`` (``None``: a clone of the target).
-        """
-        from privaudit.training import ReferenceSpec
-
-        return ReferenceSpec(recipe=recipe, n_models=self.n_reference_models,
-                             mode=self.reference_mode, train_fraction=self.train_fraction)
 
 
 def _at(base: Path, value: str) -> Path:

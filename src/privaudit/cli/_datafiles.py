@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from privaudit.cli._errors import RESAVE_UTF8, ConfigError, not_utf8
 
 if TYPE_CHECKING:
-    from privaudit.cli._config import AuditConfig
+    from privaudit.cli._audit_config import AuditConfig
 
 __all__ = ["check_finite", "load_records", "split_columns"]
 

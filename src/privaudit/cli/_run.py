@@ -9,7 +9,7 @@ from privaudit.cli._datafiles import load_records
 from privaudit.cli._errors import ConfigError, one_line
 
 if TYPE_CHECKING:
-    from privaudit.cli._config import AuditConfig
+    from privaudit.cli._audit_config import AuditConfig
 
 __all__ = ["run_audit_config"]
 

@@ -20,6 +20,7 @@ __all__ = [
     "FIGURE_COLORS",
     "artefact_key",
     "artefact_name",
+    "attack_label",
     "check_results",
     "figure_png",
     "format_fpr",
@@ -197,6 +198,14 @@ def artefact_name(result: Any) -> str:
     extra = ", ".join(part for part in (generator, dataset) if part)
     target = target or "—"
     return f"{target} ({extra})" if extra else target
+
+
+def attack_label(result: Any) -> str:
+    """The attack's name, and for attribute inference the attribute it infers."""
+    if result.kind != "attribute":
+        return result.attack or "attack"
+    secret = result.parameters.get("sensitive_attribute") or "an attribute"
+    return f"{result.attack or 'attack'} (infers {secret})"
 
 
 def is_finite(value: Any) -> bool:

@@ -14,7 +14,13 @@ import numpy as np
 import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
 from privaudit.exceptions import DegenerateInputWarning
-from privaudit.report._common import artefact_key, artefact_name, check_results, unique_names
+from privaudit.report._common import (
+    artefact_key,
+    artefact_name,
+    attack_label,
+    check_results,
+    unique_names,
+)
 from privaudit.report._format import EPSILON_DIGITS, fmt
 from privaudit.results import AttackResult
 
@@ -545,14 +551,6 @@ def _attack_rows(report: Any, entry: ArtefactEpsilon) -> list[dict[str, Any]]:
             and not result.out_of_fold,
         })
     return rows
-
-
-def attack_label(result: AttackResult) -> str:
-    """The attack's name, and for attribute inference the attribute it infers."""
-    if result.kind != "attribute":
-        return result.attack or "attack"
-    secret = result.parameters.get("sensitive_attribute") or "an attribute"
-    return f"{result.attack or 'attack'} (infers {secret})"
 
 
 def epsilon_section_context(report: Any) -> dict[str, Any]:

@@ -16,11 +16,11 @@ import privaudit.metrics as pm
 from privaudit.report._common import (
     artefact_key,
     artefact_name,
+    attack_label,
     is_finite,
     metric_label,
     new_figure,
 )
-from privaudit.report._epsilon import attack_label
 from privaudit.results import AttackResult
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -28,11 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from privaudit.report._common import artefact_key, artefact_name
+from privaudit.report._common import artefact_key, artefact_name, attack_label
 from privaudit.report._epsilon import (
     ArtefactEpsilon,
     artefact_epsilons,
-    attack_label,
     epsilon_statement,
     unit_of,
 )

@@ -35,15 +35,23 @@ from privaudit._files import (
     sha256_inside,
 )
 from privaudit.exceptions import OutsideFolderError, PrivauditWarning
-from privaudit.results._io import ResultFileError
 
-__all__ = ["INTEGRITY_KEY", "IntegrityCheck", "ModifiedResultError", "UnsafeResultFileError",
+__all__ = ["INTEGRITY_KEY", "IntegrityCheck", "ModifiedResultError", "ResultFileError",
+           "UnsafeResultFileError",
            "UnsealedResultWarning", "read_json_file", "read_owned", "seal"]
 
 #: The key of the digests in a result's JSON document.
 INTEGRITY_KEY = "integrity"
 #: The first privaudit version that wrote digests (named by the note on older results).
 DIGESTS_SINCE = "0.1.0"
+
+
+class ResultFileError(ValueError):
+    """A saved result (``result.json`` or its scores file) is damaged, tampered or unsafe.
+
+    The message names the file and what is wrong with it. A ``ValueError``, so code that
+    catches bad input keeps working.
+    """
 
 
 class ModifiedResultError(ResultFileError):

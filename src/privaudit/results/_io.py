@@ -25,6 +25,13 @@ import numpy as np
 from privaudit._digest import sha256_hex
 from privaudit._files import atomic_write, atomic_write_text
 from privaudit.exceptions import PrivauditWarning
+from privaudit.results._integrity import (
+    IntegrityCheck,
+    ResultFileError,
+    read_json_file,
+    read_owned,
+)
+from privaudit.results._integrity import seal as seal_doc
 
 __all__ = [
     "DamagedResultWarning",
@@ -45,14 +52,6 @@ __all__ = [
     "to_jsonable",
     "write_csv",
 ]
-
-
-class ResultFileError(ValueError):
-    """A saved result (``result.json`` or its scores file) is damaged, tampered or unsafe.
-
-    The message names the file and what is wrong with it. A ``ValueError``, so code that
-    catches bad input keeps working.
-    """
 
 
 class DamagedResultWarning(PrivauditWarning):
@@ -186,7 +185,6 @@ def dump_json(
     doc = encode(obj, where=where)
     root = None
     if seal is not None:
-        from privaudit.results._integrity import seal as seal_doc
 
         root = Path(path).parent
         doc = seal_doc(doc, root, seal)
@@ -311,8 +309,6 @@ def read_strict_json(json_path: Path, expected_format: str, what: str, *,
         When the file cannot be read, is not strict JSON (``NaN`` and ``Infinity`` tokens
         refused), is too large or too deep, or is not a ``what`` (another format).
     """
-    from privaudit.results._integrity import IntegrityCheck, read_json_file
-
     doc, _ = read_json_file(Path(json_path))
     if not isinstance(doc, dict) or doc.get("format") != expected_format:
         raise ResultFileError(f"{json_path} is not a privaudit {what} (format "
@@ -366,7 +362,6 @@ def read_arrays(json_path: Path, doc: Mapping[str, Any], file_name: str,
     """
     import io
 
-    from privaudit.results._integrity import read_owned
 
     spec = doc.get("arrays")
     if not isinstance(spec, dict) or spec.get("file") != file_name or not isinstance(
