@@ -21,7 +21,7 @@ from privaudit.report._epsilon import epsilon_section_context
 from privaudit.report._format import EPSILON_DIGITS, cell, fmt
 from privaudit.report._interpret import AUC_SCALE
 from privaudit.report._section import Finding, ReportSection, ReportView, register_section
-from privaudit.report._verdict import Verdict, result_verdict
+from privaudit.report._verdict import Verdict
 from privaudit.results import fpr_key
 
 __all__ = [
@@ -71,17 +71,11 @@ def tpr_cell(metrics: dict[str, Any], fpr: float) -> dict[str, str]:
     return cell(metrics["tpr_at_fpr"].get(key))
 
 
-def result_verdicts(report: ReportView) -> list[Verdict]:
-    """The verdict of every attack result, all rules applied (:func:`result_verdict`)."""
-    return [result_verdict(r, m) for r, m in zip(report.results, report.metric_dicts,
-                                                 strict=True)]
-
-
 def metric_rows(report: ReportView) -> list[dict[str, Any]]:
     """One row per attack result: names, counts, metric cells, reading and verdict."""
     rows = []
     for i, (r, m, reading, verdict, eps) in enumerate(zip(
-        report.results, report.metric_dicts, report.readings, result_verdicts(report),
+        report.results, report.metric_dicts, report.readings, report.verdicts,
         report.headline_epsilons, strict=True,
     )):
         cells = [cell(m["auc"])]
@@ -163,7 +157,7 @@ class MetricsSection(_AttackSection):
         judges each unlearned model against exact retraining, its reference).
         """
         return [result_finding(r, m, v, self.name) for r, m, v in zip(
-            report.results, report.metric_dicts, result_verdicts(report), strict=True)
+            report.results, report.metric_dicts, report.verdicts, strict=True)
             if is_inference_result(r) and r.audit.kind not in ("llm", "unlearning")]
 
 
