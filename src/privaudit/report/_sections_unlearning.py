@@ -96,7 +96,7 @@ def algorithm_of(result: AttackResult) -> str:
     return method if isinstance(method, str) and method else (result.target or "—")
 
 
-def attack_label(attack: str) -> str:
+def paper_attack_name(attack: str) -> str:
     """The paper's name of an attack (``"u-lira"`` -> ``"U-LiRA"``)."""
     return ATTACK_LABELS.get(attack, attack or "—")
 
@@ -338,7 +338,7 @@ def unlearning_table(
             grid[attack].append(_cell(results, mine[0], metrics[mine[0]], fpr)
                                 if mine else None)
     return {"columns": out_columns, "duplicates": duplicates,
-            "rows": [{"attack": a, "label": attack_label(a), "cells": grid[a]}
+            "rows": [{"attack": a, "label": paper_attack_name(a), "cells": grid[a]}
                      for a in attacks]}
 
 
@@ -389,7 +389,7 @@ def rt_sanity(table: dict[str, Any]) -> str | None:
 
 def paper_rows() -> list[dict[str, Any]]:
     """The paper's CIFAR-10 table (Table II) as template rows, columns ``PAPER_ALGORITHMS``."""
-    return [{"label": attack_label(attack),
+    return [{"label": paper_attack_name(attack),
              "cells": [format_tpr_at_fpr(tpr / 100, fpr / 100)
                        for tpr, fpr in (values[a] for a in PAPER_ALGORITHMS)]}
             for attack, values in PAPER_CIFAR10.items()]
@@ -491,7 +491,7 @@ def roc_grid_figure(panels: Sequence[tuple[str, Sequence[AttackResult], float]]
         ax.tick_params(labelbottom=True)  # no panel below: this one shows the x axis
     fig.supxlabel("False positive rate (never-seen records flagged)", fontsize=9)
     fig.supylabel("True positive rate (forgotten records found)", fontsize=9)
-    handles = [Line2D([], [], color=c, linewidth=1.6, label=attack_label(a))
+    handles = [Line2D([], [], color=c, linewidth=1.6, label=paper_attack_name(a))
                for a, c in colours.items()]
     handles += [Line2D([], [], color="#888888", linestyle=":", label="random guess"),
                 Line2D([], [], color="#b03a2e", linestyle="--", label="column's FPR")]
@@ -661,7 +661,7 @@ def _queries_notes(table: dict[str, Any], results: Sequence[AttackResult]) -> li
             meaning = None if c is None else queries_explanation(results[c["index"]])
             if meaning is not None:
                 by_meaning.setdefault(meaning, {}).setdefault(
-                    attack_label(row["attack"]), []).append(
+                    paper_attack_name(row["attack"]), []).append(
                     (col["name"], f"{c['queries_per_record']:.1f}"))
     return [f"Label queries per record ({_counts_text(rows)}) are the {meaning}"
             for meaning, rows in by_meaning.items()]
@@ -681,7 +681,7 @@ def _counts_text(rows: dict[str, list[tuple[str, str]]]) -> str:
 
 def _notes(table: dict[str, Any], results: Sequence[AttackResult]) -> list[str]:
     notes = _queries_notes(table, results)
-    notes += [f"{attack_label(a)} on {name} was given more than once; the first is shown."
+    notes += [f"{paper_attack_name(a)} on {name} was given more than once; the first is shown."
               for name, a in table["duplicates"]]
     return notes
 
@@ -705,7 +705,7 @@ def _heatmap_panels(columns: Sequence[tuple[dict[str, Any], list[AttackResult]]]
     RT is exact retraining, the reference: its search has nothing to find, and its own
     row in the table already says whether the attacks stay near chance on it.
     """
-    return [(col["name"], attack_label(r.attack), grids)
+    return [(col["name"], paper_attack_name(r.attack), grids)
             for col, mine in columns if col["algorithm"] != REFERENCE
             for r in mine
             if (grids := heatmap_grids(r.extra)) is not None and {"tpr", "fpr"} <= set(grids)]
@@ -775,7 +775,7 @@ def _reference_text(results: Sequence[AttackResult], metrics: Sequence[dict[str,
     if same is None:
         return ""
     return (f" On exact retraining (RT), the reference that never saw the forgotten "
-            f"records, {attack_label(attack)} has AUC {fmt(metrics[same]['auc']['value'])}.")
+            f"records, {paper_attack_name(attack)} has AUC {fmt(metrics[same]['auc']['value'])}.")
 
 
 def _finding(result: AttackResult, metrics: dict[str, Any], verdict: Verdict,
