@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import privaudit._rows as rows_module
@@ -31,8 +31,11 @@ def reference_found(queries, candidates):
     numeric = [kinds(c) for c in range(queries.shape[1])]
 
     def row(table, i):
+        # Cell by cell from its column: table.iloc[i] would upcast a row of int and float
+        # columns to float, so an int 0 of a text column would read "0.0", not "0".
+        cells = [table.iloc[i, c] for c in range(table.shape[1])]
         return tuple(_key(v) if num or _key(v) == ("missing",) else ("text", str(v))
-                     for v, num in zip(table.iloc[i], numeric, strict=True))
+                     for v, num in zip(cells, numeric, strict=True))
 
     seen = {row(candidates, j) for j in range(len(candidates))}
     return np.array([row(queries, i) in seen for i in range(len(queries))])
@@ -46,6 +49,7 @@ cells = st.one_of(st.integers(0, 3), st.sampled_from([0.0, -0.0, 1.0, 2.5, math.
 @given(st.integers(1, 3).flatmap(lambda w: st.tuples(
     st.lists(st.lists(cells, min_size=w, max_size=w), min_size=0, max_size=12),
     st.lists(st.lists(cells, min_size=w, max_size=w), min_size=0, max_size=12))))
+@example(([[0, 0.0]], [[0, 0], ["a", None]]))  # int and float columns, a text one
 def test_equals_a_set_of_normalised_tuples(tables):
     q_rows, c_rows = tables
     width = len((q_rows or c_rows or [[0]])[0])
