@@ -3,12 +3,17 @@
 Each package imports only from the layers below it, and no module imports another
 package's private module (``privaudit.results._io`` from ``privaudit.report``): shared
 helpers live at the root or behind a public name. Imports inside functions count too:
-a lazy import still makes the dependency.
+a lazy import still makes the dependency. No module imports the root package
+(``from privaudit import audit_model``: the root imports every audit, so a module below the
+audits that reads the root makes a cycle), and no two modules import each other, directly
+or through others, with the re-exports of package ``__init__`` files resolved.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -18,7 +23,7 @@ import privaudit
 SRC = Path(privaudit.__file__).parent
 
 #: What each package may import, besides the root helpers (``_validation``, ``exceptions``,
-#: ``_progress``, the bare ``privaudit`` package). Engines (llm, synthetic, unlearn) sit
+#: ``_progress``, ``_version``...). Engines (llm, synthetic, unlearn) sit
 #: beside ``attacks``' inputs when they land.
 ALLOWED: dict[str, set[str]] = {
     "metrics": set(),
@@ -33,8 +38,9 @@ ALLOWED: dict[str, set[str]] = {
     "llm": {"training", "targets", "data", "signals", "metrics", "results"},
     "synthetic": {"training", "targets", "data", "signals", "metrics", "results"},
     "unlearn": {"training", "targets", "data", "signals", "metrics", "results"},
-    "audits": {"attacks", "llm", "synthetic", "unlearn", "training", "targets", "data", "signals",
-               "metrics", "results"},
+    # Every audit returns a report.AuditReport; report imports only results and metrics.
+    "audits": {"report", "attacks", "llm", "synthetic", "unlearn", "training", "targets", "data",
+               "signals", "metrics", "results"},
     "report": {"results", "metrics"},
     "studies": {"audits", "report", "attacks", "llm", "synthetic", "unlearn", "training", "targets",
                 "data", "signals", "metrics", "results"},
@@ -42,7 +48,7 @@ ALLOWED: dict[str, set[str]] = {
             "targets", "data", "signals", "metrics", "results"},
 }
 ROOT_HELPERS = {"", "_validation", "exceptions", "_progress", "_files", "_digest", "_optional",
-                "_rows"}
+                "_rows", "_version"}
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -106,9 +112,152 @@ def test_no_private_module_of_another_package(module: str, path: Path) -> None:
 
 
 def test_root_helpers_import_no_package() -> None:
-    for name in ("_validation", "exceptions", "_progress", "_files", "_digest", "_optional"):
+    for name in ("_validation", "exceptions", "_progress", "_files", "_digest", "_optional",
+                 "_version"):
         path = SRC / f"{name}.py"
         if not path.exists():
             continue
         packages = {_package(n) for n in _imports(path)} - ROOT_HELPERS
         assert not packages, f"privaudit.{name} imports {packages}"
+
+
+def test_report_imports_no_audit() -> None:
+    """Audits import report (their AuditReport); report importing audits would be a cycle."""
+    bad = {module: [n for n in _imports(path) if _package(n) in ("audits", "studies", "cli")]
+           for module, path in _modules() if _package(module) == "report"}
+    assert not {m: names for m, names in bad.items() if names}
+
+
+def _root_imports(path: Path) -> list[str]:
+    """The imports of ``path`` that read the root package: ``import privaudit``, ``from
+    privaudit import x`` (a name or a subpackage alike: the root package runs first)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "privaudit":
+            out += [f"from privaudit import {a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            out += [f"import {a.name}" for a in node.names if a.name == "privaudit"]
+    return out
+
+
+@pytest.mark.parametrize("module,path", _modules(), ids=[m for m, _ in _modules()])
+def test_no_module_imports_the_root_package(module: str, path: Path) -> None:
+    if module == "privaudit":
+        return
+    assert not _root_imports(path), (
+        f"{module}: {_root_imports(path)}; import from the module or subpackage that "
+        "defines the name (privaudit._version, privaudit.audits, privaudit.signals...)")
+
+
+def _absolute(module: str, path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module of a (possibly relative) ``from ... import``."""
+    if not node.level:
+        return node.module or ""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join([*parts, *([node.module] if node.module else [])])
+
+
+@cache
+def _reexports() -> dict[str, dict[str, tuple[str, str]]]:
+    """For each package: name -> (module, name) it imports at the top of ``__init__.py``."""
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    for module, path in _modules():
+        if path.name == "__init__.py":
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            out[module] = {a.asname or a.name: (_absolute(module, path, node), a.name)
+                           for node in tree.body if isinstance(node, ast.ImportFrom)
+                           for a in node.names}
+    return out
+
+
+def _defining_module(base: str, name: str, modules: set[str]) -> str | None:
+    """The module that ``from base import name`` really reads, re-exports followed."""
+    seen = set()
+    while f"{base}.{name}" not in modules and (base, name) not in seen:
+        seen.add((base, name))
+        nxt = _reexports().get(base, {}).get(name)
+        if nxt is None or not nxt[0].startswith("privaudit"):
+            return base if base in modules else None
+        base, name = nxt
+    return f"{base}.{name}" if f"{base}.{name}" in modules else base
+
+
+def _import_graph() -> dict[str, dict[str, str]]:
+    """module -> {imported module: "top" or "lazy"}, every privaudit import counted."""
+    modules = dict(_modules())
+    graph: dict[str, dict[str, str]] = {m: {} for m in modules}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = _absolute(module, path, node)
+                targets = [_defining_module(base, a.name, set(modules)) for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name if a.name in modules else None for a in node.names]
+            else:
+                continue
+            for other in targets:
+                if other and other != module and other.startswith("privaudit"):
+                    graph[module].setdefault(other, "top" if id(node) in top else "lazy")
+    return graph
+
+
+def _cycles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while not component or component[-1] != v:
+                component.append(stack.pop())
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(graph)))
+    try:
+        for v in graph:
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return out
+
+
+def test_cycle_finder_finds_cycles() -> None:
+    """The finder itself: a lazy two-cycle, a three-cycle, and a chain that is none."""
+    graph = {"a": {"b": "top"}, "b": {"a": "lazy"}, "c": {"d": "top"}, "d": {"e": "lazy"},
+             "e": {"c": "top"}, "f": {"a": "top"}, "g": {}}
+    assert sorted(_cycles(graph)) == [["a", "b"], ["c", "d", "e"]]
+    assert _cycles({"a": {"b": "top"}, "b": {}}) == []
+
+
+def test_reexports_are_followed_to_the_defining_module() -> None:
+    modules = {m for m, _ in _modules()}
+    assert _defining_module("privaudit.results", "AttackResult", modules) == (
+        "privaudit.results._attack_result")
+    assert _defining_module("privaudit", "audit_model", modules) == "privaudit.audits._model"
+    assert _defining_module("privaudit", "signals", modules) == "privaudit.signals"
+
+
+def test_no_import_cycle_between_modules() -> None:
+    """No cycle, lazy imports included (issue 21: "Visible dependencies")."""
+    graph = _import_graph()
+    cycles = _cycles(graph)
+    edges = [f"{a} -> {b} ({graph[a][b]})" for cycle in cycles for a in cycle
+             for b in graph[a] if b in cycle]
+    assert not cycles, "import cycles:\n" + "\n".join(edges)

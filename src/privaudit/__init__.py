@@ -4,6 +4,7 @@
 transformers, spaCy, Ray, matplotlib) are imported where they are used.
 """
 
+from privaudit._version import __version__
 from privaudit.audits import (
     PrivacyEvaluator,
     audit_attributes,
@@ -21,8 +22,6 @@ from privaudit.exceptions import (
     PrivauditWarning,
 )
 from privaudit.results import AttackResult
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AttackResult",

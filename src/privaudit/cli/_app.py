@@ -52,14 +52,12 @@ def error_line(exc: BaseException) -> str:
 
 def _raised_by_privaudit(exc: BaseException) -> bool:
     """Whether privaudit's own checks raised ``exc`` (their message is complete)."""
-    import privaudit
-
     tb = exc.__traceback__
     if tb is None:
         return False
     while tb.tb_next is not None:
         tb = tb.tb_next
-    package = str(Path(privaudit.__file__).parent)
+    package = str(Path(__file__).parent.parent)  # the privaudit package: cli/_app.py is in it
     return tb.tb_frame.f_code.co_filename.startswith(package)
 
 
@@ -172,7 +170,7 @@ def _progress(console, status: str = "Working..."):
 @app.command()
 def version() -> None:
     """Print the privaudit version."""
-    from privaudit import __version__
+    from privaudit._version import __version__
 
     typer.echo(__version__)
 

@@ -113,7 +113,7 @@ def run_audit_config(
     Every input is checked before any work: the model file, then each column of the data
     and population files (the messages name the file, the column and the row).
     """
-    from privaudit import audit_model
+    from privaudit.audits import audit_model
     from privaudit.report import build_report
 
     base = base if base is not None else cfg.config_dir

@@ -44,7 +44,7 @@ def _results_document(
     fidelity: Sequence[tuple[AttackResult, dict[str, Any]]] = (),
     attributes: Sequence[Any] = (),
 ) -> dict[str, Any]:
-    from privaudit import __version__
+    from privaudit._version import __version__
 
     entries = []
     for result, metrics, headline in zip(results, metric_dicts, headlines, strict=True):

@@ -407,7 +407,7 @@ class HtmlReport:
 
     def shared_context(self) -> dict[str, Any]:
         """What the shell and every section's template see: names, settings, layout."""
-        from privaudit import __version__
+        from privaudit._version import __version__
 
         results = self.all_results
         # A dimension with one value goes in the page header, not in a table column.

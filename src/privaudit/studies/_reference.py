@@ -80,7 +80,7 @@ def run_reference_study(
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
 
-    from privaudit import audit_model
+    from privaudit.audits import audit_model
     from privaudit.targets import SklearnTarget
     from privaudit.training import ReferenceSpec
 

@@ -32,7 +32,7 @@ def load_tv16(n_rows: int, *, random_state: int = 0) -> tuple[Any, Any]:
 def run_synthetic_study(*, random_state: int = 0, n_rows: int = SYNTHETIC_STUDY_ROWS,
                         checks: Any = None, progress: Any = None) -> list[Any]:
     """Audit a copying generator and a Gaussian copula trained on TV16."""
-    from privaudit import audit_synthetic
+    from privaudit.audits import audit_synthetic
     from privaudit.synthetic import copying_generator, gaussian_copula
 
     original, holdout = load_tv16(n_rows, random_state=random_state)

@@ -205,7 +205,7 @@ class _Run:
 
 def _audit_algorithm(run: _Run, algorithm: str) -> tuple[list[Any], dict[str, Any]]:
     """Unlearn with ``algorithm``, audit the unlearned model; its results and metadata."""
-    from privaudit import audit_unlearning
+    from privaudit.audits import audit_unlearning
     from privaudit.targets import TorchTarget
     from privaudit.unlearn import unlearn
 

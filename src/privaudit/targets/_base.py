@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from privaudit import signals as _signals
+import privaudit.signals as _signals
 from privaudit._validation import param_error
 
 __all__ = [

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from privaudit import signals
+import privaudit.signals as signals
 from privaudit._validation import param_error, warn_degenerate
 from privaudit.exceptions import PrivauditWarning
 
