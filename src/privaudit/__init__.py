@@ -21,10 +21,12 @@ from privaudit.exceptions import (
     NotFittedError,
     PrivauditWarning,
 )
+from privaudit.report import AuditReport
 from privaudit.results import AttackResult
 
 __all__ = [
     "AttackResult",
+    "AuditReport",
     "BaselineWarning",
     "DegenerateInputWarning",
     "FidelityWarning",

@@ -4,6 +4,8 @@ Reports only consume :class:`~privaudit.results.AttackResult` objects; every num
 from :mod:`privaudit.metrics`. matplotlib and jinja2 (the ``report`` extra) are imported
 when a plot or page is made, never when this package is imported.
 
+- :class:`AuditReport`: what every ``audit_*`` returns: its results, baselines and compared
+  artefacts kept apart, with the metrics table, the verdict, the files and a notebook view;
 - :class:`BinaryLabelAttackReport`, :class:`MIAttackReport`, :class:`AIAttackReport`:
   metrics table with confidence intervals and comparison plots (TAPAS style);
 - :class:`ROCReport`: ROC curves on linear and log-log axes;
@@ -18,6 +20,7 @@ when a plot or page is made, never when this package is imported.
   the headline epsilon of the tables.
 """
 
+from privaudit.report._audit_report import AuditReport
 from privaudit.report._binary import AIAttackReport, BinaryLabelAttackReport, MIAttackReport
 from privaudit.report._build import build_report, write_results_json
 from privaudit.report._common import artefact_key, artefact_name
@@ -48,6 +51,7 @@ __all__ = [
     "LEVELS",
     "AIAttackReport",
     "AucReading",
+    "AuditReport",
     "BinaryLabelAttackReport",
     "EffectiveEpsilonReport",
     "Finding",
