@@ -444,10 +444,13 @@ def check_directory(value: Any, *, param: str, func: str) -> Any:
 
 
 def renamed(old_value: Any, old_name: str, new_value: Any, new_name: str, default: Any, *,
-            func: str) -> Any:
+            func: str, category: type[Warning] = DeprecationWarning,
+            stacklevel: int = 3) -> Any:
     """The value of a renamed parameter: the new name's, or the old name's with a warning.
 
-    Passing both (the new one away from its default) is an error naming both.
+    Passing both (the new one away from its default) is an error naming both. Issue 21's
+    renames (one vocabulary across audits) warn with a :class:`FutureWarning`, shown to
+    users, for one release.
     """
     import warnings
 
@@ -457,7 +460,7 @@ def renamed(old_value: Any, old_name: str, new_value: Any, new_name: str, defaul
         raise param_error(old_name, func, f"left out when '{new_name}' is given (it is the "
                           f"old name of '{new_name}')", old_value)
     warnings.warn(f"{func}: the parameter '{old_name}' is now called '{new_name}'; the old "
-                  "name will be removed.", DeprecationWarning, stacklevel=3)
+                  "name will be removed.", category, stacklevel=stacklevel)
     return old_value
 
 
@@ -530,3 +533,112 @@ def check_attack_params(attacks: Any, attack_params: Any, classes: Any, *, func:
     if problem is not None:
         raise param_error("attack_params", func, f"{problem.expected} (at "
                           f"{problem.key!r})", problem.got)
+
+
+# --- Declared constraints (the scikit-learn ``validate_params`` way) ----------------------
+
+
+@dataclass(frozen=True)
+class RealRule:
+    """A real number in an interval (``RealRule(0, 1)`` is ``(0, 1)``).
+
+    ``closed`` says which ends belong: "neither", "left", "right" or "both". Booleans and
+    NaN are refused.
+    """
+
+    low: float = -np.inf
+    high: float = np.inf
+    closed: str = "neither"
+
+    @property
+    def expected(self) -> str:
+        left = "[" if self.closed in ("left", "both") else "("
+        right = "]" if self.closed in ("right", "both") else ")"
+        if np.isinf(self.low) and np.isinf(self.high):
+            return "a real number"
+        return f"a real number in {left}{self.low:g}, {self.high:g}{right}"
+
+    def ok(self, value: Any) -> bool:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            return False
+        v = float(value)
+        above = v >= self.low if self.closed in ("left", "both") else v > self.low
+        below = v <= self.high if self.closed in ("right", "both") else v < self.high
+        return not np.isnan(v) and above and below
+
+
+@dataclass(frozen=True)
+class TypeRule:
+    """An instance of one of ``types``, described as ``expected``.
+
+    ``bool`` never counts as an int; ``None`` in ``types`` accepts ``None``.
+    """
+
+    types: tuple[Any, ...]
+    expected: str
+
+    def ok(self, value: Any) -> bool:
+        if value is None:
+            return None in self.types
+        kinds = tuple(t for t in self.types if t is not None)
+        if isinstance(value, (bool, np.bool_)) and bool not in kinds:
+            return False
+        return isinstance(value, kinds)
+
+
+@dataclass(frozen=True)
+class PredicateRule:
+    """A value for which ``test(value)`` is true, described as ``expected``.
+
+    For what a type cannot say: a callable, a non-empty list of names...
+    """
+
+    test: Any
+    expected: str
+
+    def ok(self, value: Any) -> bool:
+        return bool(self.test(value))
+
+
+#: Often-declared rules.
+NONE = TypeRule((None,), "None")
+BOOL = TypeRule((bool, np.bool_), "True or False")
+STR = TypeRule((str,), "a str")
+CALLABLE = PredicateRule(callable, "a callable")
+MAPPING = PredicateRule(lambda v: hasattr(v, "keys") and hasattr(v, "items"), "a dict")
+NAMES = PredicateRule(lambda v: (not isinstance(v, str) and hasattr(v, "__iter__")
+                                 and len(list(v)) > 0 and all(isinstance(n, str) for n in v)),
+                      "a non-empty list of names")
+
+
+def check_declared(value: Any, rules: Any, *, param: str, func: str) -> Any:
+    """``value`` when it follows one of ``rules``, else the error naming ``param``.
+
+    Each rule has ``ok(value)`` and ``expected``; the error lists every accepted form.
+    A ``TypeError`` when no rule even accepts the value's type (an ``IntRule`` refusing
+    ``2.0``, a ``TypeRule``), else a ``ValueError`` (right type, out of range).
+    """
+    rules = tuple(rules)
+    if any(_rule_ok(rule, value) for rule in rules):
+        return value
+    expected = " or ".join(rule.expected for rule in rules)
+    typed = any(_right_type(rule, value) for rule in rules)
+    raise param_error(param, func, expected, value, error=ValueError if typed else TypeError)
+
+
+def _rule_ok(rule: Any, value: Any) -> bool:
+    if isinstance(rule, IntRule):
+        return (not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Integral)
+                and rule.ok(value))
+    return bool(rule.ok(value))
+
+
+def _right_type(rule: Any, value: Any) -> bool:
+    """Whether ``value`` is of the type ``rule`` reads (its range or choices aside)."""
+    if isinstance(rule, IntRule):
+        return not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Integral)
+    if isinstance(rule, RealRule):
+        return not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real)
+    if isinstance(rule, ChoiceRule):
+        return isinstance(value, str)
+    return False

@@ -103,7 +103,7 @@ def test_bad_input_names_the_parameter(world):
     f, h, p = world["forget"], world["held"], world["pop"]
     model = world["original"]
     common = dict(recipe=world["recipe"], method="GA", train_size=1000)
-    with pytest.raises(ValueError, match="'heldout' parameter of audit_unlearning"):
+    with pytest.raises(ValueError, match="'holdout' parameter of audit_unlearning"):
         audit_unlearning(model, (X[f], y[f]), (X[f[:5]], y[f[:5]]),
                          population=(X[p], y[p]), **common)
     with pytest.raises(ValueError, match="'population' parameter of audit_unlearning"):
@@ -179,7 +179,7 @@ def test_training_set_checks_both_sides_of_the_labels(world):
     with pytest.raises(ValueError, match="'forget' parameter of audit_unlearning"):
         audit_unlearning(world["original"], (X[h[:5]], y[h[:5]]), (X[h[5:]], y[h[5:]]),
                          training_set=(X[train], y[train]), **common)
-    with pytest.raises(ValueError, match="'heldout' parameter of audit_unlearning"):
+    with pytest.raises(ValueError, match="'holdout' parameter of audit_unlearning"):
         audit_unlearning(world["original"], (X[f], y[f]), (X[train[200:210]],
                                                            y[train[200:210]]),
                          training_set=(X[train], y[train]), **common)

@@ -78,49 +78,54 @@ FLAT_REFERENCE_KEYWORDS = {
 }
 
 
-def reference_spec(reference: Any, **flat: Any) -> Any:
+def reference_spec(reference: Any, *, func: str = _FUNC,
+                   names: dict[str, str] | None = None,
+                   category: type[Warning] = DeprecationWarning, **flat: Any) -> Any:
     """The audit's :class:`~privaudit.training.ReferenceSpec`, from it or the flat keywords.
 
-    ``flat`` holds the deprecated keywords of :func:`audit_model` (the keys of
-    :data:`FLAT_REFERENCE_KEYWORDS`, ``None`` when not given): they still work, with one
-    :class:`DeprecationWarning` naming the field to set instead. Mixing a spec and flat
-    keywords is an error; a bad flat value is refused under the keyword the caller used.
+    ``flat`` holds the old flat keywords of ``func`` (``names`` maps each to the field of
+    :class:`~privaudit.training.ReferenceSpec` it sets; default
+    :data:`FLAT_REFERENCE_KEYWORDS`, those of :func:`audit_model`; ``None`` when not
+    given): they still work, with one warning of ``category`` naming the field to set
+    instead. Mixing a spec and flat keywords is an error; a bad flat value is refused under
+    the keyword the caller used.
     """
     from privaudit.training import ReferenceSpec
 
+    names = FLAT_REFERENCE_KEYWORDS if names is None else names
     given = {k: v for k, v in flat.items() if v is not None}
     if reference is not None:
         if not isinstance(reference, ReferenceSpec):
-            raise param_error("reference", _FUNC, "a privaudit.training.ReferenceSpec",
+            raise param_error("reference", func, "a privaudit.training.ReferenceSpec",
                               f"<{type(reference).__name__}>", error=TypeError)
         if given:
             name = next(iter(given))
-            raise param_error(name, _FUNC, "left out when 'reference' is given (set "
-                              f"ReferenceSpec({FLAT_REFERENCE_KEYWORDS[name]}=...))",
-                              given[name])
+            raise param_error(name, func, "left out when 'reference' is given (set "
+                              f"ReferenceSpec({names[name]}=...))", given[name])
         return reference
     if not given:
         return ReferenceSpec()
-    _warn_flat(given)
-    fields = {FLAT_REFERENCE_KEYWORDS[k]: v for k, v in given.items()}
+    _warn_flat(given, func, names, category)
+    fields = {names[k]: v for k, v in given.items()}
     try:
         return ReferenceSpec(**fields)
     except (TypeError, ValueError) as exc:  # name the keyword the caller used
         message = str(exc)
-        for old, new in FLAT_REFERENCE_KEYWORDS.items():
+        for old, new in names.items():
             message = message.replace(f"'{new}' parameter of ReferenceSpec",
-                                      f"'{old}' parameter of {_FUNC}")
+                                      f"'{old}' parameter of {func}")
         raise type(exc)(message) from None
 
 
-def _warn_flat(given: dict[str, Any]) -> None:
+def _warn_flat(given: dict[str, Any], func: str, names: dict[str, str],
+               category: type[Warning]) -> None:
     import warnings
 
     old = ", ".join(f"'{k}'" for k in given)
-    new = ", ".join(f"{FLAT_REFERENCE_KEYWORDS[k]}=..." for k in given)
-    warnings.warn(f"{_FUNC}: {old} {'is' if len(given) == 1 else 'are'} deprecated and will "
+    new = ", ".join(f"{names[k]}=..." for k in given)
+    warnings.warn(f"{func}: {old} {'is' if len(given) == 1 else 'are'} deprecated and will "
                   f"be removed; give reference=ReferenceSpec({new}) (from "
-                  "privaudit.training).", DeprecationWarning, stacklevel=4)
+                  "privaudit.training).", category, stacklevel=4)
 
 
 def check_settings(

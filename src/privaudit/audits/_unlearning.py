@@ -1,4 +1,4 @@
-"""``audit_unlearning``: did an unlearned model forget its records, on the audit spine.
+"""``audit_unlearning``: did an unlearned model forget its records, on the audit template.
 
 The audited records are the forgotten ones (label 1) and records the model never trained
 on (label 0). Shadows are trained like the original model through the reference pool
@@ -6,27 +6,43 @@ on (label 0). Shadows are trained like the original model through the reference 
 they saw with the audited algorithm (U-LiRA, Apollo), and an offline pool of plain models
 that never saw an audited record (Apollo offline; U-MIA's surrogate is its first model,
 unlearning a share of its own records). One :class:`~privaudit.audits.AuditRun` keys,
-reuses, checks against chance and saves every result.
+reuses, checks against chance and saves every result: :class:`UnlearningAudit` is the
+kind, :func:`~privaudit.audits._template.drive` its loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from privaudit._validation import check_attack_params, param_error
+from privaudit._validation import (
+    BOOL,
+    MAPPING,
+    NAMES,
+    NONE,
+    STR,
+    PredicateRule,
+    RealRule,
+    TypeRule,
+    check_attack_params,
+    param_error,
+    renamed,
+)
+from privaudit.audits._inputs import reference_spec
 from privaudit.audits._run import AuditRun
+from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions, drive
+from privaudit.audits._unlearning_attacks import UNLEARNING_RUNNERS
 
-__all__ = ["UNLEARNING_ATTACKS", "audit_unlearning"]
+__all__ = ["UNLEARNING_ATTACKS", "UnlearningAudit", "UnlearningSettings",
+           "audit_unlearning"]
 
 _FUNC = "audit_unlearning"
 #: Every unlearning attack, in the paper's table order.
 UNLEARNING_ATTACKS: tuple[str, ...] = ("u-mia", "u-lira", "apollo", "apollo-offline")
-_NEEDS_PROBABILITIES = ("u-mia", "u-lira")
 
 
 def _pair(value: Any, param: str) -> tuple[NDArray[Any], NDArray[Any]]:
@@ -51,7 +67,7 @@ def _check_disjoint(a: tuple[Any, Any], b: tuple[Any, Any], param: str, other: s
                           f"<{shared.size} shared, e.g. row {int(shared[0])}>")
 
 
-def _check_training_set(training_set: Any, forget: Any, heldout: Any) -> None:
+def _check_training_set(training_set: Any, forget: Any, holdout: Any) -> None:
     """Forgotten records were trained on; held-out records were not (else labels lie)."""
     from privaudit._rows import rows_found_in
 
@@ -61,9 +77,9 @@ def _check_training_set(training_set: Any, forget: Any, heldout: Any) -> None:
         raise param_error("forget", _FUNC, "records of the original training set "
                           "('training_set'): the model cannot unlearn what it never saw",
                           f"<{outside.size} outside it, e.g. row {int(outside[0])}>")
-    inside = np.flatnonzero(rows_found_in(heldout[0], train))
+    inside = np.flatnonzero(rows_found_in(holdout[0], train))
     if inside.size:
-        raise param_error("heldout", _FUNC, "records outside the original training set "
+        raise param_error("holdout", _FUNC, "records outside the original training set "
                           "('training_set'): a held-out record must never have been "
                           "trained on", f"<{inside.size} in it, e.g. row {int(inside[0])}>")
 
@@ -81,7 +97,7 @@ def _plan(attacks: Any, target: Any, attack_params: Any = None) -> list[str]:
     check_attack_params(names, attack_params, unlearning_attack_class, func=_FUNC,
                         set_by_audit=SET_BY_AUDIT)
     if not getattr(target, "reveals_probabilities", True):
-        refused = [a for a in names if a in _NEEDS_PROBABILITIES]
+        refused = [a for a in names if _needs_probabilities(a, attack_params)]
         if refused:
             raise param_error("attacks", _FUNC, "attacks a label-only target can answer "
                               "(apollo, apollo-offline): U-MIA and U-LiRA read probabilities",
@@ -113,12 +129,12 @@ def _check_train_size(train_size: Any, n_population: int, n_forget: int) -> int:
     return int(train_size)
 
 
-def _inputs(forget: Any, heldout: Any, population: Any, train_size: Any) -> _Inputs:
-    f, h, p = _pair(forget, "forget"), _pair(heldout, "heldout"), _pair(population,
-                                                                         "population")
-    _check_disjoint(f, h, "heldout", "forget", "a held-out record was never trained on")
+def _inputs(forget: Any, holdout: Any, population: Any, train_size: Any) -> _Inputs:
+    f, h, p = _pair(forget, "forget"), _pair(holdout, "holdout"), _pair(population,
+                                                                        "population")
+    _check_disjoint(f, h, "holdout", "forget", "a held-out record was never trained on")
     audited = (np.concatenate([f[0], h[0]]), np.concatenate([f[1], h[1]]))
-    _check_disjoint(p, audited, "population", "forget and heldout",
+    _check_disjoint(p, audited, "population", "forget and holdout",
                     "shadows that never saw an audited record train on it")
     if train_size is None:
         train_size = max(len(p[1]) // 2, len(f[1]))
@@ -156,14 +172,173 @@ def _check_settings(names: list[str], attack_params: dict[str, Any], *,
                           else trajectories)
 
 
-class _UnlearningAudit:
-    """Shadow pools made on first use and shared by the attacks that read them."""
+def _needs_probabilities(name: str, attack_params: Any) -> bool:
+    """Whether attack ``name`` reads class probabilities (its tags say so)."""
+    from privaudit.attacks import get_tags
+    from privaudit.attacks.unlearning import SET_BY_AUDIT, unlearning_attack_class
 
-    def __init__(self, target: Any, inputs: _Inputs, shadows: dict[str, Any]) -> None:
-        self.target, self.inputs, self.shadows = target, inputs, shadows
+    params = dict((attack_params or {}).get(name) or {})
+    if "online" in SET_BY_AUDIT.get(name, ()):
+        params["online"] = name == "apollo"
+    return get_tags(unlearning_attack_class(name)(**params)).needs_probabilities
+
+
+def _is_reference_spec(value: Any) -> bool:
+    from privaudit.training import ReferenceSpec
+
+    return isinstance(value, ReferenceSpec)
+
+
+@dataclass(frozen=True)
+class UnlearningSettings(AuditSettings):
+    """What an unlearning audit does, checked before any shadow trains.
+
+    ``reference`` carries the shadows' recipe and count (``n_models``); the attacks fix
+    which pool each reads, so its ``mode`` and ``train_fraction`` stay unset. The attacks,
+    their parameters and ``trajectories`` enter each result's own key (changing one
+    attack's parameters reuses the others' results), not the audit's.
+    """
+
+    method: str
+    reference: Any
+    params: Mapping[str, Any] | None = None
+    train_size: int | None = None
+    attacks: tuple[str, ...] | None = None
+    attack_params: Mapping[str, Any] | None = None
+    forget_fraction: float | None = None
+    trajectories: bool = False
+
+    CONSTRAINTS: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "method": [STR],
+        "reference": [PredicateRule(_is_reference_spec, "a privaudit.training.ReferenceSpec")],
+        "params": [NONE, MAPPING],
+        "train_size": [NONE, TypeRule((int, np.integer), "an int")],
+        "attacks": [NONE, NAMES],
+        "attack_params": [NONE, MAPPING],
+        "forget_fraction": [NONE, RealRule(0.0, 1.0)],
+        "trajectories": [BOOL],
+    }
+    NOT_IN_KEY: ClassVar[frozenset[str]] = frozenset({"attacks", "attack_params",
+                                                      "trajectories"})
+
+    def key_value(self, name: str, value: Any) -> Any:
+        if name == "reference":  # the recipe's fingerprint, not its repr
+            from privaudit.training import as_recipe
+
+            return (as_recipe(value.recipe, func=_FUNC).fingerprint(), value.n_models)
+        return super().key_value(name, value)
+
+
+def _check_reference(spec: Any, old_count: bool = False) -> Any:
+    """The shadows' spec: a recipe, at least two models, no mode or fraction to choose.
+
+    ``old_count``: the count came from the old ``n_shadows`` keyword, named in the error.
+    """
+    if old_count and spec.n_models < 2:
+        raise param_error("n_shadows", _FUNC, "an int >= 2 (unlearned and never-trained "
+                          "shadows for every record)", spec.n_models)
+    if spec.recipe is None:
+        raise param_error("reference", _FUNC, "a ReferenceSpec with a recipe (how the "
+                          "original model was trained: the shadows train so)", spec)
+    if spec.n_models < 2:
+        raise param_error("reference", _FUNC, "a ReferenceSpec with n_models >= 2 "
+                          "(unlearned and never-trained shadows for every record)", spec)
+    if spec.mode != "auto" or spec.train_fraction is not None or spec.to_target is not None:
+        raise param_error("reference", _FUNC, "a ReferenceSpec without mode, train_fraction "
+                          "or to_target: the attacks fix the pools they read and "
+                          "'train_size' their training fraction", spec)
+    return spec
+
+
+class UnlearningAudit(AuditKind):
+    """The unlearning audit kind: forgotten (1) vs never-trained (0) records of a model.
+
+    Shadow pools are made on first use and shared by the attacks that read them; the
+    target is asked once on the audited records (U-MIA and U-LiRA share its answers).
+    """
+
+    kind = "unlearning"
+    func = _FUNC
+    Settings = UnlearningSettings
+    description = "Unlearning attacks"
+
+    def __init__(self, target: Any, forget: Any, holdout: Any, *, population: Any,
+                 training_set: Any, record_ids: Any, settings: UnlearningSettings,
+                 options: RunOptions) -> None:
+        from privaudit.targets import as_target
+        from privaudit.training import as_recipe
+        from privaudit.unlearn import check_method_params
+
+        super().__init__(settings, options)
+        s = settings
+        # Before any shadow trains: the shadows unlearn with these, minutes later.
+        check_method_params(s.method, s.params, func=_FUNC, param="params")
+        self.target = as_target(target)
+        if self.target.task != "classification":
+            raise param_error("target", _FUNC, "a classifier",
+                              f"<task {self.target.task!r}>")
+        self.names = _plan(s.attacks, self.target, s.attack_params)
+        self.attack_params = dict(s.attack_params or {})
+        _check_settings(self.names, self.attack_params, forget_fraction=s.forget_fraction,
+                        trajectories=s.trajectories)
+        train_size = s.train_size
+        if training_set is not None:
+            _check_training_set(training_set, _pair(forget, "forget"),
+                                _pair(holdout, "holdout"))
+            if train_size is None:
+                train_size = len(training_set[1])
+        self.inputs = _inputs(forget, holdout, population, train_size)
+        self.record_ids = _record_ids(record_ids, len(self.inputs.labels))
+        self.recipe = as_recipe(s.reference.recipe, func=_FUNC)
         self._pools: dict[str, Any] = {}
         self._outputs: Any = None
+        self.surrogate_: Any = None
 
+    @property
+    def labels(self) -> NDArray[np.int8]:
+        return self.inputs.labels
+
+    @property
+    def n_shadows(self) -> int:
+        return int(self.settings.reference.n_models)
+
+    def target_name(self) -> str:
+        return str(self.target.name)
+
+    def identity(self) -> tuple[Any, ...]:
+        from privaudit.targets import target_fingerprint
+        from privaudit.training import data_fingerprint
+
+        i, tgt = self.inputs, self.target
+        self._model_part = target_fingerprint(tgt, func=_FUNC)
+        return (tgt.name, type(tgt).__name__, self._model_part,
+                data_fingerprint(i.X, i.y), i.labels, data_fingerprint(i.X_pop, i.y_pop),
+                i.train_size, None if self.record_ids is None
+                else self.record_ids.astype(str))
+
+    def answers(self) -> Any:
+        # No readable parameters: the model's labels on the audited records identify it
+        # (one query per record, only when a result is saved).
+        if getattr(self, "_model_part", None) is not None:
+            return None
+        i = self.inputs
+        return lambda: np.asarray(self.target.query(i.X, i.y).predictions, dtype=str)
+
+    def plan(self) -> list[Job]:
+        s = self.settings
+        return [Job(name, self.attack_params.get(name, {}),
+                    (repr(sorted(self.attack_params.get(name, {}).items())),
+                     bool(s.trajectories)), order)
+                for order, name in enumerate(self.names)]
+
+    def run_job(self, job: Job, run: AuditRun) -> Any:
+        result = UNLEARNING_RUNNERS[job.name](self, dict(job.params), run.progress)
+        result.parameters["method"] = self.settings.method
+        if self.record_ids is not None:
+            result = replace(result, record_ids=self.record_ids)
+        return result
+
+    # --- what the attacks read, made once --------------------------------------------
     def target_outputs(self) -> Any:
         """The target's answers on the audited records, queried once for U-MIA and U-LiRA."""
         if self._outputs is None:
@@ -173,13 +348,13 @@ class _UnlearningAudit:
     def _pool(self, recipe: Any, mode: str, fraction: float, progress: Any) -> Any:
         from privaudit.training import ReferencePool
 
-        s, i = self.shadows, self.inputs
+        i, o = self.inputs, self.options
         X_all = np.concatenate([i.X, i.X_pop])
         y_all = np.concatenate([i.y, i.y_pop])
         n = len(i.y)
-        return ReferencePool(recipe, s["n_shadows"], mode=mode, train_fraction=fraction,
-                             executor=s["executor"], cache_dir=s["cache_dir"],
-                             random_state=s["random_state"]).fit(
+        return ReferencePool(recipe, self.n_shadows, mode=mode, train_fraction=fraction,
+                             executor=o.resolved_executor, cache_dir=o.cache_dir,
+                             random_state=o.random_state).fit(
             X_all, y_all, audited=np.arange(n), population=np.arange(n, len(y_all)),
             progress=progress)
 
@@ -188,9 +363,9 @@ class _UnlearningAudit:
         from privaudit.unlearn import UnlearningRecipe
 
         if "online" not in self._pools:
-            s, i = self.shadows, self.inputs
-            recipe = UnlearningRecipe(s["recipe"], (i.X, i.y), method=s["method"],
-                                      params=s["params"])
+            s, i = self.settings, self.inputs
+            recipe = UnlearningRecipe(self.recipe, (i.X, i.y), method=s.method,
+                                      params=dict(s.params or {}))
             fraction = min(1.0, i.train_size / (len(i.y) + len(i.y_pop)))
             self._pools["online"] = self._pool(recipe, "online", fraction, progress)
         return self._pools["online"]
@@ -200,41 +375,38 @@ class _UnlearningAudit:
         if "offline" not in self._pools:
             i = self.inputs
             fraction = min(0.9, i.train_size / len(i.y_pop))
-            self._pools["offline"] = self._pool(self.shadows["recipe"], "offline",
-                                                fraction, progress)
+            self._pools["offline"] = self._pool(self.recipe, "offline", fraction, progress)
         return self._pools["offline"]
-
-    def run(self, name: str, attack_params: dict[str, Any], progress: Any,
-            trajectories: bool) -> Any:
-        from privaudit.audits._unlearning_attacks import run_unlearning_attack
-
-        return run_unlearning_attack(self, name, attack_params, progress, trajectories)
 
 
 def audit_unlearning(
     target: Any,
     forget: tuple[Any, Any],
-    heldout: tuple[Any, Any],
+    holdout: tuple[Any, Any] | None = None,
     *,
-    recipe: Any,
     method: str,
     population: tuple[Any, Any],
+    reference: Any = None,
     params: dict[str, Any] | None = None,
     train_size: int | None = None,
     training_set: tuple[Any, Any] | None = None,
     attacks: Sequence[str] | None = None,
     attack_params: dict[str, dict[str, Any]] | None = None,
-    n_shadows: int = 16,
     forget_fraction: float | None = None,
     trajectories: bool = False,
     record_ids: Any = None,
+    random_state: int = 0,
     executor: Any = "local",
+    n_jobs: int | None = None,
+    address: str | None = None,
     cache_dir: Any = None,
     results_dir: Any = None,
-    random_state: int = 0,
     dataset: str = "",
     progress: Any = None,
-) -> list[Any]:
+    recipe: Any = None,
+    n_shadows: int | None = None,
+    heldout: tuple[Any, Any] | None = None,
+) -> Any:
     """Ask whether an unlearned model's forgotten records can still be told apart.
 
     Parameters
@@ -245,29 +417,33 @@ def audit_unlearning(
         probabilities.
     forget : (X, y)
         The records it unlearned (audited, label 1).
-    heldout : (X, y)
+    holdout : (X, y)
         Records from the same distribution it never trained on (audited, label 0).
-    recipe : TrainingRecipe
-        How the original model was trained (e.g. ``TorchMLPRecipe``): the shadows train
-        so. A different architecture than the target's is allowed (the paper's Table V).
     method : str
         The unlearning algorithm (:data:`privaudit.unlearn.METHODS`); the shadows unlearn
         with it and ``params``, as the attacker is assumed to know it.
+    population : (X, y)
+        Other records of the distribution, disjoint from the audited ones: shadow data.
+    reference : ReferenceSpec
+        The shadows, described as every audit describes reference models
+        (:class:`privaudit.training.ReferenceSpec`): ``recipe`` (how the original model
+        was trained, e.g. ``TorchMLPRecipe``; a different architecture than the target's
+        is allowed, the paper's Table V) and ``n_models`` (shadows per pool, at least 2,
+        default 16: the paper uses 16 to 32, its Figure 6b finds more than 16 no better).
+        Its ``mode`` and ``train_fraction`` stay unset: the attacks fix which pool they
+        read and ``train_size`` the fractions.
     params : dict, optional
         The algorithm's hyperparameters (``{"lr": 0.002, "epochs": 5}``), checked before
         any work by :func:`privaudit.unlearn.check_method_params`: a key the method does
         not take (the valid ones listed) or a bad value is refused.
-    population : (X, y)
-        Other records of the distribution, disjoint from the audited ones: shadow data.
     train_size : int, optional
         The original model's training-set size (shadows train on as many records, or
         they memorise differently): at least the number of forgotten records. Default:
         the size of ``training_set`` if given, else half the population (or the number
-        of forgotten records, if larger). The pools'
-        training fractions follow from it (an online pool for U-LiRA and online Apollo,
-        whose shadows each see about ``train_size`` records of audited + population; an
-        offline pool on the population for offline Apollo and U-MIA): the attacks fix
-        which pool they read, so there is no ``mode`` or ``train_fraction`` to choose.
+        of forgotten records, if larger). The pools' training fractions follow from it
+        (an online pool for U-LiRA and online Apollo, whose shadows each see about
+        ``train_size`` records of audited + population; an offline pool on the
+        population for offline Apollo and U-MIA).
     training_set : (X, y), optional
         The original model's training set, when the auditor has it: every forgotten
         record must be in it and no held-out record may be (checked by value before any
@@ -278,8 +454,6 @@ def audit_unlearning(
         Per attack name, constructor parameters (``{"apollo": {"n_rounds": 50}}``), for
         attacks that run, checked against each attack's parameters and ranges before any
         work (``online`` is set by the name, ``apollo`` or ``apollo-offline``).
-    n_shadows : int, default=16
-        Shadows per pool (the paper: 16 to 32; Figure 6b finds more than 16 no better).
     forget_fraction : float, optional
         Share of its training set U-MIA's surrogate unlearns (default: the forget set's
         share of ``train_size``); refused unless U-MIA, or offline Apollo with kind
@@ -290,27 +464,25 @@ def audit_unlearning(
         Apollo.
     record_ids : array-like, optional
         One unique id per audited record, the forgotten ones first then the held-out
-        ones (the order of the results' labels): each result carries them
-        (``record_ids``, the ``record_id`` column of ``scores.csv``). Default: positions.
-    executor, cache_dir, random_state
-        The reference pool's (local processes or Ray; cached, resumable shadows).
-    results_dir : str or Path, optional
-        Save each result as it finishes and reuse finished ones on a rerun.
-    dataset : str, default=""
-        Dataset name stamped on the results.
-    progress : None, callable(str) or Progress
-        Where progress goes.
+        ones (the order of the results' labels). Default: positions.
+    random_state, executor, n_jobs, address, cache_dir, results_dir, dataset, progress
+        The run options every audit takes (:class:`~privaudit.audits.RunOptions`): the
+        seed, where and how the shadows train (local processes or Ray; cached, resumable),
+        where results are saved and reused, the dataset's name, where progress goes.
+    recipe, n_shadows, heldout
+        Old names (a :class:`FutureWarning`; removed in a later release):
+        ``reference=ReferenceSpec(recipe=..., n_models=...)`` and ``holdout``.
 
     Returns
     -------
-    list of AttackResult
-        One per attack; labels 1 = unlearned, 0 = never trained on;
-        ``parameters["method"]`` names the algorithm.
+    AuditReport
+        One result per attack (iterate it as a list); labels 1 = unlearned, 0 = never
+        trained on; ``parameters["method"]`` names the algorithm.
 
     Raises
     ------
     ValueError
-        Overlapping forget / held-out / population records, forgotten records outside
+        Overlapping forget / holdout / population records, forgotten records outside
         or held-out records inside ``training_set``, an unknown method or attack, a bad
         value in ``params``, probability attacks on a label-only target, a bad
         ``train_size``, too few shadows.
@@ -325,62 +497,27 @@ def audit_unlearning(
        False Sense of Privacy." 2024 (U-LiRA).
     .. [3] Kurmanji, M. et al. "Towards Unbounded Machine Unlearning." NeurIPS 2023 (U-MIA).
     """
-    from privaudit.audits._baselines import RandomGuessBaseline
-    from privaudit.results import ResultsStore
-    from privaudit.targets import as_target, target_fingerprint
-    from privaudit.training import as_recipe, data_fingerprint
-    from privaudit.unlearn import check_method_params
+    holdout = renamed(heldout, "heldout", holdout, "holdout", None, func=_FUNC,
+                      category=FutureWarning)
+    if holdout is None:
+        raise param_error("holdout", _FUNC, "a pair (X, y) of records the model never "
+                          "trained on", None, error=TypeError)
+    spec = _check_reference(
+        reference_spec(reference, func=_FUNC, names=_FLAT_SHADOW_KEYWORDS,
+                       category=FutureWarning, recipe=recipe, n_shadows=n_shadows),
+        old_count=n_shadows is not None)
+    options = RunOptions.checked(
+        _FUNC, random_state=random_state, executor=executor, n_jobs=n_jobs,
+        address=address, cache_dir=cache_dir, results_dir=results_dir, progress=progress,
+        dataset=dataset)
+    settings = UnlearningSettings(
+        method=method, reference=spec, params=params, train_size=train_size,
+        attacks=None if attacks is None else tuple(attacks), attack_params=attack_params,
+        forget_fraction=forget_fraction, trajectories=trajectories)
+    return drive(UnlearningAudit(target, forget, holdout, population=population,
+                                 training_set=training_set, record_ids=record_ids,
+                                 settings=settings, options=options))
 
-    # Before any shadow trains: the shadows unlearn with these, minutes later.
-    check_method_params(method, params, func=_FUNC, param="params")
-    if isinstance(n_shadows, bool) or not isinstance(n_shadows, (int, np.integer)) \
-            or n_shadows < 2:
-        raise param_error("n_shadows", _FUNC, "an int >= 2 (unlearned and never-trained "
-                          "shadows for every record)", n_shadows)
-    tgt = as_target(target)
-    if tgt.task != "classification":
-        raise param_error("target", _FUNC, "a classifier", f"<task {tgt.task!r}>")
-    names = _plan(attacks, tgt, attack_params)
-    attack_params = dict(attack_params or {})
-    _check_settings(names, attack_params, forget_fraction=forget_fraction,
-                    trajectories=trajectories)
-    if training_set is not None:
-        _check_training_set(training_set, _pair(forget, "forget"), _pair(heldout, "heldout"))
-        if train_size is None:
-            train_size = len(training_set[1])
-    inputs = _inputs(forget, heldout, population, train_size)
-    ids = _record_ids(record_ids, len(inputs.labels))
-    rec = as_recipe(recipe, func=_FUNC)
-    shadows = dict(recipe=rec, method=method, params=dict(params or {}),
-                   n_shadows=int(n_shadows), executor=executor, cache_dir=cache_dir,
-                   random_state=random_state, forget_fraction=forget_fraction)
-    model_part = target_fingerprint(tgt, func=_FUNC)
-    identity = (tgt.name, type(tgt).__name__, model_part,
-                data_fingerprint(inputs.X, inputs.y), inputs.labels,
-                data_fingerprint(inputs.X_pop, inputs.y_pop), rec.fingerprint(), method,
-                sorted((k, repr(v)) for k, v in shadows["params"].items()),
-                inputs.train_size, int(n_shadows), forget_fraction, dataset, random_state,
-                None if ids is None else ids.astype(str))
-    audit = _UnlearningAudit(tgt, inputs, shadows)
-    run = AuditRun(func=_FUNC, target_name=tgt.name, identity=identity,
-                   random_state=random_state, store=None if results_dir is None
-                   else ResultsStore(results_dir), baseline=RandomGuessBaseline(),
-                   progress=progress, dataset=dataset, kind="unlearning",
-                   # No readable parameters: the model's labels on the audited records
-                   # identify it (one query per record, only when a result is saved).
-                   answers=None if model_part is not None else
-                   lambda: np.asarray(tgt.query(inputs.X, inputs.y).predictions, dtype=str))
-    results = []
-    with run.tracking(len(names), "Unlearning attacks"):
-        for name in names:
-            parts = (repr(sorted(attack_params.get(name, {}).items())), bool(trajectories))
-            done = run.reuse(name, parts, inputs.labels)
-            if done is None:
-                result = audit.run(name, attack_params.get(name, {}), run.progress,
-                                   trajectories)
-                result.parameters["method"] = method
-                if ids is not None:
-                    result = replace(result, record_ids=ids)
-                done = run.finish(name, parts, result)
-            results.append(done)
-    return results
+
+#: audit_unlearning's old keywords -> the ReferenceSpec field each one sets.
+_FLAT_SHADOW_KEYWORDS = {"recipe": "recipe", "n_shadows": "n_models"}

@@ -1,15 +1,36 @@
-"""The four unlearning attacks of :func:`audit_unlearning`, each on the shadows it reads."""
+"""The four unlearning attacks of :func:`audit_unlearning`, each on the shadows it reads.
+
+:data:`UNLEARNING_RUNNERS` is the kind's registry: each attack name with the work that
+computes its result from the audit (:class:`UnlearningAudit`: the pools, surrogate and
+target answers it shares), so the audit keeps no list of names.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from functools import partial
+from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["run_unlearning_attack"]
+__all__ = ["UNLEARNING_RUNNERS", "UnlearningAudit"]
 
 
-def _u_lira(audit: Any, params: dict[str, Any], progress: Any) -> Any:
+class UnlearningAudit(Protocol):
+    """What the runners read of :class:`privaudit.audits._unlearning.UnlearningAudit`."""
+
+    inputs: Any
+    settings: Any
+    options: Any
+    target: Any
+    surrogate_: Any
+
+    def target_outputs(self) -> Any: ...
+    def online_pool(self, progress: Any) -> Any: ...
+    def offline_pool(self, progress: Any) -> Any: ...
+
+
+def _u_lira(audit: UnlearningAudit, params: dict[str, Any], progress: Any) -> Any:
     from privaudit.attacks.membership import ReferenceOutputs
     from privaudit.attacks.unlearning import ULiRAAttack
 
@@ -24,8 +45,8 @@ def _u_lira(audit: Any, params: dict[str, Any], progress: Any) -> Any:
         outputs=audit.target_outputs(), labels=i.labels, target_name=audit.target.name)
 
 
-def _apollo(audit: Any, online: bool, params: dict[str, Any], progress: Any,
-            trajectories: bool) -> Any:
+def _apollo(audit: UnlearningAudit, params: dict[str, Any], progress: Any, *,
+            online: bool) -> Any:
     from privaudit.attacks.unlearning import ApolloAttack
 
     i = audit.inputs
@@ -35,10 +56,11 @@ def _apollo(audit: Any, online: bool, params: dict[str, Any], progress: Any,
     if not online and attack.kind == "auto":
         calibration = _calibration(audit, pool, progress)
     attack.fit(pool, audited=np.arange(len(i.y)), calibration=calibration)
-    return attack.run(audit.target, i.X, i.y, i.labels, trajectories=trajectories)
+    return attack.run(audit.target, i.X, i.y, i.labels,
+                      trajectories=audit.settings.trajectories)
 
 
-def _calibration(audit: Any, pool: Any, progress: Any) -> dict[str, Any]:
+def _calibration(audit: UnlearningAudit, pool: Any, progress: Any) -> dict[str, Any]:
     """Offline Apollo's check of which artefact to look for: U-MIA's surrogate."""
     i = audit.inputs
     model, forget, heldout = _surrogate(audit, progress)
@@ -48,42 +70,43 @@ def _calibration(audit: Any, pool: Any, progress: Any) -> dict[str, Any]:
             "in_mask": pool.in_mask_[:, len(i.y) + rows]}
 
 
-def _surrogate(audit: Any, progress: Any) -> tuple[Any, Any, Any]:
+def _surrogate(audit: UnlearningAudit, progress: Any) -> tuple[Any, Any, Any]:
     """U-MIA's surrogate: the first offline shadow, unlearning a share of its records.
 
     Made once per audit (U-MIA and offline Apollo's calibration share it).
     """
-    if getattr(audit, "surrogate_", None) is None:
+    if audit.surrogate_ is None:
         audit.surrogate_ = _make_surrogate(audit, progress)
     return audit.surrogate_
 
 
-def _make_surrogate(audit: Any, progress: Any) -> tuple[Any, Any, Any]:
+def _make_surrogate(audit: UnlearningAudit, progress: Any) -> tuple[Any, Any, Any]:
     from privaudit.unlearn import unlearn
 
-    i, s = audit.inputs, audit.shadows
+    i, s = audit.inputs, audit.settings
+    seed = int(audit.options.random_state)
     pool = audit.offline_pool(progress)
     n = len(i.y)
     rows = np.asarray(pool.train_indices_[0]) - n  # population rows it trained on
-    fraction = s["forget_fraction"]
+    fraction = s.forget_fraction
     if fraction is None:
         fraction = float(np.sum(i.labels == 1)) / i.train_size
-    rng = np.random.default_rng([int(s["random_state"]), 0x75D1A])
+    rng = np.random.default_rng([seed, 0x75D1A])
     n_forget = int(np.clip(round(fraction * rows.size), 1, rows.size - 1))
     chosen = rng.permutation(rows)
     forget, retain = chosen[:n_forget], chosen[n_forget:]
     unseen = np.setdiff1d(np.arange(len(i.y_pop)), rows)
     heldout = rng.permutation(unseen)[:n_forget]
     model = unlearn(pool.models_[0], (i.X_pop[forget], i.y_pop[forget]),
-                    (i.X_pop[retain], i.y_pop[retain]), method=s["method"],
-                    random_state=int(s["random_state"]), **s["params"])
+                    (i.X_pop[retain], i.y_pop[retain]), method=s.method,
+                    random_state=seed, **dict(s.params or {}))
     return model, forget, heldout
 
 
-def _u_mia(audit: Any, params: dict[str, Any], progress: Any, seed: int) -> Any:
+def _u_mia(audit: UnlearningAudit, params: dict[str, Any], progress: Any) -> Any:
     from privaudit.attacks.unlearning import UMIAAttack
 
-    i = audit.inputs
+    i, seed = audit.inputs, int(audit.options.random_state)
     model, forget, heldout = _surrogate(audit, progress)
     attack = UMIAAttack(**{"random_state": seed, **params}).fit(
         _query(model, i.X_pop[forget], i.y_pop[forget]),
@@ -91,14 +114,13 @@ def _u_mia(audit: Any, params: dict[str, Any], progress: Any, seed: int) -> Any:
     return attack.run(audit.target_outputs(), i.labels, target_name=audit.target.name)
 
 
-def run_unlearning_attack(audit: Any, name: str, params: dict[str, Any], progress: Any,
-                          trajectories: bool) -> Any:
-    """Run attack ``name`` of the audit; return its :class:`AttackResult`."""
-    if name == "u-lira":
-        return _u_lira(audit, params, progress)
-    if name in ("apollo", "apollo-offline"):
-        return _apollo(audit, name == "apollo", params, progress, trajectories)
-    return _u_mia(audit, params, progress, int(audit.shadows["random_state"]))
+#: Each unlearning attack's work: ``runner(audit, attack_params, progress) -> result``.
+UNLEARNING_RUNNERS: dict[str, Callable[..., Any]] = {
+    "u-mia": _u_mia,
+    "u-lira": _u_lira,
+    "apollo": partial(_apollo, online=True),
+    "apollo-offline": partial(_apollo, online=False),
+}
 
 
 def _query(model: Any, X: Any, y: Any) -> Any:

@@ -194,7 +194,7 @@ def run_unlearning_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     from privaudit.cli._datafiles import load_records
     from privaudit.cli._run import _load_recipe, _load_target
     from privaudit.report import build_report
-    from privaudit.training import get_executor
+    from privaudit.training import ReferenceSpec, get_executor
 
     schema = run.config
     cfg = model_sections(schema, run.base, run.source)
@@ -209,10 +209,11 @@ def run_unlearning_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     if u.method == "RT":
         params.setdefault("model_factory", recipe)  # retraining trains like the original
     results = audit_unlearning(
-        target, forget, heldout, recipe=recipe, method=u.method, params=params,
+        target, forget, heldout, method=u.method, params=params,
+        reference=ReferenceSpec(recipe=recipe, n_models=schema.reference.n_models),
         population=(np.asarray(population[0], dtype=np.float32), np.asarray(population[1])),
         train_size=u.train_size, attacks=schema.attacks,
-        attack_params=schema.attack_params or None, n_shadows=schema.reference.n_models,
+        attack_params=schema.attack_params or None,
         forget_fraction=u.forget_fraction, trajectories=schema.trajectories,
         record_ids=record_ids,
         executor=get_executor(cfg.executor, n_jobs=cfg.n_jobs, address=cfg.address,

@@ -207,6 +207,7 @@ def _audit_algorithm(run: _Run, algorithm: str) -> tuple[list[Any], dict[str, An
     """Unlearn with ``algorithm``, audit the unlearned model; its results and metadata."""
     from privaudit.audits import audit_unlearning
     from privaudit.targets import TorchTarget
+    from privaudit.training import ReferenceSpec
     from privaudit.unlearn import unlearn
 
     s, say = run.split, run.progress.message
@@ -224,10 +225,11 @@ def _audit_algorithm(run: _Run, algorithm: str) -> tuple[list[Any], dict[str, An
 
         mkdir_inside(d, "shadows", what="the study's cache folder")
     results = audit_unlearning(
-        TorchTarget(model, name=algorithm), s.forget, s.heldout, recipe=run.recipe,
+        TorchTarget(model, name=algorithm), s.forget, s.heldout,
+        reference=ReferenceSpec(recipe=run.recipe, n_models=run.setting.n_shadows),
         method=algorithm, params=params, population=s.population,
-        train_size=run.setting.n_train, attacks=run.attacks,
-        n_shadows=run.setting.n_shadows, trajectories=True, executor=run.executor,
+        train_size=run.setting.n_train, attacks=run.attacks, trajectories=True,
+        executor=run.executor,
         cache_dir=None if d is None else d / "shadows",
         results_dir=None if d is None else d / "results", random_state=run.seed,
         dataset=s.dataset, progress=run.progress)
