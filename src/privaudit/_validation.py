@@ -642,3 +642,41 @@ def _right_type(rule: Any, value: Any) -> bool:
     if isinstance(rule, ChoiceRule):
         return isinstance(value, str)
     return False
+
+
+# --- One vocabulary (issue 21) -------------------------------------------------------------
+
+#: Attack and check names renamed to the one style of every registry (kebab-case):
+#: old name -> new name. Old names are accepted from users with a :class:`FutureWarning`
+#: for one release (:func:`canonical_names`), and saved results named the old way load
+#: under the new name (:func:`canonical_name`).
+RENAMED_ATTACKS: dict[str, str] = {
+    "min_k": "min-k",
+    "min_k_plus_plus": "min-k-plus-plus",
+    "dc_pdd": "dc-pdd",
+    "exact_matches": "exact-matches",
+    "singling_out_univariate": "singling-out-univariate",
+    "singling_out_multivariate": "singling-out-multivariate",
+    "text_memorization": "text-memorization",
+}
+
+
+def canonical_name(name: Any) -> Any:
+    """``name`` in the one style (kebab-case): its new name if it was renamed, else itself."""
+    return RENAMED_ATTACKS.get(name, name) if isinstance(name, str) else name
+
+
+def canonical_names(names: Any, *, param: str, func: str, stacklevel: int = 3) -> Any:
+    """``names`` with every old name replaced by its new one, warning once if any was.
+
+    Anything that is not a list of names is returned as it is, for the caller's own check
+    to refuse with its message.
+    """
+    if isinstance(names, str) or not isinstance(names, (list, tuple)):
+        return names
+    old = [n for n in names if isinstance(n, str) and n in RENAMED_ATTACKS]
+    if old:
+        new = ", ".join(f"'{n}' -> '{RENAMED_ATTACKS[n]}'" for n in old)
+        warnings.warn(f"{func}: {param}: names are kebab-case now ({new}); the old names "
+                      "will be removed.", FutureWarning, stacklevel=stacklevel)
+    return type(names)(canonical_name(n) for n in names)
