@@ -14,8 +14,11 @@ when a plot or page is made, never when this package is imported.
 - :func:`write_results_json` and :func:`build_report`: everything an audit writes;
 - :class:`ReportSection` / :func:`register_section`: the page is a shell around one
   section per kind of result (membership tables and figures, slices, effective epsilon,
-  count-based risks); a new kind adds a section and a template
-  ``templates/sections/<name>.html``;
+  count-based risks); privaudit's sections are listed once, in page order, in
+  ``report/_registry.py`` (a new kind adds a section, a template
+  ``templates/sections/<name>.html`` and a line there); :func:`register_section` adds a
+  user's own section to every report built afterwards (importing privaudit registers
+  nothing);
 - :func:`headline_epsilon`: the Clopper-Pearson lower bound on epsilon of one attack,
   the headline epsilon of the tables.
 """
@@ -37,13 +40,9 @@ from privaudit.report._interpret import (
     fidelity_reading,
     interpret_auc,
 )
+from privaudit.report._registry import register_section, registered_sections
 from privaudit.report._roc import ROCReport
-from privaudit.report._section import (
-    Finding,
-    ReportSection,
-    register_section,
-    registered_sections,
-)
+from privaudit.report._section import Finding, ReportSection
 from privaudit.report._verdict import LEVELS, severity_rank, strongest_finding
 
 __all__ = [

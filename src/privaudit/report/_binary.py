@@ -48,7 +48,7 @@ _PUBLISH_LAYOUT: dict[str, tuple[tuple[str, str], str]] = {
 
 def sensitive_attribute(result: AttackResult) -> str:
     """Name of the attribute an attribute-inference result guesses ('' if not recorded)."""
-    value = result.parameters.get("sensitive_attribute", result.extra.get("sensitive_attribute"))
+    value = result.parameters.get("sensitive_attribute", result.sensitive_attribute)
     return "" if value is None else str(value)
 
 
@@ -331,7 +331,7 @@ class AIAttackReport(BinaryLabelAttackReport):
     """:class:`BinaryLabelAttackReport` of (binary) attribute-inference results only.
 
     The table has a ``sensitive_attribute`` column, read from
-    ``result.parameters["sensitive_attribute"]`` (or ``result.extra``).
+    ``result.parameters["sensitive_attribute"]`` (or ``result.sensitive_attribute``).
 
     References
     ----------

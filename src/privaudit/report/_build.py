@@ -57,7 +57,7 @@ def _results_document(
         doc["metrics"] = {**metrics, "effective_epsilon_lower_bound": headline}
         entries.append({key: doc[key] for key in (
             "target", "attack", "dataset", "generator", "kind", "parameters", "extra",
-            "audit", "out_of_fold", "metrics")})
+            "details", "audit", "out_of_fold", "metrics")})
     out = {
         "privaudit_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -73,8 +73,8 @@ def _results_document(
         out["attributes"] = [result.to_dict() for result in attributes]
     if fidelity:
         out["fidelity"] = [{**{k: v for k, v in r.to_dict(metrics=m).items() if k in (
-            "target", "attack", "dataset", "generator", "parameters", "extra", "audit",
-            "out_of_fold")}, "metrics": m} for r, m in fidelity]
+            "target", "attack", "dataset", "generator", "parameters", "extra", "details",
+            "audit", "out_of_fold")}, "metrics": m} for r, m in fidelity]
     return out
 
 
@@ -91,7 +91,8 @@ def write_results_json(
 
     The document is ``{"privaudit_version", "created", "settings", "results": [...]}``;
     each entry has ``target``, ``attack``, ``dataset``, ``generator``, ``kind``,
-    ``parameters``, ``extra`` and ``metrics`` (as :meth:`AttackResult.metrics`: ``auc``,
+    ``parameters``, ``extra`` (free-form details), ``details`` (the typed ones a report
+    reads: ``study``, ``heatmap``...) and ``metrics`` (as :meth:`AttackResult.metrics`: ``auc``,
     ``advantage``, ``effective_epsilon``... each ``{"value", "low", "high"}``,
     ``tpr_at_fpr`` keyed by rate), plus ``effective_epsilon_lower_bound``, the headline
     effective epsilon: ``{"value", "confidence", "note"}``, the Clopper-Pearson lower bound

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from privaudit._optional import import_optional
 from privaudit._validation import param_error
-from privaudit.results import AttackResult, file_name_part
+from privaudit.results import AttackResult, file_name_part, result_type_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -71,7 +71,7 @@ def metric_label(column: str) -> str:
 
 def is_inference_result(result: Any) -> bool:
     """An attack result read as inference on records (not a fidelity classifier)."""
-    return isinstance(result, AttackResult) and result.audit.role != "fidelity"
+    return result_type_of(result) == "attack" and result.audit.role != "fidelity"
 
 
 def check_results(results: Any, func: str) -> list[AttackResult]:

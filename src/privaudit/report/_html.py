@@ -20,27 +20,12 @@ from privaudit.report._common import artefact_key, artefact_name, check_results,
 from privaudit.report._epsilon import effective_epsilon_by_target, headline_epsilon
 from privaudit.report._interpret import AucReading, interpret_auc
 from privaudit.report._plots import histogram_figure, roc_figure
+from privaudit.report._registry import registered_sections
 from privaudit.report._section import (
     FOLD_OPEN_MAX_CHARS,
     FOLD_OPEN_ORDER,
     Finding,
     ReportSection,
-    registered_sections,
-)
-from privaudit.report._sections_attribute import AttributeSection  # noqa: F401 (registers)
-from privaudit.report._sections_generator import GeneratorSection  # noqa: F401 (registers)
-from privaudit.report._sections_llm import LLMSection  # noqa: F401 (registers)
-from privaudit.report._sections_membership import MetricsSection  # noqa: F401 (registers)
-from privaudit.report._sections_overview import OverviewSection  # noqa: F401 (registers)
-from privaudit.report._sections_risk import RiskSection  # noqa: F401 (registers)
-from privaudit.report._sections_slices import SlicesSection  # noqa: F401 (registers)
-from privaudit.report._sections_strong import (  # noqa: F401 (registers)
-    StrongMembershipSection,
-)
-from privaudit.report._sections_study import StudySection  # noqa: F401 (registers)
-from privaudit.report._sections_synthetic import SyntheticSection  # noqa: F401 (registers)
-from privaudit.report._sections_unlearning import (  # noqa: F401 (registers)
-    UnlearningSection,
 )
 from privaudit.report._verdict import (
     Verdict,
@@ -57,6 +42,7 @@ from privaudit.results import (
     atomic_write_text,
     check_fprs,
     check_n_bootstrap,
+    result_type_of,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,32 +82,43 @@ def split_results(results: Any, func: str) -> ResultGroups:
     distinguisher) measures how alike two tables are, not what an attacker learns about a
     record: it is reported in its own section, never in the membership verdicts.
     """
-    if isinstance(results, (AttackResult, RiskResult, ProximityResult, AttributeResult)):
+    if result_type_of(results) is not None:
         results = [results]
     if not isinstance(results, Iterable) or isinstance(results, (str, bytes)):
         return ResultGroups(check_results(results, func), [], [], [], [])
-    results = list(results)
-    risks = [r for r in results if isinstance(r, RiskResult)]
-    near = [r for r in results if isinstance(r, ProximityResult)]
-    attributes = [r for r in results if isinstance(r, AttributeResult)]
-    fidelity = [r for r in results if isinstance(r, AttackResult)
-                and r.audit.role == "fidelity"]
-    others = [r for r in results if not isinstance(
-        r, (RiskResult, ProximityResult, AttributeResult))
-              and not (isinstance(r, AttackResult) and r.audit.role == "fidelity")]
-    if (risks or near or fidelity or attributes) and not others:
-        return ResultGroups([], risks, near, fidelity, attributes)
-    return ResultGroups(check_results(others, func), risks, near, fidelity, attributes)
+    groups: dict[str, list[Any]] = {group: [] for group in _GROUPS}
+    for result in results:
+        groups[_group(result)].append(result)
+    others = groups["attacks"]
+    if not others and any(groups.values()):
+        return ResultGroups([], groups["risk"], groups["proximity"], groups["fidelity"],
+                            groups["attribute"])
+    return ResultGroups(check_results(others, func), groups["risk"], groups["proximity"],
+                        groups["fidelity"], groups["attribute"])
+
+
+#: The groups of :func:`split_results`: a result type, the fidelity classifiers, and
+#: ``"attacks"``, the inference results (and whatever is no result, refused there).
+_GROUPS = ("attacks", "risk", "proximity", "fidelity", "attribute")
+
+
+def _group(result: Any) -> str:
+    kind = result_type_of(result)
+    if kind == "attack":
+        return "fidelity" if result.audit.role == "fidelity" else "attacks"
+    return kind if kind in _GROUPS else "attacks"
+
+
+#: What a result that is not an attack result measures, by result type.
+_SUBJECTS = {"risk": "re-identification risk",
+             "proximity": "closeness to training records",
+             "attribute": "attribute inference"}
 
 
 def _subject(result: Any) -> str:
     """What a result measures, for the page header."""
-    if isinstance(result, RiskResult):
-        return "re-identification risk"
-    if isinstance(result, ProximityResult):
-        return "closeness to training records"
-    if isinstance(result, AttributeResult):
-        return "attribute inference"
+    if result.result_type in _SUBJECTS:
+        return _SUBJECTS[result.result_type]
     if result.audit.role == "fidelity":
         return "fidelity"
     return f"{result.kind} inference"

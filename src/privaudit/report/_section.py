@@ -3,8 +3,8 @@
 The page (:class:`~privaudit.report.HtmlReport`) is a shell: a header, a table of
 contents and a footer around the sections that apply to the results it was given. A new
 kind of result (LLM, synthetic data, attribute inference, unlearning) adds a section (a
-:class:`ReportSection` subclass registered with :func:`register_section` and a template
-``templates/sections/<name>.html``) and touches nothing else.
+:class:`ReportSection` subclass and a template ``templates/sections/<name>.html``) and
+names it once in :mod:`privaudit.report._registry`, the list of the page's sections.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple, Protocol
 
 __all__ = ["FOLD_OPEN_MAX_CHARS", "FOLD_OPEN_ORDER", "Finding", "ReportSection",
-           "ReportView", "register_section", "registered_sections"]
+           "ReportView"]
 
 
 #: A section of ``fold = "auto"`` starts closed when it is longer to read than this (a few
@@ -142,16 +142,6 @@ class ReportSection:
         return []
 
 
-_REGISTRY: list[ReportSection] = []
-
-
-def register_section(section: ReportSection) -> ReportSection:
-    """Add ``section`` to every report from now on (replacing one of the same name)."""
-    _REGISTRY[:] = [s for s in _REGISTRY if s.name != section.name]
-    _REGISTRY.append(section)
-    return section
-
-
-def registered_sections() -> list[ReportSection]:
-    """The registered sections, in page order."""
-    return sorted(_REGISTRY, key=lambda s: s.order)
+#: The sections every report considers: None until first read, then privaudit's own
+#: plus the user's (:func:`privaudit.report.register_section`, in ``_registry``).
+_REGISTRY: list[ReportSection] | None = None

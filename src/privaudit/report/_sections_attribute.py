@@ -13,9 +13,9 @@ from typing import Any
 
 from privaudit.report._common import artefact_name
 from privaudit.report._format import cell, fmt, fmt_int
-from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView
 from privaudit.report._verdict import severity_label, share_level
-from privaudit.results import AttributeResult
+from privaudit.results import AttributeResult, result_type_of
 
 __all__ = ["AttributeSection", "attribute_row"]
 
@@ -26,7 +26,7 @@ _MAX_VALUES = 30
 def attribute_row(result: AttributeResult) -> dict[str, Any]:
     """The cells of one attribute result."""
     best = result.best_model_free
-    theory = result.extra.get("theory", {})
+    theory = result.theory or {}
     check = result.audit.baseline
     return {
         "target": result.target or "—", "attack": result.attack or "—",
@@ -85,7 +85,7 @@ class AttributeSection(ReportSection):
     name, title, order = "attribute", "Attribute inference", 42
 
     def applies_to(self, results: Sequence[Any]) -> bool:
-        return any(isinstance(r, AttributeResult) for r in results)
+        return any(result_type_of(r) == "attribute" for r in results)
 
     def context(self, report: ReportView) -> dict[str, Any]:
         results = report.attribute_results
@@ -96,6 +96,3 @@ class AttributeSection(ReportSection):
     def findings(self, report: ReportView) -> list[Finding]:
         """One finding per attribute result (:func:`attribute_finding`)."""
         return [attribute_finding(r) for r in report.attribute_results]
-
-
-register_section(AttributeSection())

@@ -36,16 +36,16 @@ from privaudit.report._epsilon import (
     unit_of,
 )
 from privaudit.report._format import EPSILON_DIGITS, cell, fmt, number
-from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView
 from privaudit.report._verdict import LEVELS, LIFT_SCALE
-from privaudit.results import AttackResult
+from privaudit.results import AttackResult, result_type_of
 
 __all__ = ["GeneratorSection", "claim_checks", "epsilon_severity", "generator_context",
            "generator_findings"]
 
 
 def _is_generator(result: Any) -> bool:
-    return isinstance(result, AttackResult) and result.audit.kind == "generator"
+    return result_type_of(result) == "attack" and result.audit_kind == "generator"
 
 
 #: How the claim test corrects for taking the largest of many bounds.
@@ -346,6 +346,3 @@ class GeneratorSection(ReportSection):
     def findings(self, report: ReportView) -> list[Finding]:
         """Per (generator, record): the strongest attack against the generator's claim."""
         return generator_findings(report)
-
-
-register_section(GeneratorSection())

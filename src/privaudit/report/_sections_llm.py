@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from privaudit.report._format import cell, fmt
-from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView
 from privaudit.report._sections_membership import result_finding, tpr_cell
 from privaudit.report._verdict import result_verdict
-from privaudit.results import AttackResult
+from privaudit.results import AttackResult, result_type_of
 
 __all__ = ["LLMSection", "llm_context"]
 
@@ -28,7 +28,7 @@ BLIND = "blind-baseline"
 
 
 def _is_llm(result: Any) -> bool:
-    return isinstance(result, AttackResult) and result.audit.kind == "llm"
+    return result_type_of(result) == "attack" and result.audit_kind == "llm"
 
 
 def _tpr(metrics: dict[str, Any], fpr: float) -> dict[str, str]:
@@ -115,6 +115,3 @@ class LLMSection(ReportSection):
         return [result_finding(r, m, result_verdict(r, m), self.name)
                 for r, m in zip(report.results, report.metric_dicts, strict=True)
                 if _is_llm(r)]
-
-
-register_section(LLMSection())

@@ -20,7 +20,7 @@ from privaudit.report._common import (
 from privaudit.report._epsilon import epsilon_section_context
 from privaudit.report._format import EPSILON_DIGITS, cell, fmt
 from privaudit.report._interpret import AUC_SCALE
-from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView
 from privaudit.report._verdict import Verdict
 from privaudit.results import fpr_key
 
@@ -306,8 +306,3 @@ def _lowest_resolvable_tprs(metrics: Sequence[dict[str, Any]]
         if math.isfinite(tpr):
             out.append((tpr, float(key), i))
     return out
-
-
-for _section in (SummarySection(), MetricsSection(), ReadingSection(), PredictionsSection(),
-                 RocSection(), HistogramSection(), EpsilonSection(), MethodsSection()):
-    register_section(_section)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView
 from privaudit.report._verdict import LEVELS, severity_rank
 
 __all__ = ["NOTE_LABELS", "OverviewSection", "overview_rows"]
@@ -112,6 +112,3 @@ def _counts(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         entry["n"] += 1
     return sorted(counts.values(), key=lambda c: order.index(c["severity"])
                   if c["severity"] in order else len(order))
-
-
-register_section(OverviewSection())

@@ -7,9 +7,9 @@ from typing import Any
 
 from privaudit.report._common import artefact_name
 from privaudit.report._format import cell, fmt_int
-from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView
 from privaudit.report._verdict import severity_label, share_level
-from privaudit.results import RiskResult
+from privaudit.results import RiskResult, result_type_of
 
 __all__ = ["RiskSection"]
 
@@ -43,7 +43,7 @@ class RiskSection(ReportSection):
     name, title, order = "risks", "Risks", 45
 
     def applies_to(self, results: Sequence[Any]) -> bool:
-        return any(isinstance(r, RiskResult) for r in results)
+        return any(result_type_of(r) == "risk" for r in results)
 
     def context(self, report: ReportView) -> dict[str, Any]:
         return {"risk_rows": [risk_row(r) for r in report.risk_results]}
@@ -73,6 +73,3 @@ class RiskSection(ReportSection):
                 section=self.name,
                 strength=estimate.value if estimate.value == estimate.value else 0.0))
         return out
-
-
-register_section(RiskSection())

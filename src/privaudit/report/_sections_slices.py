@@ -9,7 +9,7 @@ from typing import Any
 from privaudit.metrics import fpr_is_resolvable
 from privaudit.report._common import format_fpr, is_inference_result
 from privaudit.report._format import cell, fmt, fmt_int, number
-from privaudit.report._section import ReportSection, ReportView, register_section
+from privaudit.report._section import ReportSection, ReportView
 from privaudit.results import AttackResult, fpr_key
 
 __all__ = ["ExposedSection", "SlicesSection"]
@@ -211,7 +211,3 @@ class ExposedSection(ReportSection):
 
     def context(self, report: ReportView) -> dict[str, Any]:
         return {"exposed_sections": exposed_sections(report.results)}
-
-
-register_section(SlicesSection())
-register_section(ExposedSection())

@@ -15,14 +15,14 @@ from typing import Any
 
 from privaudit.report._common import figure_png, new_figure, png_data_uri
 from privaudit.report._format import cell
-from privaudit.report._section import ReportSection, ReportView, register_section
-from privaudit.results import AttackResult
+from privaudit.report._section import ReportSection, ReportView
+from privaudit.results import result_type_of
 
 __all__ = ["StrongMembershipSection", "strong_curves"]
 
 
 def _is_strong(result: Any) -> bool:
-    return (isinstance(result, AttackResult) and result.attack.startswith("strong-")
+    return (result_type_of(result) == "attack" and result.attack.startswith("strong-")
             and "radius" in result.parameters)
 
 
@@ -79,6 +79,3 @@ class StrongMembershipSection(ReportSection):
             "rows": [{"radius": "∞ (ordinary MI)" if not math.isfinite(r) else f"{r:g}",
                       "auc": cell(auc)} for r, auc in c["points"]],
             "src": png_data_uri(_figure(c))} for c in curves]}
-
-
-register_section(StrongMembershipSection())

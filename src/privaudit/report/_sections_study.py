@@ -1,6 +1,6 @@
 """The overfitting study's section: measured numbers beside the seed paper's, and a reading.
 
-For results of :func:`privaudit.studies.run_overfitting_study` (``extra["study"] ==
+For results of :func:`privaudit.studies.run_overfitting_study` (``result.study ==
 "overfitting"``): per target, its generalisation gap, the loss attack's membership AUC,
 the best attribute attack's accuracy on members and non-members with Yeom et al.'s
 advantage, the theory's prediction (Theorem 3) and the values the source paper reports;
@@ -17,8 +17,8 @@ import numpy as np
 
 import privaudit.metrics as pm
 from privaudit.report._format import cell, fmt
-from privaudit.report._section import ReportSection, ReportView, register_section
-from privaudit.results import AttackResult, AttributeResult
+from privaudit.report._section import ReportSection, ReportView
+from privaudit.results import result_type_of
 
 __all__ = ["StudySection", "study_conclusions", "study_rows"]
 
@@ -34,15 +34,19 @@ _MIA_MARGIN = 0.1
 
 
 def _in_study(result: Any) -> bool:
-    return isinstance(result, (AttackResult, AttributeResult)) and (
-        result.extra.get("study") == "overfitting")
+    return result_type_of(result) in ("attack", "attribute") and (
+        result.study == "overfitting")
 
 
-def _gap(extra: dict[str, Any]) -> tuple[str, float]:
-    if "train_r2" in extra:
-        return "R²", extra["train_r2"] - extra["test_r2"]
-    return "accuracy", extra.get("train_accuracy", float("nan")) - extra.get(
-        "test_accuracy", float("nan"))
+def _gap(result: Any) -> tuple[str, float]:
+    """The target's generalisation gap: in R² (regression) or in accuracy."""
+    if result.train_r2 is not None:
+        return "R²", result.train_r2 - result.test_r2
+    return "accuracy", _or_nan(result.train_accuracy) - _or_nan(result.test_accuracy)
+
+
+def _or_nan(value: float | None) -> float:
+    return float("nan") if value is None else value
 
 
 def _theory_mia(gaussian: Any, metric: str, gap: float) -> float | None:
@@ -53,7 +57,7 @@ def _theory_mia(gaussian: Any, metric: str, gap: float) -> float | None:
     advantage is the generalisation error, the gap in accuracy.
     """
     if gaussian is not None:
-        return float(gaussian.extra["theoretical_advantage"])
+        return float(gaussian.theoretical_advantage)
     if metric == "accuracy" and np.isfinite(gap):
         return pm.bounded_loss_membership_advantage(float(np.clip(gap, -1, 1)), 1.0)
     return None
@@ -65,16 +69,14 @@ def study_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
     rows = []
     for target in targets:
         mine = [r for r in results if _in_study(r) and r.target == target]
-        loss = next((r for r in mine if isinstance(r, AttackResult) and r.attack == "loss"),
-                    None)
-        gaussian = next((r for r in mine if isinstance(r, AttackResult)
-                         and "theoretical_advantage" in r.extra), None)
-        colluding = next((r for r in mine if isinstance(r, AttackResult)
-                          and r.attack == "colluding"), None)
-        attrs = [r for r in mine if isinstance(r, AttributeResult)]
+        attacks = [r for r in mine if r.result_type == "attack"]
+        loss = next((r for r in attacks if r.attack == "loss"), None)
+        gaussian = next((r for r in attacks if r.theoretical_advantage is not None), None)
+        colluding = next((r for r in attacks if r.attack == "colluding"), None)
+        attrs = [r for r in mine if r.result_type == "attribute"]
         best = max(attrs, key=lambda r: r.accuracy().value, default=None)
-        theorem5 = next((r for r in attrs if "theory" in r.extra), None)
-        metric, gap = _gap(mine[0].extra)
+        theorem5 = next((r for r in attrs if r.theory is not None), None)
+        metric, gap = _gap(mine[0])
         rows.append({
             "target": target, "dataset": mine[0].dataset, "metric": metric, "gap": gap,
             "mia_auc": None if loss is None else pm.roc_auc(loss.labels, loss.scores),
@@ -92,14 +94,14 @@ def study_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
             best.model_free_accuracy("prior").value,
             "seed": SEED_VALUES.get(target, {}),
             # Theorem 5 beside the advantage of the adversary it is about (Adversary 4).
-            "theory_aia": None if theorem5 is None else theorem5.extra["theory"][
+            "theory_aia": None if theorem5 is None else theorem5.theory[
                 "predicted_advantage"],
             "theorem5_measured": None if theorem5 is None else theorem5.advantage(),
             "colluding_advantage": None if colluding is None else pm.advantage(
                 colluding.labels, colluding.scores),
             # Theorem 4: 1 - mu - 2^(-mk), the chance that k pseudo-random labels all match.
             "colluding_theory": None if colluding is None else 1.0 - float(
-                colluding.extra.get("chance_match_rate", 0.0)),
+                colluding.chance_match_rate or 0.0),
         })
     return rows
 
@@ -191,6 +193,3 @@ class StudySection(ReportSection):
         rows = study_rows(report.all_results)
         return {"study_rows": [_view(r) for r in rows],
                 "study_conclusions": study_conclusions(rows)}
-
-
-register_section(StudySection())

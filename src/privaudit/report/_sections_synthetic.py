@@ -14,9 +14,9 @@ from typing import Any
 from privaudit.report._common import artefact_name, figure_png, png_data_uri
 from privaudit.report._format import cell, fmt
 from privaudit.report._interpret import closeness_reading, fidelity_reading
-from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView
 from privaudit.report._verdict import severity_label
-from privaudit.results import AttackResult, ProximityResult
+from privaudit.results import AttackResult, ProximityResult, result_type_of
 
 __all__ = ["SyntheticSection", "fidelity_row", "proximity_row"]
 
@@ -40,10 +40,10 @@ def proximity_row(result: ProximityResult) -> dict[str, Any]:
 
     words, css = closeness_reading(result.verdict)
     notes = []
-    dup = result.extra.get("original_duplication_rate")
+    dup = result.original_duplication_rate
     if dup is not None:
         notes.append(f"training rows duplicated within the training data: {fmt(100 * dup, 1)}%")
-    closer = result.extra.get("closer_to_train_share")
+    closer = result.closer_to_train_share
     if closer:
         notes.append(f"synthetic rows closer to training than to holdout rows: "
                      f"{fmt(100 * closer['value'], 1)}% [{fmt(100 * closer['low'], 1)}, "
@@ -67,8 +67,8 @@ def fidelity_row(result: AttackResult, metrics: dict[str, Any],
     reading, css = fidelity_reading(auc, threshold)
     return {
         "target": result.target or "—", "auc": cell(auc),
-        "synthetic_confidence": fmt(result.extra.get("synthetic_confidence")),
-        "original_confidence": fmt(result.extra.get("original_confidence")),
+        "synthetic_confidence": fmt(result.synthetic_confidence),
+        "original_confidence": fmt(result.original_confidence),
         "reading": reading, "css": css,
         "n": f"{result.n_members:,} / {result.n_non_members:,}",
     }
@@ -120,8 +120,8 @@ class SyntheticSection(ReportSection):
     name, title, order = "synthetic", "Synthetic data", 44
 
     def applies_to(self, results: Sequence[Any]) -> bool:
-        return any(isinstance(r, ProximityResult) or (
-            isinstance(r, AttackResult) and r.audit.role == "fidelity") for r in results)
+        return any(result_type_of(r) == "proximity" or (
+            result_type_of(r) == "attack" and r.audit.role == "fidelity") for r in results)
 
     def context(self, report: ReportView) -> dict[str, Any]:
         from privaudit.report._plots import closeness_figure
@@ -143,6 +143,3 @@ class SyntheticSection(ReportSection):
         fidelity = (fidelity_finding(r, m) for r, m in zip(
             report.fidelity_results, report.fidelity_metrics, strict=True))
         return found + [f for f in fidelity if f is not None]
-
-
-register_section(SyntheticSection())

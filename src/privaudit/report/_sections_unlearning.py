@@ -17,7 +17,7 @@ measures leakage on it, draws no heatmap for it, and its finding is ``"baseline"
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,7 +25,7 @@ import numpy as np
 import privaudit.metrics as pm
 from privaudit.report._common import artefact_name, figure_png, new_figure, png_data_uri
 from privaudit.report._format import cell, fmt
-from privaudit.report._section import Finding, ReportSection, ReportView, register_section
+from privaudit.report._section import Finding, ReportSection, ReportView
 from privaudit.report._sections_membership import verdict_metric
 from privaudit.report._verdict import (
     Verdict,
@@ -33,7 +33,7 @@ from privaudit.report._verdict import (
     severity_rank,
     target_verdict,
 )
-from privaudit.results import AttackResult
+from privaudit.results import AttackResult, result_type_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -84,7 +84,7 @@ def is_unlearning_result(result: Any) -> bool:
     The section draws their ROC curves (a panel per algorithm) and judges them; the
     page's generic ROC and histogram figures can leave them out with this test.
     """
-    return isinstance(result, AttackResult) and result.audit.kind == "unlearning"
+    return result_type_of(result) == "attack" and result.audit_kind == "unlearning"
 
 
 _is_unlearning = is_unlearning_result
@@ -253,7 +253,7 @@ def _cell(results: Sequence[AttackResult], index: int, metrics: dict[str, Any],
             "text": format_tpr_at_fpr(point["tpr"], target_fpr),
             "auc": dict(metrics["auc"]), "n_members": result.n_members,
             "n_non_members": result.n_non_members,
-            "queries_per_record": result.extra.get("queries_per_record"),
+            "queries_per_record": result.queries_per_record,
             "verdict": result_verdict(result, metrics)}
 
 
@@ -500,9 +500,16 @@ def roc_grid_figure(panels: Sequence[tuple[str, Sequence[AttackResult], float]]
     return fig
 
 
-def heatmap_grids(extra: dict[str, Any]) -> dict[str, Any] | None:
-    """``extra["heatmap"]`` checked: radii and the T x T TPR / FPR grids (None if unusable)."""
-    heat = extra.get("heatmap")
+def heatmap_grids(extra: Mapping[str, Any]) -> dict[str, Any] | None:
+    """:func:`checked_heatmap` of ``extra["heatmap"]`` (the older way to pass it)."""
+    return checked_heatmap(extra.get("heatmap"))
+
+
+def checked_heatmap(heat: Any) -> dict[str, Any] | None:
+    """An Apollo ``result.heatmap`` checked: radii and the T x T TPR / FPR grids.
+
+    None when it is missing or unusable (no radii, no grid of the radii's size).
+    """
     if not isinstance(heat, dict) or not isinstance(heat.get("radii"), list):
         return None
     radii = [float(r) for r in heat["radii"]]
@@ -621,7 +628,7 @@ def _cell_view(c: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def queries_explanation(result: AttackResult) -> str | None:
-    """What ``extra["queries_per_record"]`` of an Apollo result counts, in one sentence.
+    """What ``result.queries_per_record`` of an Apollo result counts, in one sentence.
 
     The labels the unlearned model returned during the attack, divided by the audited
     records (forgotten and never-seen); the calibration on a model playing the target and
@@ -631,19 +638,19 @@ def queries_explanation(result: AttackResult) -> str | None:
     where the shadows' confidence reaches a new extreme, until the answer changes
     (Tang, Joshi and Kundu's Algorithm 1 needs no other label). None without a count.
     """
-    count = result.extra.get("queries_per_record")
+    count = result.queries_per_record
     if isinstance(count, bool) or not isinstance(count, (int, float)):
         return None
     rounds = result.parameters.get("n_rounds")
     counted = ("labels the unlearned model returned during the attack, divided by the "
                "records audited (forgotten and never-seen; the shadow models' queries are "
                "not counted)")
-    if "heatmap" in result.extra:
+    if result.heatmap is not None:
         every = (f"each of the {rounds} rounds: 2 x {rounds} = {2 * rounds} per record"
                  if isinstance(rounds, int) else "every round")
         return (f"{counted}: the search trajectories were kept for the heatmaps, so both "
                 f"searches (UNDER and OVER) asked at {every}.")
-    kind = str(result.extra.get("kind", "")).upper()
+    kind = str(result.search_kind or "").upper()
     searches = "UNDER and OVER searches" if kind == "BOTH" else f"{kind or 'its'} search"
     return (f"{counted}: the {searches} asked only at rounds where the shadows' confidence "
             "reached a new extreme, until the answer changed (at most one query a round).")
@@ -708,7 +715,7 @@ def _heatmap_panels(columns: Sequence[tuple[dict[str, Any], list[AttackResult]]]
     return [(col["name"], paper_attack_name(r.attack), grids)
             for col, mine in columns if col["algorithm"] != REFERENCE
             for r in mine
-            if (grids := heatmap_grids(r.extra)) is not None and {"tpr", "fpr"} <= set(grids)]
+            if (grids := checked_heatmap(r.heatmap)) is not None and {"tpr", "fpr"} <= set(grids)]
 
 
 def _figures(table: dict[str, Any], results: Sequence[AttackResult],
@@ -868,6 +875,3 @@ class UnlearningSection(ReportSection):
     def findings(self, report: ReportView) -> list[Finding]:
         """One finding per unlearned model, RT as the reference (:func:`unlearning_findings`)."""
         return unlearning_findings(report.results, report.metric_dicts)
-
-
-register_section(UnlearningSection())

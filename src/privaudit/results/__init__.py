@@ -35,6 +35,7 @@ not import :mod:`privaudit.report`; this package therefore sits just above
 from privaudit.results._attack_result import AttackResult, Convention, ScoreView, load_results
 from privaudit.results._attribute import AttributeResult
 from privaudit.results._audit_info import AuditInfo, BaselineCheck, Finding, SliceSummary
+from privaudit.results._family import RESULT_TYPES, Result, ResultFamily, result_type_of
 from privaudit.results._integrity import ModifiedResultError, UnsealedResultWarning
 from privaudit.results._io import (
     DamagedResultWarning,
@@ -72,6 +73,7 @@ from privaudit.results._store import (
 __all__ = [
     "DEFAULT_FPRS",
     "RESULT_KINDS",
+    "RESULT_TYPES",
     "SLICE_TYPES",
     "AttackResult",
     "AttributeResult",
@@ -82,6 +84,8 @@ __all__ = [
     "Finding",
     "ModifiedResultError",
     "ProximityResult",
+    "Result",
+    "ResultFamily",
     "ResultFileError",
     "ResultsStore",
     "RiskResult",
@@ -106,6 +110,7 @@ __all__ = [
     "restore_non_finite",
     "result_folder_name",
     "result_folder_names",
+    "result_type_of",
     "slice_metrics",
     "to_jsonable",
     "vulnerability_ranking",

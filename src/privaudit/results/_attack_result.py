@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +24,7 @@ from privaudit._validation import (
     param_error,
 )
 from privaudit.results._audit_info import LEGACY_AUDIT_KEYS, AuditInfo, split_legacy_extra
+from privaudit.results._family import ResultFamily
 from privaudit.results._io import DamagedResultWarning, ResultFileError, to_jsonable
 from privaudit.results._metric_policy import DEFAULT_FPRS, beats_random, result_metrics
 from privaudit.results._result_format import find_result_files, read_result, write_result
@@ -117,8 +118,20 @@ def _optional_float_array(
     return arr
 
 
+#: The typed details of an attack result, by the ``extra`` key older layouts used.
+ATTACK_DETAILS = {
+    "study": "study", "train_accuracy": "train_accuracy", "test_accuracy": "test_accuracy",
+    "train_r2": "train_r2", "test_r2": "test_r2",
+    "theoretical_advantage": "theoretical_advantage", "chance_match_rate": "chance_match_rate",
+    "synthetic_confidence": "synthetic_confidence",
+    "original_confidence": "original_confidence",
+    "queries_per_record": "queries_per_record", "heatmap": "heatmap", "kind": "search_kind",
+    "sensitive_attribute": "sensitive_attribute",
+}
+
+
 @dataclass(eq=False)
-class AttackResult:
+class AttackResult(ResultFamily):
     """Outcome of one attack against one target on one set of audited records.
 
     Parameters
@@ -147,9 +160,10 @@ class AttackResult:
         The attack's parameters (JSON-serialisable). For attribute inference,
         ``parameters["sensitive_attribute"]`` names the attribute in reports.
     extra : dict
-        Attack-specific details reported beside the metrics, free-form and
-        JSON-serialisable (e.g. LiRA's variance rule, a trained attack's features, the
-        theoretical advantage of Yeom et al.'s Theorem 3).
+        Attack-specific details kept beside the metrics, free-form and JSON-serialisable
+        (e.g. LiRA's variance rule, a trained attack's features). Keys of the typed
+        details below given here (the older way) are moved to their attributes, and
+        ``result.extra`` still reads them under these keys.
     audit : AuditInfo
         What the audit that ran the attack stamped on the result: its run key, the
         baseline check, the slices, the size of the reference pool (see
@@ -161,6 +175,26 @@ class AttackResult:
     raw_advantage : float, optional
         The advantage of the same attack against the raw data, used by the privacy gain
         (None: 1, as in TAPAS).
+    study : str, optional
+        The study the result belongs to (``"overfitting"``, ``"unlearning"``): the
+        report's study section reads it.
+    train_accuracy, test_accuracy, train_r2, test_r2 : float, optional
+        The target's accuracy (classification) or R² (regression) on its training and
+        test records: the generalisation gap the overfitting study reports.
+    theoretical_advantage : float, optional
+        The membership advantage Yeom et al.'s Theorem 3 predicts (Gaussian attack).
+    chance_match_rate : float, optional
+        The colluding attack's chance that all keyed labels match (Theorem 4).
+    synthetic_confidence, original_confidence : float, optional
+        A fidelity distinguisher's mean confidence on synthetic and on real rows.
+    queries_per_record : float, optional
+        Label queries per audited record (Apollo).
+    heatmap : dict, optional
+        Apollo's TPR / FPR grids over the two search radii (the paper's Figure 5).
+    search_kind : str, optional
+        Apollo's search: ``"under"``, ``"over"`` or ``"both"`` (saved as ``"kind"``).
+    sensitive_attribute : str, optional
+        The attribute an attribute-inference result is about, when not in ``parameters``.
 
     Notes
     -----
@@ -207,6 +241,22 @@ class AttackResult:
     audit: AuditInfo = field(default_factory=AuditInfo)
     out_of_fold: bool = False
     raw_advantage: float | None = None
+    study: str | None = None
+    train_accuracy: float | None = None
+    test_accuracy: float | None = None
+    train_r2: float | None = None
+    test_r2: float | None = None
+    theoretical_advantage: float | None = None
+    chance_match_rate: float | None = None
+    synthetic_confidence: float | None = None
+    original_confidence: float | None = None
+    queries_per_record: float | None = None
+    heatmap: dict[str, Any] | None = None
+    search_kind: str | None = None
+    sensitive_attribute: str | None = None
+
+    RESULT_TYPE: ClassVar[str] = "attack"
+    DETAIL_FIELDS: ClassVar[dict[str, str]] = ATTACK_DETAILS
 
     def __post_init__(self) -> None:
         func = "AttackResult"
@@ -243,13 +293,12 @@ class AttackResult:
                 "raw_statistic_name", func, f"none of {list(_RESERVED_COLUMNS)}",
                 self.raw_statistic_name,
             )
-        for name in ("parameters", "extra"):
-            value = getattr(self, name)
-            if value is None:
-                setattr(self, name, {})
-            elif not isinstance(value, dict):
-                raise param_error(name, func, "a dict", f"<{type(value).__name__}>",
-                                  error=TypeError)
+        if self.parameters is None:
+            self.parameters = {}
+        elif not isinstance(self.parameters, dict):
+            raise param_error("parameters", func, "a dict",
+                              f"<{type(self.parameters).__name__}>", error=TypeError)
+        self._adopt_details()
         self._check_audit_fields(func)
 
     def _check_audit_fields(self, func: str) -> None:
@@ -484,7 +533,8 @@ class AttackResult:
         -------
         dict
             ``attack``, ``target``, ``dataset``, ``generator``, ``kind``,
-            ``raw_statistic_name``, ``n_records``, ``parameters``, ``extra``,
+            ``raw_statistic_name``, ``n_records``, ``parameters``, ``extra`` (the
+            free-form details), ``details`` (the typed ones, by their saved key),
             ``audit`` (:meth:`AuditInfo.to_dict`), ``out_of_fold``, ``raw_advantage`` and
             ``metrics``. numpy values become Python numbers and non-finite floats become
             ``None``, so ``json.dumps(d, allow_nan=False)`` works.
@@ -508,7 +558,8 @@ class AttackResult:
             "raw_statistic_name": self.raw_statistic_name,
             "n_records": self.n_records,
             "parameters": to_jsonable(self.parameters, where="AttackResult.parameters"),
-            "extra": to_jsonable(self.extra, where="AttackResult.extra"),
+            "extra": to_jsonable(self.free_extra(), where="AttackResult.extra"),
+            "details": to_jsonable(self.details(), where="AttackResult.details"),
             "audit": to_jsonable(self.audit.to_dict(), where="AttackResult.audit"),
             "out_of_fold": self.out_of_fold,
             "raw_advantage": self.raw_advantage,

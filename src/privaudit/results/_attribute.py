@@ -15,7 +15,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +24,7 @@ import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
 from privaudit.results._attack_result import AttackResult, _check_record_ids
 from privaudit.results._audit_info import AuditInfo
+from privaudit.results._family import ResultFamily, details_from
 from privaudit.results._io import (
     ResultFileError,
     dump_json,
@@ -100,8 +101,15 @@ def _ids_from_arrays(arrays: dict[str, NDArray[Any]]) -> NDArray[Any] | None:
     return out
 
 
+#: The typed details of an attribute result, by the ``extra`` key older layouts used.
+ATTRIBUTE_DETAILS = {
+    "study": "study", "train_accuracy": "train_accuracy", "test_accuracy": "test_accuracy",
+    "train_r2": "train_r2", "test_r2": "test_r2", "theory": "theory",
+}
+
+
 @dataclass(eq=False)
-class AttributeResult:
+class AttributeResult(ResultFamily):
     """Guesses of an attribute-inference attack on members and non-members of a model.
 
     Parameters
@@ -134,13 +142,21 @@ class AttributeResult:
     confidence : float
         Level of every interval.
     parameters, extra : dict
-        The attack's parameters and anything else to keep (JSON types).
+        The attack's parameters and anything else to keep (JSON types); keys of the
+        typed details below given in ``extra`` (the older way) move to their attributes.
     audit : AuditInfo
         What the audit stamped on the result.
     record_ids : array of int or str, shape (n_records,), optional
         The records' own ids (unique), in the order of every per-record array; default
         their positions ``0 .. n_records - 1``. Carried into :meth:`to_attack_results`
         and :meth:`to_membership_result` (the ``record_id`` column of their scores).
+    study : str, optional
+        The study the result belongs to (``"overfitting"``), read by the study section.
+    train_accuracy, test_accuracy, train_r2, test_r2 : float, optional
+        The target's accuracy or R² on its training and test records.
+    theory : dict, optional
+        Yeom et al.'s Theorem 5 prediction for this attack (``predicted_advantage`` and
+        the spreads it rests on).
 
     References
     ----------
@@ -171,6 +187,15 @@ class AttributeResult:
     extra: dict[str, Any] = field(default_factory=dict)
     audit: AuditInfo = field(default_factory=AuditInfo)
     record_ids: NDArray[Any] | None = None
+    study: str | None = None
+    train_accuracy: float | None = None
+    test_accuracy: float | None = None
+    train_r2: float | None = None
+    test_r2: float | None = None
+    theory: dict[str, Any] | None = None
+
+    RESULT_TYPE: ClassVar[str] = "attribute"
+    DETAIL_FIELDS: ClassVar[dict[str, str]] = ATTRIBUTE_DETAILS
 
     def __post_init__(self) -> None:
         self.candidates = [tuple(c) if isinstance(c, list) else c for c in self.candidates]
@@ -197,6 +222,7 @@ class AttributeResult:
             if not isinstance(getattr(self, name), str):
                 raise param_error(name, _FUNC, "a string", getattr(self, name),
                                   error=TypeError)
+        self._adopt_details()
 
     def _check_truth(self, m: int, n: int) -> None:
         if (self.truth is None) == (self.truth_values is None):
@@ -222,6 +248,11 @@ class AttributeResult:
     def generator(self) -> str:
         """Always empty: a model, not a generator, is attacked (reports group by it)."""
         return ""
+
+    @property
+    def kind(self) -> str:
+        """Always ``"attribute"``: what the result infers (the family's ``kind``)."""
+        return "attribute"
 
     @property
     def name(self) -> str:
@@ -392,8 +423,8 @@ class AttributeResult:
         doc.update({name: getattr(self, name) for name in _TEXTS})
         doc.update(candidates=to_jsonable(list(self.candidates), where="candidates"),
                    alpha=self.alpha, confidence=self.confidence,
-                   parameters=self.parameters, extra=self.extra,
-                   audit=self.audit.to_dict(), metrics=metrics,
+                   parameters=self.parameters, extra=self.free_extra(),
+                   details=self.details(), audit=self.audit.to_dict(), metrics=metrics,
                    model_free=sorted(self.model_free))
         return doc
 
@@ -437,7 +468,8 @@ class AttributeResult:
         arrays = read_arrays(json_path, doc, _ARRAYS_FILE, check)
         check.finish()
         kwargs = {k: doc[k] for k in (*_TEXTS, "candidates", "alpha", "confidence",
-                                      "parameters", "extra") if k in doc}
+                                      "parameters") if k in doc}
+        kwargs["extra"] = details_from(doc)
         model_free = {k.removeprefix("model_free."): v for k, v in arrays.items()
                       if k.startswith("model_free.")}
         try:

@@ -26,7 +26,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -34,6 +34,7 @@ import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
 from privaudit.exceptions import DegenerateInputWarning
 from privaudit.results._audit_info import AuditInfo
+from privaudit.results._family import ResultFamily, details_from
 from privaudit.results._io import (
     ResultFileError,
     dump_json,
@@ -85,8 +86,13 @@ def quantile_interval(values: np.ndarray, q: float,
                        float(x[high - 1]) if high <= n else math.inf)
 
 
+#: The typed details of a closeness check, by the ``extra`` key older layouts used.
+PROXIMITY_DETAILS = {"original_duplication_rate": "original_duplication_rate",
+                     "closer_to_train_share": "closer_to_train_share"}
+
+
 @dataclass
-class ProximityResult:
+class ProximityResult(ResultFamily):
     """Per-row closeness of synthetic rows to the training data, and of holdout rows.
 
     Parameters
@@ -109,9 +115,15 @@ class ProximityResult:
     confidence : float, default=0.95
         Level of the intervals.
     parameters, extra : dict
-        The check's settings and anything else to keep (strict-JSON types).
+        The check's settings and anything else to keep (strict-JSON types); keys of the
+        typed details below given in ``extra`` (the older way) move to their attributes.
     audit : AuditInfo
         What the audit stamps (run key, kind, baseline check, findings).
+    original_duplication_rate : float, optional
+        Share of training rows duplicated within the training data (exact matches).
+    closer_to_train_share : dict, optional
+        Share of synthetic rows closer to a training row than to a holdout row
+        (``value``, ``low``, ``high``, ``n_per_set``; 0.5 without copying).
     """
 
     metric: str
@@ -128,6 +140,11 @@ class ProximityResult:
     parameters: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     audit: AuditInfo = field(default_factory=AuditInfo)
+    original_duplication_rate: float | None = None
+    closer_to_train_share: dict[str, float] | None = None
+
+    RESULT_TYPE: ClassVar[str] = "proximity"
+    DETAIL_FIELDS: ClassVar[dict[str, str]] = PROXIMITY_DETAILS
 
     def __post_init__(self) -> None:
         self.attack = self.attack or self.metric
@@ -146,8 +163,14 @@ class ProximityResult:
                               error=TypeError)
         if not isinstance(self.audit, AuditInfo):
             raise param_error("audit", _FUNC, "an AuditInfo", self.audit, error=TypeError)
+        self._adopt_details()
 
     # ------------------------------------------------------------------ numbers
+    @property
+    def kind(self) -> str:
+        """Always ``"closeness"``: what the result measures (the family's ``kind``)."""
+        return "closeness"
+
     @property
     def name(self) -> str:
         """``"target / attack"``, as for other results."""
@@ -210,7 +233,8 @@ class ProximityResult:
         doc: dict[str, Any] = {"format": _FORMAT}
         doc.update({name: getattr(self, name) for name in _TEXTS})
         doc.update(higher_is_safer=self.higher_is_safer, quantile=self.quantile,
-                   confidence=self.confidence, parameters=self.parameters, extra=self.extra,
+                   confidence=self.confidence, parameters=self.parameters,
+                   extra=self.free_extra(), details=self.details(),
                    audit=self.audit.to_dict(), value=self.value()._asdict(),
                    baseline_value=None if base is None else base._asdict(),
                    passed=self.passed, verdict=self.verdict, n_synthetic=int(self.synthetic.size),
@@ -254,7 +278,8 @@ class ProximityResult:
         arrays = read_arrays(json_path, doc, _ARRAYS_FILE, check)
         check.finish()
         kwargs = {k: doc[k] for k in (*_TEXTS, "higher_is_safer", "quantile", "confidence",
-                                      "parameters", "extra") if k in doc}
+                                      "parameters") if k in doc}
+        kwargs["extra"] = details_from(doc)
         try:
             return cls(**kwargs, synthetic=arrays["synthetic"],
                        baseline=arrays.get("baseline"),

@@ -26,6 +26,7 @@ from privaudit._optional import import_optional
 from privaudit._validation import param_error
 from privaudit.exceptions import DegenerateInputWarning
 from privaudit.results._audit_info import AuditInfo, split_legacy_extra
+from privaudit.results._family import details_from
 from privaudit.results._integrity import IntegrityCheck, read_json_file, read_owned
 from privaudit.results._io import (
     ResultFileError,
@@ -138,8 +139,12 @@ def read_result(path: str | os.PathLike[str], *, require_digest: bool = False
 
 
 def _audit_fields(doc: dict[str, Any], json_path: Path) -> dict[str, Any]:
-    """``audit``, ``out_of_fold``, ``raw_advantage`` and ``extra``, from either schema."""
-    extra = doc.get("extra") or {}
+    """``audit``, ``out_of_fold``, ``raw_advantage`` and ``extra``, from either schema.
+
+    ``extra`` carries the typed details too (saved under ``"details"``, or in ``extra``
+    by older versions): the constructor moves them to their attributes.
+    """
+    extra = details_from(doc)
     if doc["privaudit_result"] < 2:
         audit, extra = split_legacy_extra(extra)
         out_of_fold = extra.pop("out_of_fold", False)

@@ -8,12 +8,13 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
 from privaudit.exceptions import BaselineWarning
 from privaudit.results._audit_info import AuditInfo
+from privaudit.results._family import ResultFamily
 from privaudit.results._io import ResultFileError, dump_json, read_strict_json
 
 __all__ = ["RISK_FILE", "RiskResult"]
@@ -37,7 +38,7 @@ def _count(value: Any, param: str, *, allow_none: bool = False) -> int | None:
 
 
 @dataclass(frozen=True)
-class RiskResult:
+class RiskResult(ResultFamily):
     """Success counts of an attack, its baseline and its control, with rates and risk.
 
     The result of a count-based attack as anonymeter evaluates synthetic data: ``n_attacks``
@@ -107,6 +108,8 @@ class RiskResult:
     extra: dict[str, Any] = field(default_factory=dict)
     audit: AuditInfo = field(default_factory=AuditInfo)
 
+    RESULT_TYPE: ClassVar[str] = "risk"
+
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         for name in _COUNTS:
@@ -131,6 +134,7 @@ class RiskResult:
         if not isinstance(self.audit, AuditInfo):
             raise param_error("audit", "RiskResult", "an AuditInfo", self.audit,
                               error=TypeError)
+        self._adopt_details()
         if not self.better_than_baseline:
             warnings.warn(
                 f"{self.name}: the attack succeeds no more often than its baseline "
@@ -204,7 +208,8 @@ class RiskResult:
 
         doc: dict[str, Any] = {"format": _FORMAT}
         doc.update({name: getattr(self, name) for name in (*_TEXTS, *_COUNTS, "confidence")})
-        doc.update(parameters=self.parameters, extra=self.extra, audit=self.audit.to_dict())
+        doc.update(parameters=self.parameters, extra=self.free_extra(),
+                   audit=self.audit.to_dict())
         doc["rates"] = {"attack": est(self.attack_rate), "baseline": est(self.baseline_rate),
                         "control": est(self.control_rate)}
         doc["risk"] = est(self.risk())

@@ -41,6 +41,8 @@ _MANIFEST_FORMAT = "privaudit-report-manifest"
 RESULT_KINDS: dict[str, type] = {RESULT_FILE: AttackResult, RISK_FILE: RiskResult,
                                  PROXIMITY_FILE: ProximityResult,
                                  ATTRIBUTE_FILE: AttributeResult}
+#: The file each result type is saved to (:attr:`ResultFamily.RESULT_TYPE`).
+_FILE_OF_TYPE = {cls.RESULT_TYPE: name for name, cls in RESULT_KINDS.items()}
 
 
 def _kind_file(folder: Path) -> str | None:
@@ -397,11 +399,11 @@ def _resolves_in(path: Path, root: Path) -> bool:
 
 def _save(result: Any, folder: Path, save: dict[str, Any]) -> None:
     """Save ``result`` into ``folder``, removing another kind's file left there."""
-    if isinstance(result, AttackResult):
-        result.save(folder, **save)  # type: ignore[arg-type]
+    if result.RESULT_TYPE == "attack":
+        result.save(folder, **save)
     else:
         result.save(folder)
-    mine = next(n for n, cls in RESULT_KINDS.items() if isinstance(result, cls))
+    mine = _FILE_OF_TYPE[result.RESULT_TYPE]
     for name in RESULT_KINDS:
         if name != mine and os.path.lexists(folder / name):
             (folder / name).unlink()  # a stale result of another kind would be read first
