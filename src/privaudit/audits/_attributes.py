@@ -1,4 +1,4 @@
-"""``audit_attributes``: attribute inference against a model, on the audit spine.
+"""``audit_attributes``: attribute inference against a model, on the audit template.
 
 The attacker knows every attribute of a record but the sensitive one, its label, the
 model (as a query oracle) and a sample of the population with the sensitive attribute
@@ -9,25 +9,53 @@ siblings of the audited and population records; every attack reads those answers
 model-free guesses (the prior, a classifier on the known features) are fitted on the
 population, which the audit checks is disjoint from the audited records, and are reported
 beside every attack.
+
+:class:`AttributeSettings` holds what the audit does (checked before any work),
+:class:`AttributeAudit` is the kind :func:`~privaudit.audits._template.drive` runs, and
+:data:`AUDIT_SET_PARAMS` / :data:`THEORIES` are its registries (what the audit computes
+for an attack, the theory reported beside it), so the audit keeps no list of names.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
 
-from privaudit._validation import check_attack_params, check_directory, param_error
+from privaudit._validation import (
+    MAPPING,
+    NONE,
+    STR,
+    IntRule,
+    PredicateRule,
+    RealRule,
+    canonical_names,
+    check_attack_params,
+    param_error,
+    renamed,
+)
 from privaudit.audits._inputs import check_population, check_records
 from privaudit.audits._plan import named_attacks
 from privaudit.audits._run import AuditRun
+from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions, drive
 
-__all__ = ["DEFAULT_ATTRIBUTE_ATTACKS", "MODEL_FREE_GUESSES", "SHADOW_AI", "ModelFreeBaseline",
-           "audit_attributes"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from privaudit.attacks.attribute import AttributeAttack, SensitiveAttribute, SiblingOutputs
+    from privaudit.attacks.membership import MembershipAttack
+    from privaudit.report import AuditReport
+    from privaudit.results import AttributeResult, BaselineCheck
+    from privaudit.targets import Target
+    from privaudit.training import ReferenceSpec
+
+__all__ = ["AUDIT_SET_PARAMS", "DEFAULT_ATTRIBUTE_ATTACKS", "MODEL_FREE_GUESSES", "SHADOW_AI",
+           "THEORIES", "AttributeAudit", "AttributeSettings", "AuditSetParam",
+           "ModelFreeBaseline", "audit_attributes"]
 
 _FUNC = "audit_attributes"
 #: Attacks run when ``attacks`` is None.
@@ -41,6 +69,11 @@ SHADOW_AI = "shadow-ai"
 #: At most this many candidate values are tried per record.
 MAX_CANDIDATES = 256
 
+#: Audited or population records: an array or a DataFrame.
+Records: TypeAlias = "NDArray[Any] | pd.DataFrame"
+#: A column of the records: an index (arrays) or a name (DataFrames).
+Column: TypeAlias = "int | str"
+
 
 class ModelFreeBaseline:
     """An attribute attack against the best model-free guess on the same members.
@@ -52,7 +85,7 @@ class ModelFreeBaseline:
 
     name = "model-free"
 
-    def check(self, result: Any, random_state: int) -> Any:
+    def check(self, result: AttributeResult, random_state: int) -> BaselineCheck | None:
         import privaudit.metrics as pm
         from privaudit.results import BaselineCheck
 
@@ -78,16 +111,213 @@ class ModelFreeBaseline:
             "model_free": best, "accuracy": other.value, "gain": gap._asdict()})
 
 
+# --- the settings, declared once -----------------------------------------------------------
+
+def _is_columns(value: object) -> bool:
+    """A column (int or str), or a non-empty list of them (a one-hot group)."""
+    def one(v: object) -> bool:
+        return isinstance(v, (str, int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+    if isinstance(value, (list, tuple)):
+        return len(value) > 0 and all(one(v) for v in value)
+    return one(value)
+
+
+def _is_values(value: object) -> bool:
+    return isinstance(value, Sequence | np.ndarray) and not isinstance(value, (str, bytes))
+
+
+def _is_attack_list(value: object) -> bool:
+    """A non-empty list of attack names or :class:`AttributeAttack` objects."""
+    from privaudit.attacks.attribute import AttributeAttack
+
+    return (isinstance(value, (list, tuple)) and len(value) > 0
+            and all(isinstance(a, (str, AttributeAttack)) for a in value))
+
+
+def _is_population_spec(value: object) -> bool:
+    """A ReferenceSpec whose models may train on the population only."""
+    from privaudit.training import ReferenceSpec
+
+    return isinstance(value, ReferenceSpec) and value.mode in ("auto", "offline")
+
+
+@dataclass(frozen=True)
+class AttributeSettings(AuditSettings):
+    """What an attribute audit does, checked before the model is queried.
+
+    ``sensitive`` is the attribute's column (or columns: a one-hot group),
+    ``sensitive_name`` how reports name it, ``candidates`` the values tried (``alpha``: a
+    continuous attribute, ``n_grid`` its grid). ``reference`` describes Shadow AI's
+    shadow models. The attacks and their parameters enter each result's own key (changing
+    one attack's parameters reuses the others' results), not the audit's.
+    """
+
+    sensitive: Column | Sequence[Column]
+    candidates: Sequence[Any] | None = None
+    alpha: float | None = None
+    n_grid: int | None = None
+    sensitive_name: str = ""
+    attacks: tuple[str | AttributeAttack, ...] | None = None
+    attack_params: Mapping[str, Mapping[str, Any]] | None = None
+    reference: ReferenceSpec | None = None
+
+    CONSTRAINTS: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "sensitive": [PredicateRule(_is_columns, "a column (int or str) or a non-empty list "
+                                    "of columns")],
+        "candidates": [NONE, PredicateRule(_is_values, "a sequence of values")],
+        "alpha": [NONE, RealRule(0.0, math.inf, closed="left")],
+        "n_grid": [NONE, IntRule(low=2)],
+        "sensitive_name": [STR],
+        "attacks": [NONE, PredicateRule(_is_attack_list, "a non-empty list of attack names "
+                                        "or AttributeAttack objects")],
+        "attack_params": [NONE, MAPPING],
+        "reference": [NONE, PredicateRule(
+            _is_population_spec, f"a privaudit.training.ReferenceSpec with mode 'auto' or "
+            f"'offline' ({SHADOW_AI}'s shadows train on the population only, never on "
+            "audited records)")],
+    }
+    # Each result's key holds its attack's parameters (Job.key_parts): changing one attack
+    # (or adding one) must not recompute the others.
+    NOT_IN_KEY: ClassVar[frozenset[str]] = frozenset({"attacks", "attack_params"})
+
+    def check(self, func: str) -> None:
+        """The declared rules, then ``n_grid``: the grid of a continuous attribute only."""
+        super().check(func)
+        if self.n_grid is not None and (self.alpha is None or self.candidates is not None):
+            raise param_error("n_grid", func, "left out unless 'alpha' is given without "
+                              "'candidates' (the grid of a continuous attribute)",
+                              self.n_grid)
+
+
+# --- the kind's registries -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AuditSetParam:
+    """A parameter an attack leaves to the audit (None), and how the audit computes it.
+
+    ``trains_models``: computing it trains shadow models, so it reads ``reference``,
+    ``executor``, ``n_jobs``, ``address`` and ``cache_dir``.
+    """
+
+    param: str
+    compute: Callable[[AttributeAudit], Any]
+    trains_models: bool = False
+
+
+def _training_loss(audit: AttributeAudit) -> float:
+    return audit.training_loss()
+
+
+def _shadow_attack(audit: AttributeAudit) -> MembershipAttack:
+    return audit.shadow_attack()
+
+
+#: By registry name: the parameter the audit sets when the attack leaves it None. Yeom's
+#: loss-target attack reads the members' average loss (what a model card publishes);
+#: Zhao's Shadow AI reads Shokri's attack fitted on shadow models of the population.
+AUDIT_SET_PARAMS: dict[str, AuditSetParam] = {
+    "loss-ai": AuditSetParam("training_loss", _training_loss),
+    SHADOW_AI: AuditSetParam("membership_attack", _shadow_attack, trains_models=True),
+}
+
+
+def _theorem_5(audit: AttributeAudit) -> dict[str, Any] | None:
+    """Yeom et al.'s Theorem 5 beside Adversary 4 (regression, two candidates)."""
+    import privaudit.metrics as pm
+
+    audited, _ = audit.siblings()
+    i = audit.inputs
+    if (audited.loss_name != "squared_error" or len(i.attribute.candidates) != 2
+            or audited.predictions is None):
+        return None
+    own = audited.losses[np.arange(len(i.y)), i.truth]
+    sigma_s = float(np.sqrt(own[i.labels == 1].mean()))
+    sigma_d = float(np.sqrt(own[i.labels == 0].mean()))
+    preds = np.asarray(audited.predictions, dtype=np.float64)
+    tau = float(np.mean(np.abs(preds[:, 1] - preds[:, 0])))
+    return {"theorem": "Yeom et al. Theorem 5", "sigma_members": sigma_s,
+            "sigma_non_members": sigma_d, "influence_tau": tau,
+            "predicted_advantage": pm.gaussian_attribute_advantage(sigma_s, sigma_d, tau)}
+
+
+#: By registry name: the theory's prediction reported beside the attack (``theory``).
+THEORIES: dict[str, Callable[[AttributeAudit], dict[str, Any] | None]] = {
+    "model-inversion": _theorem_5,
+}
+
+
+def plan_attacks(settings: AttributeSettings, func: str = _FUNC
+                 ) -> dict[str, AttributeAttack]:
+    """The attacks by name, in the request's order; the model-free guesses run beside them.
+
+    ``shadow-ai`` is a :class:`MembershipAttributeAttack` whose shadow attack the audit
+    fits when it runs (:data:`AUDIT_SET_PARAMS`). ``attack_params`` goes through the one
+    check of every audit (:func:`~privaudit._validation.check_attack_params`): keys of
+    requested attacks, their own parameters, values in range.
+    """
+    from privaudit.attacks.attribute import (
+        ATTRIBUTE_ATTACKS,
+        AttributeAttack,
+        MembershipAttributeAttack,
+    )
+
+    registry = {**ATTRIBUTE_ATTACKS, SHADOW_AI: MembershipAttributeAttack}
+    items = DEFAULT_ATTRIBUTE_ATTACKS if settings.attacks is None else settings.attacks
+    # Attacks given as objects keep their own parameters: attack_params is for names.
+    by_name = [i for i in items if isinstance(i, str) and i in registry]
+    params = None if settings.attack_params is None else dict(settings.attack_params)
+    check_attack_params(by_name, params, registry.__getitem__, func=func)
+    plan = named_attacks(settings.attacks, params, registry=registry, base=AttributeAttack,
+                         default=DEFAULT_ATTRIBUTE_ATTACKS, func=func,
+                         excluded=MODEL_FREE_GUESSES)
+    for name, attack in plan:
+        try:
+            attack.check_params()
+        except (TypeError, ValueError) as exc:
+            raise param_error("attacks", func, f"attacks with valid parameters ({exc})",
+                              name) from None
+    return dict(plan)
+
+
+def trains_models(attacks: Mapping[str, AttributeAttack]) -> bool:
+    """Whether running ``attacks`` trains shadow models (a parameter left to the audit)."""
+    return any(entry.trains_models and getattr(attacks[name], entry.param) is None
+               for name, entry in AUDIT_SET_PARAMS.items() if name in attacks)
+
+
+def refuse_unread_options(attacks: Mapping[str, AttributeAttack], *,
+                          reference: ReferenceSpec | None, executor: object,
+                          n_jobs: int | None, address: str | None, cache_dir: object,
+                          func: str = _FUNC) -> None:
+    """Refuse the shadow models' options when no attack trains any (each names its reader).
+
+    Called before the executor is resolved: a Ray executor is not started for nothing.
+    """
+    if trains_models(attacks):
+        return
+    readers = [n for n, e in AUDIT_SET_PARAMS.items() if e.trains_models]
+    given = {"reference": reference is not None, "cache_dir": cache_dir is not None,
+             "executor": not (isinstance(executor, str) and executor == "local"),
+             "n_jobs": n_jobs is not None, "address": address is not None}
+    for param, is_given in given.items():
+        if is_given:
+            raise param_error(param, func, f"left out unless {' or '.join(map(repr, readers))}"
+                              " runs (only its shadow models read it)", f"<{param} given>")
+
+
+# --- the checked inputs --------------------------------------------------------------------
+
 @dataclass
 class _Inputs:
     """The checked inputs: audited and population records, the attribute, the truth."""
 
-    X: Any
+    X: Records
     y: NDArray[Any]
     labels: NDArray[np.int8]
-    X_pop: Any
+    X_pop: Records
     y_pop: NDArray[Any]
-    attribute: Any
+    attribute: SensitiveAttribute
     alpha: float | None
     truth: NDArray[np.int64]            # candidate index per audited record
     truth_values: NDArray[np.float64] | None
@@ -95,8 +325,8 @@ class _Inputs:
     record_ids: NDArray[Any] | None = None
 
 
-def _candidates(values: Any, candidates: Any, alpha: float | None, grid: int | None
-                ) -> tuple[Any, ...]:
+def _candidates(values: NDArray[Any], candidates: Sequence[Any] | None,
+                alpha: float | None, grid: int | None) -> tuple[Any, ...]:
     """The candidate values: given, a grid (continuous), or the population's values."""
     from privaudit.attacks.attribute import candidate_order
 
@@ -122,9 +352,9 @@ def _candidates(values: Any, candidates: Any, alpha: float | None, grid: int | N
     return tuple(v.item() if hasattr(v, "item") else v for v in out)
 
 
-def _check_inputs(X: Any, y: Any, labels: Any, population: Any, sensitive: Any,
-                  candidates: Any, alpha: Any, grid: Any, name: str,
-                  record_ids: Any = None) -> _Inputs:
+def _check_inputs(X: Records, y: Sequence[Any], labels: Sequence[int],
+                  population: tuple[Records, Sequence[Any]] | None,
+                  settings: AttributeSettings, record_ids: Sequence[Any] | None) -> _Inputs:
     from privaudit.attacks.attribute import SensitiveAttribute
 
     X, y, labels, record_ids = check_records(X, y, labels, record_ids, func=_FUNC)
@@ -134,13 +364,11 @@ def _check_inputs(X: Any, y: Any, labels: Any, population: Any, sensitive: Any,
                           "the audited ones", None)
     X_pop, y_pop = check_population(population, X, y, func=_FUNC, why="the attacker "
                                     "would know the attribute of an audited record")
-    if alpha is not None and not (isinstance(alpha, (int, float)) and alpha >= 0
-                                  and math.isfinite(alpha)):
-        raise param_error("alpha", _FUNC, "a finite tolerance >= 0", alpha)
-    probe = SensitiveAttribute(sensitive, (0, 1), name)
+    s, alpha = settings, settings.alpha
+    probe = SensitiveAttribute(s.sensitive, (0, 1), s.sensitive_name)
     values = probe.current(X_pop)
-    attribute = SensitiveAttribute(sensitive, _candidates(values, candidates, alpha, grid),
-                                   name)
+    attribute = SensitiveAttribute(s.sensitive, _candidates(values, s.candidates, alpha,
+                                                            s.n_grid), s.sensitive_name)
     truth, truth_values = _truth(attribute, X, alpha, "X")
     truth_pop, _ = _truth(attribute, X_pop, alpha, "population")
     return _Inputs(X, np.asarray(y), labels, X_pop, np.asarray(y_pop), attribute,
@@ -148,7 +376,7 @@ def _check_inputs(X: Any, y: Any, labels: Any, population: Any, sensitive: Any,
                    _id_array(record_ids))
 
 
-def _id_array(record_ids: Any) -> NDArray[Any] | None:
+def _id_array(record_ids: Sequence[Any] | None) -> NDArray[Any] | None:
     """The ids as an array, refused before any work unless integers or strings.
 
     Those are the ids an :class:`~privaudit.results.AttributeResult` keeps (and saves
@@ -164,7 +392,7 @@ def _id_array(record_ids: Any) -> NDArray[Any] | None:
                       f"{ids.dtype}>", error=TypeError)
 
 
-def _truth(attribute: Any, X: Any, alpha: float | None, where: str
+def _truth(attribute: SensitiveAttribute, X: Records, alpha: float | None, where: str
            ) -> tuple[NDArray[np.int64], NDArray[np.float64] | None]:
     """Candidate index of each record (nearest for a continuous attribute) and its value."""
     if alpha is None:
@@ -180,80 +408,140 @@ def _truth(attribute: Any, X: Any, alpha: float | None, where: str
     return np.abs(values[:, None] - grid[None, :]).argmin(1).astype(np.int64), values
 
 
-def _plan(attacks: Any, attack_params: Any) -> list[tuple[str, Any]]:
-    """(name, attack) pairs; the model-free guesses run beside every attack, not as one.
+def _parameters(attack: AttributeAttack) -> dict[str, Any]:
+    from privaudit.results import to_jsonable
 
-    ``shadow-ai`` is a :class:`MembershipAttributeAttack` whose shadow attack the audit
-    fits when it runs (it needs the shadow models). ``attack_params`` goes through the
-    one check of every audit (:func:`~privaudit._validation.check_attack_params`): keys
-    of requested attacks, their own parameters, values in range.
-    """
-    from privaudit.attacks.attribute import (
-        ATTRIBUTE_ATTACKS,
-        AttributeAttack,
-        MembershipAttributeAttack,
-    )
-
-    registry = {**ATTRIBUTE_ATTACKS, SHADOW_AI: MembershipAttributeAttack}
-    items = DEFAULT_ATTRIBUTE_ATTACKS if attacks is None else attacks
-    # Attacks given as objects keep their own parameters: attack_params is for names.
-    by_name = [i for i in ([items] if isinstance(items, str) else items)
-               if isinstance(i, str) and i in registry]
-    check_attack_params(by_name, attack_params, registry.__getitem__, func=_FUNC)
-    plan = named_attacks(attacks, attack_params, registry=registry, base=AttributeAttack,
-                         default=DEFAULT_ATTRIBUTE_ATTACKS, func=_FUNC,
-                         excluded=MODEL_FREE_GUESSES)
-    for name, attack in plan:
+    out = {}
+    for key, value in attack.get_params(deep=False).items():
         try:
-            attack.check_params()
-        except (TypeError, ValueError) as exc:
-            raise param_error("attacks", _FUNC, f"attacks with valid parameters ({exc})",
-                              name) from None
-    return plan
+            out[key] = to_jsonable(value, where=key)
+        except (TypeError, ValueError):
+            out[key] = repr(value)
+    return out
 
 
-def _check_settings(plan: list[tuple[str, Any]], task: str, *, alpha: Any, n_grid: Any,
-                    candidates: Any, reference: Any, executor: Any, cache_dir: Any) -> None:
-    """Refuse settings this audit would not read (each names what reads it)."""
-    if n_grid is not None and (alpha is None or candidates is not None):
-        raise param_error("n_grid", _FUNC, "left out unless 'alpha' is given without "
-                          "'candidates' (the grid of a continuous attribute)", n_grid)
-    for name, attack in plan:
-        for param, why in attack.unused_params(task).items():
-            raise param_error("attack_params", _FUNC, f"parameters {name} reads on a "
-                              f"{task} target ({param!r} is {why})", {name: {param: getattr(
-                                  attack, param)}})
-    shadow = SHADOW_AI in [n for n, _ in plan]
-    given = {"reference": reference is not None, "cache_dir": cache_dir is not None,
-             "executor": not (isinstance(executor, str) and executor == "local")}
-    for param, is_given in given.items():
-        if is_given and not shadow:
-            raise param_error(param, _FUNC, f"left out unless {SHADOW_AI!r} runs (only "
-                              "its shadow models read it)", f"<{param} given>")
-    mode = getattr(reference, "mode", "auto")
-    if mode not in ("auto", "offline"):
-        raise param_error("reference", _FUNC, f"a ReferenceSpec with mode 'auto' or "
-                          f"'offline' ({SHADOW_AI}'s shadows train on the population "
-                          "only, never on audited records)", f"<mode {mode!r}>")
+# --- the kind ------------------------------------------------------------------------------
 
+class AttributeAudit(AuditKind):
+    """The attribute inference kind: one result per attack, model-free guesses inside each.
 
-class _AttributeAudit:
-    """The audit's shared work: siblings queried once, model-free guesses fitted once."""
+    The work the attacks share is made once, on first use: the siblings' answers (ONE
+    query of the target), the model-free guesses, the members' training loss, Shadow AI's
+    shadow models (a reference pool: executor, cache, resumption).
+    """
 
-    def __init__(self, tgt: Any, inputs: _Inputs, random_state: int,
-                 reference: Any = None, executor: Any = "local", cache_dir: Any = None
-                 ) -> None:
-        from privaudit.attacks.attribute import known_features
+    kind = "attribute"
+    func = _FUNC
+    Settings = AttributeSettings
+    description = "Attribute attacks"
+    settings: AttributeSettings
 
-        self.tgt, self.inputs, self.random_state = tgt, inputs, random_state
-        self.reference, self.executor, self.cache_dir = reference, executor, cache_dir
-        a = inputs.attribute
-        self.known = known_features(inputs.X, inputs.y, a)
-        self.known_pop = known_features(inputs.X_pop, inputs.y_pop, a)
-        if self.known.shape[1] != self.known_pop.shape[1]:
-            self.known, self.known_pop = self._aligned_known()
-        self._siblings: tuple[Any, Any] | None = None
+    def __init__(self, target: object, X: Records, y: Sequence[Any], labels: Sequence[int],
+                 *, population: tuple[Records, Sequence[Any]] | None,
+                 record_ids: Sequence[Any] | None = None, settings: AttributeSettings,
+                 options: RunOptions) -> None:
+        from privaudit.targets import as_target, target_fingerprint
+
+        super().__init__(settings, options)
+        self.attacks = plan_attacks(settings)
+        o = options
+        refuse_unread_options(self.attacks, reference=settings.reference,
+                              executor=o.executor, n_jobs=o.n_jobs, address=o.address,
+                              cache_dir=o.cache_dir)
+        self.inputs = _check_inputs(X, y, labels, population, settings, record_ids)
+        self.target: Target = as_target(target)
+        self._refuse_unread_params()
+        self._model_part = target_fingerprint(self.target, func=_FUNC)
+        self._siblings: tuple[SiblingOutputs, SiblingOutputs] | None = None
         self._model_free: dict[str, NDArray[np.int64]] | None = None
+        self._known: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+        self.known()  # no query: a table the encoding refuses fails before any work
+
+    def _refuse_unread_params(self) -> None:
+        """Parameters an attack would not read on this target (``sigma`` on a classifier)."""
+        task = self.target.task
+        for name, attack in self.attacks.items():
+            for param, why in attack.unused_params(task).items():
+                raise param_error("attack_params", _FUNC, f"parameters {name} reads on a "
+                                  f"{task} target ({param!r} is {why})",
+                                  {name: {param: getattr(attack, param)}})
+
+    # --- what drive reads --------------------------------------------------------------
+    @property
+    def labels(self) -> NDArray[np.int8]:
+        return self.inputs.labels
+
+    def target_name(self) -> str:
+        return str(self.target.name)
+
+    def identity(self) -> tuple[Any, ...]:
+        from privaudit.training import data_fingerprint
+
+        i, tgt = self.inputs, self.target
+        return (tgt.name, type(tgt).__name__, self._model_part, data_fingerprint(i.X, i.y),
+                i.labels, data_fingerprint(i.X_pop, i.y_pop), repr(i.attribute.column),
+                i.attribute.label, [repr(c) for c in i.attribute.candidates], i.alpha,
+                None if i.record_ids is None else i.record_ids.astype(str))
+
+    def answers(self) -> Callable[[], NDArray[np.float64]] | None:
+        # No readable parameters: the model's answers identify it.
+        if self._model_part is not None:
+            return None
+        return lambda: self.siblings()[0].losses
+
+    def consistent(self, job: Job) -> Callable[[AttributeResult], bool]:
+        # A saved result is reused only with these ids (one saved without ids has positions).
+        i = self.inputs
+        ids = np.arange(len(i.labels)) if i.record_ids is None else i.record_ids
+        return lambda saved: bool(np.array_equal(saved.members, i.labels)
+                                  and np.array_equal(saved.record_ids, ids))
+
+    def baseline(self) -> ModelFreeBaseline:
+        return ModelFreeBaseline()
+
+    def plan(self) -> list[Job]:
+        return [Job(name, attack.get_params(deep=False),
+                    (repr(attack.get_params(deep=False)),), order)
+                for order, (name, attack) in enumerate(self.attacks.items())]
+
+    def run_job(self, job: Job, run: AuditRun) -> AttributeResult:
+        from privaudit.results import AttributeResult
+
+        audited, pop = self.siblings()
+        i = self.inputs
+        attack = self._completed(job.name, self.attacks[job.name])
+        known, known_pop = self.known()
+        attack.fit(pop, i.truth_pop, known_pop)
+        guesses, posteriors = attack.guess(audited, known)  # one scoring
+        theory = THEORIES[job.name](self) if job.name in THEORIES else None
+        return AttributeResult(
+            candidates=list(i.attribute.candidates), guesses=guesses,
+            members=i.labels, truth=None if i.alpha is not None else i.truth,
+            truth_values=i.truth_values, alpha=i.alpha, posteriors=posteriors,
+            model_free=self.model_free(), attack=job.name, target=self.target.name,
+            sensitive_attribute=i.attribute.label, record_ids=i.record_ids,
+            parameters=_parameters(attack), theory=theory)
+
+    def _completed(self, name: str, attack: AttributeAttack) -> AttributeAttack:
+        """``attack`` with the parameter it leaves to the audit computed (if any)."""
+        entry = AUDIT_SET_PARAMS.get(name)
+        if entry is None or getattr(attack, entry.param) is not None:
+            return attack
+        return attack.set_params(**{entry.param: entry.compute(self)})
+
+    # --- the work the attacks share, made once -----------------------------------------
+    def known(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The known features of the audited and the population records, one encoding."""
+        if self._known is None:
+            from privaudit.attacks.attribute import known_features
+
+            i = self.inputs
+            known = known_features(i.X, i.y, i.attribute)
+            known_pop = known_features(i.X_pop, i.y_pop, i.attribute)
+            if known.shape[1] != known_pop.shape[1]:
+                known, known_pop = self._aligned_known()
+            self._known = (known, known_pop)
+        return self._known
 
     def _aligned_known(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One-hot columns of both tables on the union of their categories."""
@@ -267,32 +555,20 @@ class _AttributeAudit:
         both = known_features(X, np.r_[i.y, i.y_pop], i.attribute)
         return both[:len(i.y)], both[len(i.y):]
 
-    def siblings(self) -> tuple[Any, Any]:
+    def siblings(self) -> tuple[SiblingOutputs, SiblingOutputs]:
         """Sibling outputs of the audited and the population records: ONE query."""
         if self._siblings is None:
             import pandas as pd
 
-            from privaudit.attacks.attribute import SiblingOutputs, query_siblings
+            from privaudit.attacks.attribute import query_siblings
 
             i, n = self.inputs, len(self.inputs.y)
             if hasattr(i.X, "iloc"):
                 X = pd.concat([i.X, i.X_pop], ignore_index=True)
             else:
                 X = np.concatenate([np.asarray(i.X), np.asarray(i.X_pop)])
-            both = query_siblings(self.tgt, X, np.r_[i.y, i.y_pop], i.attribute)
-
-            m = both.n_candidates
-
-            def part(start: int, stop: int) -> Any:
-                rows = slice(start, stop)
-                return SiblingOutputs(
-                    losses=both.losses[rows], loss_name=both.loss_name, task=both.task,
-                    probabilities=None if both.probabilities is None else
-                    both.probabilities[rows], predictions=None if both.predictions is None
-                    else both.predictions[rows],
-                    outputs=both.outputs.subset(np.arange(start * m, stop * m)))
-
-            self._siblings = (part(0, n), part(n, both.n_records))
+            both = query_siblings(self.target, X, np.r_[i.y, i.y_pop], i.attribute)
+            self._siblings = (_rows(both, 0, n), _rows(both, n, both.n_records))
         return self._siblings
 
     def model_free(self) -> dict[str, NDArray[np.int64]]:
@@ -301,11 +577,12 @@ class _AttributeAudit:
             from privaudit.attacks.attribute import KnownFeaturesGuess, PriorGuess
 
             m = len(self.inputs.attribute.candidates)
-            guesses = {"prior": PriorGuess(),
-                       "known-features": KnownFeaturesGuess(random_state=self.random_state)}
+            known, known_pop = self.known()
+            guesses = {"prior": PriorGuess(), "known-features": KnownFeaturesGuess(
+                random_state=self.options.random_state)}
             self._model_free = {
-                k: g.fit(None, self.inputs.truth_pop, self.known_pop, n_candidates=m
-                         ).predict(None, self.known) for k, g in guesses.items()}
+                k: g.fit(None, self.inputs.truth_pop, known_pop, n_candidates=m
+                         ).predict(None, known) for k, g in guesses.items()}
         return self._model_free
 
     def training_loss(self) -> float:
@@ -315,102 +592,83 @@ class _AttributeAudit:
         own = audited.losses[np.arange(len(i.y)), i.truth]
         return float(own[i.labels == 1].mean())
 
-    def shadow_attack(self) -> Any:
-        """Shokri's attack fitted on shadow models trained on halves of the population."""
+    def shadow_attack(self) -> MembershipAttack:
+        """Shokri's attack fitted on shadow models trained on halves of the population.
+
+        The shadows are a reference pool: they train through the run options' executor
+        and are cached in ``cache_dir``, where a rerun finds them (it trains nothing).
+        """
         from privaudit.attacks.membership import ShadowModelAttack, collect_reference_outputs
-        from privaudit.audits._model import _default_recipe
         from privaudit.training import ReferenceSpec
 
-        spec = self.reference or ReferenceSpec(n_models=8)
-        i = self.inputs
-        recipe = _default_recipe(spec.recipe, self.tgt, [SHADOW_AI], func=_FUNC)
+        spec = self.settings.reference or ReferenceSpec(n_models=8)
+        i, o = self.inputs, self.options
         reference = collect_reference_outputs(
-            recipe, i.X_pop, i.y_pop, X_population=i.X_pop, y_population=i.y_pop,
-            n_models=spec.n_models, mode="offline", train_fraction=spec.train_fraction or 0.5,
-            executor=self.executor, cache_dir=self.cache_dir, random_state=self.random_state,
+            self._recipe(spec), i.X_pop, i.y_pop, X_population=i.X_pop,
+            y_population=i.y_pop, n_models=spec.n_models, mode="offline",
+            train_fraction=spec.train_fraction or 0.5, executor=o.resolved_executor,
+            cache_dir=o.cache_dir, random_state=o.random_state,
             **({} if spec.to_target is None else {"to_target": spec.to_target}))
-        return ShadowModelAttack(random_state=self.random_state).fit(reference)
+        return ShadowModelAttack(random_state=o.random_state).fit(reference)
 
-    def run_attack(self, name: str, attack: Any) -> Any:
-        from privaudit.attacks.attribute import LossTargetAttributeAttack
-        from privaudit.results import AttributeResult
+    def _recipe(self, spec: ReferenceSpec) -> object:
+        """The spec's recipe, or an unfitted clone of a scikit-learn target."""
+        if spec.recipe is not None:
+            return spec.recipe
+        estimator = getattr(self.target, "estimator", None)
+        if estimator is None:
+            raise param_error("reference", _FUNC, f"a ReferenceSpec with a recipe to train "
+                              f"{SHADOW_AI}'s shadow models (only scikit-learn targets "
+                              "default to a clone)", spec)
+        from sklearn.base import clone
 
-        audited, pop = self.siblings()
-        i = self.inputs
-        if isinstance(attack, LossTargetAttributeAttack) and attack.training_loss is None:
-            attack = attack.set_params(training_loss=self.training_loss())
-        if name == SHADOW_AI and attack.membership_attack is None:
-            attack = attack.set_params(membership_attack=self.shadow_attack())
-        attack.fit(pop, i.truth_pop, self.known_pop)
-        guesses, posteriors = attack.guess(audited, self.known)  # one scoring
-        return AttributeResult(
-            candidates=list(i.attribute.candidates), guesses=guesses,
-            members=i.labels, truth=None if i.alpha is not None else i.truth,
-            truth_values=i.truth_values, alpha=i.alpha, posteriors=posteriors,
-            model_free=self.model_free(), attack=name, target=self.tgt.name,
-            sensitive_attribute=i.attribute.label, record_ids=i.record_ids,
-            parameters=_parameters(attack), extra=self._theory(name))
-
-    def _theory(self, name: str) -> dict[str, Any]:
-        """Theorem 5's prediction beside Adversary 4 (regression, two candidates)."""
-        import privaudit.metrics as pm
-
-        audited, _ = self.siblings()
-        i = self.inputs
-        if (name != "model-inversion" or audited.loss_name != "squared_error"
-                or len(i.attribute.candidates) != 2 or audited.predictions is None):
-            return {}
-        own = audited.losses[np.arange(len(i.y)), i.truth]
-        sigma_s = float(np.sqrt(own[i.labels == 1].mean()))
-        sigma_d = float(np.sqrt(own[i.labels == 0].mean()))
-        preds = np.asarray(audited.predictions, dtype=np.float64)
-        tau = float(np.mean(np.abs(preds[:, 1] - preds[:, 0])))
-        return {"theory": {"theorem": "Yeom et al. Theorem 5", "sigma_members": sigma_s,
-                           "sigma_non_members": sigma_d, "influence_tau": tau,
-                           "predicted_advantage": pm.gaussian_attribute_advantage(
-                               sigma_s, sigma_d, tau)}}
+        return clone(estimator)
 
 
-def _parameters(attack: Any) -> dict[str, Any]:
-    from privaudit.results import to_jsonable
+def _rows(both: SiblingOutputs, start: int, stop: int) -> SiblingOutputs:
+    """The sibling outputs of records ``start .. stop - 1``."""
+    from privaudit.attacks.attribute import SiblingOutputs
 
-    out = {}
-    for key, value in attack.get_params(deep=False).items():
-        try:
-            out[key] = to_jsonable(value, where=key)
-        except (TypeError, ValueError):
-            out[key] = repr(value)
-    return out
+    rows, m = slice(start, stop), both.n_candidates
+    return SiblingOutputs(
+        losses=both.losses[rows], loss_name=both.loss_name, task=both.task,
+        probabilities=None if both.probabilities is None else both.probabilities[rows],
+        predictions=None if both.predictions is None else both.predictions[rows],
+        outputs=both.outputs.subset(np.arange(start * m, stop * m)))
 
 
 def audit_attributes(
-    model: Any,
-    X: Any,
-    y: Any,
-    labels: Any,
+    target: object = None,
+    X: Records | None = None,
+    y: Sequence[Any] | None = None,
+    labels: Sequence[int] | None = None,
     *,
-    sensitive: Any,
-    population: tuple[Any, Any] | None = None,
+    sensitive: Column | Sequence[Column],
+    population: tuple[Records, Sequence[Any]] | None = None,
     candidates: Sequence[Any] | None = None,
     alpha: float | None = None,
     n_grid: int | None = None,
-    attacks: Sequence[Any] | None = None,
-    attack_params: dict[str, dict[str, Any]] | None = None,
-    reference: Any = None,
-    executor: Any = "local",
-    cache_dir: Any = None,
-    record_ids: Any = None,
-    name: str = "",
-    dataset: str = "",
+    attacks: Sequence[str | AttributeAttack] | str | None = None,
+    attack_params: Mapping[str, Mapping[str, Any]] | None = None,
+    reference: ReferenceSpec | None = None,
+    record_ids: Sequence[Any] | None = None,
+    sensitive_name: str = "",
     random_state: int = 0,
-    results_dir: Any = None,
-    progress: Any = None,
-) -> list[Any]:
-    """Attribute inference attacks against ``model``, one result per attack.
+    executor: object = "local",
+    n_jobs: int | None = None,
+    address: str | None = None,
+    cache_dir: object = None,
+    results_dir: object = None,
+    dataset: str = "",
+    progress: object = None,
+    model: object = None,
+    name: str | None = None,
+) -> AuditReport:
+    """Attribute inference attacks against ``target``, one result per attack.
 
     Parameters
     ----------
-    model : fitted model or privaudit Target
+    target : fitted model or privaudit Target
         Anything :func:`privaudit.targets.as_target` accepts (its query counter counts
         every sibling).
     X, y : records and labels
@@ -446,35 +704,36 @@ def audit_attributes(
         listed), a value out of range or a parameter the target makes unread
         (``model-inversion``'s ``sigma`` on a classifier) is refused.
     reference : ReferenceSpec, optional
-        The shadow models of ``shadow-ai`` (default: 8 clones of a scikit-learn target;
-        a ``recipe`` for any other model), trained offline on halves of the population
-        (mode ``"auto"`` or ``"offline"``; ``train_fraction`` default 0.5). Refused when
-        ``shadow-ai`` does not run, as are ``executor`` and ``cache_dir``.
-    executor : {"local", "ray"} or Executor
-        Where the shadow models train.
-    cache_dir : path, optional
-        Where the shadow models are cached and found again by a rerun.
+        The shadow models of ``shadow-ai``, described as every audit describes reference
+        models (:class:`privaudit.training.ReferenceSpec`; default: 8 clones of a
+        scikit-learn target, a ``recipe`` for any other model), trained offline on halves
+        of the population (``mode`` ``"auto"`` or ``"offline"``; ``train_fraction``
+        default 0.5). Refused when ``shadow-ai`` does not run, as are ``executor``,
+        ``n_jobs``, ``address`` and ``cache_dir``.
     record_ids : array-like, optional
         One unique id per audited record, integers or strings (aligned on ``X``'s index
         when both are pandas objects): each result keeps them as ``record_ids``, in the
         order of its per-record arrays, and passes them to its membership views
         (:meth:`AttributeResult.to_membership_result`). Default: positions ``0 .. n - 1``.
-    name : str
-        How reports name the attribute (default: the column).
-    dataset : str
-        Dataset name on the results.
-    random_state : int
-        Seed of every classifier.
-    results_dir : path, optional
-        Where results are saved as they finish and found again by a rerun.
-    progress : None, callable or Progress
-        Progress messages and bar.
+    sensitive_name : str
+        How reports name the sensitive attribute (default: the column).
+    random_state, executor, n_jobs, address, cache_dir, results_dir, dataset, progress
+        The run options every audit takes (:class:`~privaudit.audits.RunOptions`): the
+        seed of every classifier and shadow model; where and how Shadow AI's shadow
+        models train (local processes or Ray) and the cache where a rerun finds them
+        (it trains nothing); where results are saved and found again by a rerun; the
+        dataset's name; where progress goes.
+    model, name
+        Old names (a :class:`FutureWarning`; removed in a later release): ``target`` and
+        ``sensitive_name``.
 
     Returns
     -------
-    list of AttributeResult
-        With the model-free guesses inside (:meth:`AttributeResult.simulator_advantage`)
-        and the check against the best of them in ``result.audit.baseline``.
+    AuditReport
+        One :class:`~privaudit.results.AttributeResult` per attack (iterate it as a
+        list), with the model-free guesses inside
+        (:meth:`AttributeResult.simulator_advantage`) and the check against the best of
+        them in ``result.audit.baseline``.
 
     References
     ----------
@@ -484,44 +743,28 @@ def audit_attributes(
        on Machine Learning Models." EuroS&P 2021.
     .. [3] Fredrikson, M. et al. "Privacy in Pharmacogenetics." USENIX Security 2014.
     """
-    from privaudit.results import ResultsStore
-    from privaudit.targets import as_target, target_fingerprint
-    from privaudit.training import data_fingerprint
-
-    inputs = _check_inputs(X, y, labels, population, sensitive, candidates, alpha, n_grid,
-                           name, record_ids)
-    plan = _plan(attacks, attack_params)
-    tgt = as_target(model)
-    _check_settings(plan, tgt.task, alpha=alpha, n_grid=n_grid, candidates=candidates,
-                    reference=reference, executor=executor, cache_dir=cache_dir)
-    if cache_dir is not None:
-        check_directory(cache_dir, param="cache_dir", func=_FUNC)
-    model_part = target_fingerprint(tgt, func=_FUNC)
-    identity = (tgt.name, type(tgt).__name__, model_part,
-                data_fingerprint(inputs.X, inputs.y), inputs.labels,
-                data_fingerprint(inputs.X_pop, inputs.y_pop), repr(inputs.attribute.column),
-                inputs.attribute.label,
-                None if reference is None else repr(reference),
-                [repr(c) for c in inputs.attribute.candidates], inputs.alpha, dataset,
-                random_state, None if inputs.record_ids is None
-                else inputs.record_ids.astype(str))
-    audit = _AttributeAudit(tgt, inputs, random_state, reference, executor, cache_dir)
-    # A saved result is reused only with these ids (one saved without ids has positions).
-    ids = np.arange(len(inputs.labels)) if inputs.record_ids is None else inputs.record_ids
-    run = AuditRun(func=_FUNC, target_name=tgt.name, identity=identity,
-                   random_state=random_state, store=None if results_dir is None else
-                   ResultsStore(results_dir), baseline=ModelFreeBaseline(),
-                   progress=progress, dataset=dataset, kind="attribute",
-                   # No readable parameters: the model's answers identify it.
-                   answers=(lambda: audit.siblings()[0].losses) if model_part is None
-                   else None)
-    results = []
-    with run.tracking(len(plan), "Attribute attacks"):
-        for attack_name, attack in plan:
-            parts = (repr(attack.get_params(deep=False)),)
-            done = run.reuse(attack_name, parts, lambda saved: np.array_equal(
-                saved.members, inputs.labels) and np.array_equal(saved.record_ids, ids))
-            if done is None:
-                done = run.finish(attack_name, parts, audit.run_attack(attack_name, attack))
-            results.append(done)
-    return results
+    target = renamed(model, "model", target, "target", None, func=_FUNC,
+                     category=FutureWarning)
+    sensitive_name = renamed(name, "name", sensitive_name, "sensitive_name", "", func=_FUNC,
+                             category=FutureWarning)
+    for param, value in (("target", target), ("X", X), ("y", y), ("labels", labels)):
+        if value is None:
+            raise param_error(param, _FUNC, "given (a required argument)", None,
+                              error=TypeError)
+    if isinstance(attacks, str):
+        attacks = [attacks]
+    attacks = canonical_names(attacks, param="attacks", func=_FUNC)
+    settings = AttributeSettings(
+        sensitive=sensitive, candidates=candidates, alpha=alpha, n_grid=n_grid,
+        sensitive_name=sensitive_name, attacks=None if attacks is None else tuple(attacks),
+        attack_params=attack_params, reference=reference)
+    settings.check(_FUNC)
+    # Before the executor is resolved (a Ray instance is not started for nothing).
+    refuse_unread_options(plan_attacks(settings), reference=reference, executor=executor,
+                          n_jobs=n_jobs, address=address, cache_dir=cache_dir)
+    options = RunOptions.checked(
+        _FUNC, random_state=random_state, executor=executor, n_jobs=n_jobs,
+        address=address, cache_dir=cache_dir, results_dir=results_dir, progress=progress,
+        dataset=dataset)
+    return drive(AttributeAudit(target, X, y, labels, population=population,
+                                record_ids=record_ids, settings=settings, options=options))
