@@ -29,13 +29,19 @@ the model-free guesses are fitted on it, never on the audited records.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import Field
 
+from privaudit.cli._audit_config import AuditConfig
 from privaudit.cli._config import ModelKindRun
 from privaudit.cli._errors import ConfigError, key_error
 from privaudit.cli._sections import AuditFile, Name, Section, given_keys
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from privaudit._progress import Progress
 
 __all__ = ["AttributeAuditFile", "load_attribute_config", "run_attribute_audit"]
 
@@ -113,22 +119,25 @@ def load_attribute_config(path: str | Path) -> ModelKindRun:
     return load_model_kind(path, AttributeAuditFile, _check, "attribute-report")
 
 
-def _shadow_settings(cfg: Any, run: ModelKindRun, names: list[str]) -> dict[str, Any]:
-    """``reference``, ``executor``, ``cache_dir`` for shadow-ai (refused without it)."""
+def _shadow_settings(cfg: AuditConfig, run: ModelKindRun, names: list[str]
+                     ) -> dict[str, object]:
+    """``reference`` and the run options of shadow-ai's shadows (refused without it).
+
+    The executor goes as its name, ``n_jobs`` and ``address``: ``audit_attributes``
+    resolves it once, with every other run option.
+    """
     from privaudit.audits import SHADOW_AI
     from privaudit.cli._run import _load_recipe
-    from privaudit.training import get_executor
 
     if SHADOW_AI not in names:
         return {}
     return {"reference": cfg.reference_spec(_load_recipe(cfg, run.base)),
-            "executor": get_executor(cfg.executor, n_jobs=cfg.n_jobs, address=cfg.address,
-                                     func="audit attribute"),
+            "executor": cfg.executor, "n_jobs": cfg.n_jobs, "address": cfg.address,
             "cache_dir": cfg.cache_dir}
 
 
-def _check_sensitive(s: SensitiveSection, X: Any, X_pop: Any, cfg: Any, source: str
-                     ) -> None:
+def _check_sensitive(s: SensitiveSection, X: pd.DataFrame, X_pop: pd.DataFrame,
+                     cfg: AuditConfig, source: str) -> None:
     """Refuse, naming the key, column and file, what audit_attributes would refuse later."""
     columns = [s.column] if isinstance(s.column, str) else list(s.column)
     missing = [c for c in columns if c not in X.columns]
@@ -154,14 +163,14 @@ def _check_sensitive(s: SensitiveSection, X: Any, X_pop: Any, cfg: Any, source: 
     _check_population_values(X, X_pop, columns, data, pop)
 
 
-def _rows(table: Any, columns: list[str]) -> list[Any]:
+def _rows(table: pd.DataFrame, columns: list[str]) -> list[Any]:
     """The sensitive value of each row: a value, or a tuple for a one-hot group."""
     if len(columns) == 1:
         return table[columns[0]].tolist()
     return [tuple(r) for r in table[columns].itertuples(index=False)]
 
 
-def _check_no_nan(table: Any, columns: list[str], where: str) -> None:
+def _check_no_nan(table: pd.DataFrame, columns: list[str], where: str) -> None:
     """No missing value in a sensitive column (the truth of a record would be unknown)."""
     import numpy as np
 
@@ -173,7 +182,7 @@ def _check_no_nan(table: Any, columns: list[str], where: str) -> None:
                               "every record needs its true value.")
 
 
-def _check_numeric(X_pop: Any, columns: list[str], alpha: float, where: str,
+def _check_numeric(X_pop: pd.DataFrame, columns: list[str], alpha: float, where: str,
                    source: str) -> None:
     """``alpha`` is the tolerance of a continuous (numeric) attribute."""
     import pandas as pd
@@ -185,8 +194,8 @@ def _check_numeric(X_pop: Any, columns: list[str], alpha: float, where: str,
                         "categorical one is guessed exactly)", alpha, source)
 
 
-def _check_population_values(X: Any, X_pop: Any, columns: list[str], data: str,
-                             pop: str) -> None:
+def _check_population_values(X: pd.DataFrame, X_pop: pd.DataFrame, columns: list[str],
+                             data: str, pop: str) -> None:
     """The candidates default to the population's values: two at least, every audited one."""
     import pandas as pd
 
@@ -207,7 +216,7 @@ def _check_population_values(X: Any, X_pop: Any, columns: list[str], data: str,
                       f"records): {hint}.")
 
 
-def run_attribute_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
+def run_attribute_audit(run: ModelKindRun, *, progress: Progress | None = None) -> Path:
     """Load the model and the tables, run the attribute attacks, write the report."""
     from privaudit.audits import audit_attributes
     from privaudit.cli._config import model_sections
@@ -224,7 +233,8 @@ def run_attribute_audit(run: ModelKindRun, *, progress: Any = None) -> Path:
     results = audit_attributes(
         target, X, y, labels, sensitive=s.column, population=population,
         candidates=s.candidates, alpha=s.alpha, attacks=schema.attacks,
-        attack_params=schema.attack_params or None, name=s.name or "", record_ids=ids,
+        attack_params=schema.attack_params or None, sensitive_name=s.name or "",
+        record_ids=ids,
         **_shadow_settings(cfg, run, _attack_names(schema)),
         dataset=cfg.data_path.name, random_state=schema.random_state,
         results_dir=run.out / "results", progress=progress)

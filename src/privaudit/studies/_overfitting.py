@@ -46,6 +46,7 @@ from privaudit.attacks.membership import (
 )
 from privaudit.audits import AuditRun, RandomGuessBaseline, SliceEnricher
 from privaudit.data import (
+    MembershipSplit,
     TabularData,
     load_cps1988,
     load_digits,
@@ -53,7 +54,7 @@ from privaudit.data import (
     load_tv16,
     membership_split,
 )
-from privaudit.results import AttackResult
+from privaudit.results import AttackResult, AttributeResult
 from privaudit.targets import SklearnTarget
 
 __all__ = ["DIGITS_TARGETS", "OVERFITTING_TARGETS", "SENSITIVE_ATTRIBUTES", "WAGES_TARGETS",
@@ -312,8 +313,9 @@ def _fit_counting_epochs(estimator: Any, X: Any, y: Any, progress: Progress,
         estimator.set_params(verbose=False)
 
 
-def _attribute_part(target: Any, data: TabularData, split: Any, labels: Any,
-                    extra: dict[str, Any], seed: int, progress: Progress) -> list[Any]:
+def _attribute_part(target: SklearnTarget, data: TabularData, split: MembershipSplit,
+                    labels: np.ndarray, extra: dict[str, Any], seed: int,
+                    progress: Progress) -> list[AttributeResult]:
     """The sensitive attribute of ``data`` inferred from ``target``, beside model-free guesses.
 
     Population rows that repeat an audited record (features and label) are left out: the
@@ -334,7 +336,8 @@ def _attribute_part(target: Any, data: TabularData, split: Any, labels: Any,
         results = audit_attributes(
             target, data.X[audit], data.y[audit], labels,
             sensitive=columns if len(columns) > 1 else columns[0],
-            population=(data.X[pop], data.y[pop]), name=label, dataset=data.name,
+            population=(data.X[pop], data.y[pop]), sensitive_name=label,
+            dataset=data.name,
             attacks=["model-inversion", "confidence-ai", "direct"],
             attack_params=attack_params or None, random_state=seed)
     for result in results:
@@ -344,7 +347,7 @@ def _attribute_part(target: Any, data: TabularData, split: Any, labels: Any,
                    f"{best.accuracy().value:.3f}, non-members "
                    f"{best.accuracy(members=False).value:.3f}; prior "
                    f"{best.model_free_accuracy('prior').value:.3f}")
-    return results
+    return list(results)
 
 
 def run_overfitting_study(
