@@ -1,35 +1,51 @@
 """``audit_model``: one call that runs every requested membership attack against a model.
 
-The flow of DESIGN.md as validate -> plan -> loop: the target is queried once on the
-audited records (and once on the population when an attack needs it); reference models are
-trained once, through the executor and the on-disk cache, and queried once; every attack
-reads those shared outputs. What makes the audit trustworthy (run key, reuse, baseline,
-slices, atomic save, progress) is the shared :class:`~privaudit.audits.AuditRun`.
+The model membership kind on the audit template: :class:`ModelSettings` (checked before
+any work), :class:`ModelAudit` (the target queried once on the audited records, and once
+on the population when an attack needs it; the reference pool trained on first use,
+through the executor and the on-disk cache, queried once and shared by every reference
+attack) and :func:`~privaudit.audits._template.drive`, the loop of every kind (run key,
+reuse, baseline, slices, atomic save, progress).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
-from privaudit._validation import param_error
-from privaudit.audits._baselines import RandomGuessBaseline
+from privaudit._progress import Progress
+from privaudit._validation import (
+    BOOL,
+    MAPPING,
+    PredicateRule,
+    canonical_names,
+    param_error,
+)
 from privaudit.audits._inputs import (
     check_attack_names,
     check_population,
     check_records,
-    check_settings,
     reference_spec,
 )
 from privaudit.audits._plan import ModelAuditPlan, plan_model_audit
-from privaudit.audits._run import AuditRun
+from privaudit.audits._run import AuditRun, Enricher
 from privaudit.audits._slices import SliceEnricher
+from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions, drive
 
-__all__ = ["audit_model"]
+if TYPE_CHECKING:
+    from privaudit.attacks import BaseAttack
+    from privaudit.attacks.membership import ReferenceOutputs
+    from privaudit.report import AuditReport
+    from privaudit.results import AttackResult
+    from privaudit.targets import ModelOutputs, Target
+    from privaudit.training import ReferencePool, ReferenceSpec
+
+__all__ = ["ModelAudit", "ModelSettings", "audit_model"]
 
 _FUNC = "audit_model"
 
@@ -61,7 +77,7 @@ def audit_model(
     slices: bool = True,
     progress: Any = None,
     augmentations: Sequence[Callable[[Any], Any]] | None = None,
-) -> list[Any]:
+) -> AuditReport:
     """Run membership attacks against ``target`` and return one result per attack.
 
     Parameters
@@ -154,40 +170,93 @@ def audit_model(
 
     Returns
     -------
-    list of AttackResult
-        In the order of ``attacks``; ``labels`` and ``scores`` aligned with the rows of X.
+    AuditReport
+        One :class:`~privaudit.results.AttackResult` per attack, in the order of
+        ``attacks`` (iterate or index it as a list); ``labels`` and ``scores`` aligned
+        with the rows of X. The model kind has no separate baselines or compared models.
     """
     spec = reference_spec(reference, recipe=recipe, n_reference_models=n_reference_models,
                           reference_mode=reference_mode,
                           reference_fraction=reference_fraction, wrap=wrap)
-    runner = check_settings(
-        random_state=random_state, n_jobs=n_jobs, executor=executor, address=address,
-        dataset=dataset, cache_dir=cache_dir, results_dir=results_dir,
-        check_fidelity=check_fidelity, slices=slices, progress=progress,
-    )
-    from privaudit.targets import as_target
-
-    tgt = as_target(target)
-    X, y_arr, lab, record_ids = check_records(X, y, labels, record_ids)
-    names, params = check_attack_names(attacks, attack_params, spec.mode, tgt.task)
-    plan = plan_model_audit(names, params, tgt=tgt, reference_mode=spec.mode,
-                            augmentations=augmentations)
-    _check_attack_plan(plan, tgt, lab, spec.n_models)
-    X_pop, y_pop = check_population(population, X, y_arr)
-    _require_population(plan, X_pop)
-    audit = _ModelAudit(tgt, X, y_arr, lab, X_pop, y_pop, plan, {
-        "recipe": spec.recipe, "n_reference_models": spec.n_models,
-        "to_target": spec.to_target, "train_fraction": spec.train_fraction,
-        "executor": runner, "cache_dir": cache_dir, "check_fidelity": check_fidelity,
-    })
-    audit.run = _model_run(audit, record_ids=record_ids, dataset=dataset,
-                           random_state=random_state, results_dir=results_dir,
-                           slices=slices, progress=progress)
-    audit.common = {"record_ids": record_ids, "dataset": dataset, "target_name": tgt.name}
-    return audit.loop()
+    options = RunOptions.checked(
+        _FUNC, random_state=random_state, executor=executor, n_jobs=n_jobs,
+        address=address, cache_dir=cache_dir, results_dir=results_dir, progress=progress,
+        dataset=dataset)
+    settings = ModelSettings(
+        reference=spec, attacks=_as_names(attacks), attack_params=attack_params,
+        augmentations=_as_tuple(augmentations), check_fidelity=check_fidelity,
+        slices=slices)
+    return drive(ModelAudit(target, X, y, labels, population=population,
+                            record_ids=record_ids, settings=settings, options=options))
 
 
-def _check_attack_plan(plan: ModelAuditPlan, tgt: Any, lab: np.ndarray,
+def _as_names(attacks: Any) -> Any:
+    """Old attack names mapped to the new ones (one FutureWarning); a list as a tuple."""
+    names = canonical_names(attacks, param="attacks", func=_FUNC, stacklevel=4)
+    return tuple(names) if isinstance(names, list) else names
+
+
+def _as_tuple(values: Any) -> Any:
+    return tuple(values) if isinstance(values, list) else values
+
+
+def _is_reference_spec(value: object) -> bool:
+    from privaudit.training import ReferenceSpec
+
+    return isinstance(value, ReferenceSpec)
+
+
+def _or_none(test: Callable[[object], bool]) -> Callable[[object], bool]:
+    return lambda value: value is None or test(value)
+
+
+def _is_name_list(value: object) -> bool:
+    return (isinstance(value, Sequence) and not isinstance(value, str) and len(value) > 0)
+
+
+def _is_callable_list(value: object) -> bool:
+    return (isinstance(value, Sequence) and not isinstance(value, str)
+            and all(callable(v) for v in value))
+
+
+@dataclass(frozen=True)
+class ModelSettings(AuditSettings):
+    """What a model membership audit does, checked before any query or training.
+
+    ``attacks`` and ``attack_params`` are checked against the registry (names, each
+    attack's parameters) by :class:`ModelAudit`, which knows the target's task.
+    """
+
+    reference: ReferenceSpec
+    attacks: tuple[str, ...] | None = None
+    attack_params: Mapping[str, Mapping[str, Any]] | None = None
+    augmentations: tuple[Callable[[Any], Any], ...] | None = None
+    check_fidelity: bool = True
+    slices: bool = True
+
+    CONSTRAINTS: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "reference": [PredicateRule(_is_reference_spec, "a privaudit.training.ReferenceSpec")],
+        # None (the default) is left out of the expected forms: the messages of earlier
+        # releases, which callers match, name only the form to give.
+        "attacks": [PredicateRule(_or_none(_is_name_list), "a non-empty list of attack names")],
+        "attack_params": [PredicateRule(_or_none(MAPPING.test),
+                                        "a dict {attack name: {parameter: value}}")],
+        "augmentations": [PredicateRule(_or_none(_is_callable_list),
+                                        "a list of callables X -> X'")],
+        "check_fidelity": [BOOL],
+        "slices": [BOOL],
+    }
+    # None enters the audit's key: the attacks, their parameters, the pool (n_models,
+    # mode, train_fraction) and the augmentations enter each attack's own key (changing
+    # one attack's parameters reuses the others' results) and the recipe's fingerprint the
+    # identity; check_fidelity only warns and slices only enrich (a reused result gets
+    # its slices when it lacks them), so neither can change a number.
+    NOT_IN_KEY: ClassVar[frozenset[str]] = frozenset({
+        "reference", "attacks", "attack_params", "augmentations", "check_fidelity",
+        "slices"})
+
+
+def _check_attack_plan(plan: ModelAuditPlan, tgt: Target, lab: NDArray[np.int8],
                        n_reference_models: int) -> None:
     """Before any query or training: each attack can run on this target and this pool."""
     from privaudit.attacks import check_attack_plan
@@ -201,7 +270,7 @@ def _check_attack_plan(plan: ModelAuditPlan, tgt: Any, lab: np.ndarray,
     )
 
 
-def _require_population(plan: ModelAuditPlan, X_pop: Any) -> None:
+def _require_population(plan: ModelAuditPlan, X_pop: object) -> None:
     needs_reference = plan.of_kind("reference")
     who = plan.needs_population or (needs_reference if plan.mode == "offline" else [])
     if who and X_pop is None:
@@ -210,184 +279,248 @@ def _require_population(plan: ModelAuditPlan, X_pop: Any) -> None:
                           "the target did not train on)", None)
 
 
-def _model_run(audit: _ModelAudit, *, record_ids: Any, dataset: str, random_state: int,
-               results_dir: Any, slices: bool, progress: Any) -> AuditRun:
-    """The run of a model audit: everything that changes a result goes into its key.
+class ModelAudit(AuditKind):
+    """The model membership kind: members (1) and non-members (0) of a model's training set.
 
-    The model's parameters (or, when they cannot be read, its answers), the data, the
-    population, the recipe, the ids, the seed: a stale result is never reused.
+    The target is asked once on the audited records (every attack reads its answers) and
+    once on the population when an attack needs it; the reference pool is trained on first
+    use, through the executor and the cache, and shared by every reference attack. Jobs
+    run by group (direct, cross-fitted, then reference: :meth:`ModelAuditPlan.run_order`),
+    results come back in the order of ``attacks``.
     """
-    from privaudit.results import ResultsStore
-    from privaudit.targets import target_fingerprint
-    from privaudit.training import as_recipe, data_fingerprint
 
-    tgt, recipe = audit.tgt, audit.settings["recipe"]
-    model_part = target_fingerprint(tgt, func=_FUNC)
-    recipe_part = None
-    if recipe is not None and audit.plan.of_kind("reference"):
-        recipe_part = as_recipe(recipe, func=_FUNC).fingerprint()
-    identity = (
-        tgt.name, type(tgt).__name__, model_part, data_fingerprint(audit.X, audit.y),
-        audit.labels,
-        None if audit.X_pop is None else data_fingerprint(audit.X_pop, audit.y_pop),
-        recipe_part, None if record_ids is None else np.asarray(record_ids).astype(str),
-        dataset, random_state,
-    )
-    enrichers = [SliceEnricher(audit.audited_if_queried, audit.labels, random_state)]
-    return AuditRun(
-        func=_FUNC, target_name=tgt.name, identity=identity, random_state=random_state,
-        store=None if results_dir is None else ResultsStore(results_dir),
-        baseline=RandomGuessBaseline(), enrichers=enrichers if slices else [],
-        progress=progress, dataset=dataset,
+    kind = "model"
+    func = _FUNC
+    Settings = ModelSettings
+
+    def __init__(self, target: object, X: Any, y: ArrayLike, labels: ArrayLike, *,
+                 population: tuple[Any, ArrayLike] | None, record_ids: ArrayLike | None,
+                 settings: ModelSettings, options: RunOptions) -> None:
+        from privaudit._progress import as_progress
+        from privaudit.targets import as_target
+
+        super().__init__(settings, options)
+        self.settings: ModelSettings = settings
+        s, spec = settings, settings.reference
+        self.target: Target = as_target(target)
+        self.X, self.y, self._labels, self.record_ids = check_records(X, y, labels,
+                                                                      record_ids)
+        names, params = check_attack_names(s.attacks, s.attack_params, spec.mode,
+                                           self.target.task)
+        self.audit_plan = plan_model_audit(names, params, tgt=self.target,
+                                           reference_mode=spec.mode,
+                                           augmentations=s.augmentations)
+        _check_attack_plan(self.audit_plan, self.target, self._labels, spec.n_models)
+        self.X_pop, self.y_pop = check_population(population, X, self.y)
+        _require_population(self.audit_plan, self.X_pop)
+        reference_names = self.audit_plan.of_kind("reference")
+        # Before any work: a reference pool needs a recipe (a clone of a sklearn target).
+        self.recipe = (_default_recipe(spec.recipe, self.target, reference_names)
+                       if reference_names else None)
+        self._audited: ModelOutputs | None = None
+        self._augmented: Any = None
+        self._population: ModelOutputs | None = None
+        self._pool: ReferenceOutputs | None = None
+        self._model_part: str | None = None
+        self.progress: Progress = as_progress(options.progress, func=_FUNC)
+
+    # --- what the driver reads ---------------------------------------------------------
+    @property
+    def labels(self) -> NDArray[np.int8]:
+        return self._labels
+
+    def target_name(self) -> str:
+        return str(self.target.name)
+
+    def identity(self) -> tuple[Any, ...]:
+        """The model's parameters (or, unreadable, its answers), the data, the recipe, ids."""
+        from privaudit.targets import target_fingerprint
+        from privaudit.training import as_recipe, data_fingerprint
+
+        tgt, recipe = self.target, self.settings.reference.recipe
+        self._model_part = target_fingerprint(tgt, func=_FUNC)
+        recipe_part = None
+        if recipe is not None and self.audit_plan.of_kind("reference"):
+            recipe_part = as_recipe(recipe, func=_FUNC).fingerprint()
+        return (
+            tgt.name, type(tgt).__name__, self._model_part, data_fingerprint(self.X, self.y),
+            self._labels,
+            None if self.X_pop is None else data_fingerprint(self.X_pop, self.y_pop),
+            recipe_part,
+            None if self.record_ids is None else np.asarray(self.record_ids).astype(str),
+        )
+
+    def answers(self) -> Callable[[], Any] | None:
         # No readable parameters: the model's answers on the audited records identify it.
-        answers=(lambda: audit.audited().loss) if model_part is None else None,
-    )
+        return (lambda: self.audited().loss) if self._model_part is None else None
 
+    def enrichers(self) -> list[Enricher]:
+        if not self.settings.slices:
+            return []
+        return [SliceEnricher(self.audited_if_queried, self._labels,
+                              self.options.random_state)]
 
-class _ModelAudit:
-    """The state of one model audit: inputs, plan, the target's answers (asked once)."""
+    def make_run(self) -> AuditRun:
+        """The run keyed as earlier releases keyed it: their saved results are reused.
 
-    run: AuditRun
-    common: dict[str, Any]
+        The template's key would add the kind and the settings' key items, but every
+        setting is NOT_IN_KEY here (each attack's key carries its own), so only the
+        identity, the dataset and the seed enter, in the order results were saved with.
+        """
+        o = self.options
+        identity = (*self.identity(), o.dataset, o.random_state)
+        return AuditRun(func=self.func, target_name=self.target_name(), identity=identity,
+                        random_state=o.random_state, store=o.store(),
+                        baseline=self.baseline(), enrichers=self.enrichers(),
+                        progress=self.progress, dataset=o.dataset, answers=self.answers(),
+                        kind=self.kind)
 
-    def __init__(self, tgt: Any, X: Any, y: np.ndarray, labels: np.ndarray, X_pop: Any,
-                 y_pop: Any, plan: ModelAuditPlan, settings: dict[str, Any]) -> None:
-        self.tgt, self.X, self.y, self.labels = tgt, X, y, labels
-        self.X_pop, self.y_pop, self.plan, self.settings = X_pop, y_pop, plan, settings
-        self._answers: dict[str, Any] = {}
+    def plan(self) -> list[Job]:
+        p, ref = self.audit_plan, self.settings.reference
+        order = {name: i for i, name in enumerate(p.attacks)}
+        return [Job(name, p.params.get(name, {}),
+                    p.key_parts(name, ref.n_models, ref.train_fraction), order[name])
+                for name in p.run_order()]
 
-    def audited(self) -> Any:
+    def run_job(self, job: Job, run: AuditRun) -> AttackResult:
+        return _RUNNERS[self.audit_plan.group(job.name)](self, job.name, run)
+
+    def finished(self, results: list[Any], run: AuditRun) -> list[Any]:
+        # A result finished before any attack queried the target (gradient-norm listed
+        # first), or reused from an older run, is sliced now if the outputs were queried.
+        for name, result in zip(self.audit_plan.attacks, results, strict=True):
+            run.enrich(name, result, save=True)
+        return results
+
+    # --- what the attacks read, made once ------------------------------------------------
+    def audited(self) -> ModelOutputs:
         """The target's outputs on the audited records (queried on first use)."""
-        if "audited" not in self._answers:
-            self.run.say(f"querying {self.tgt.name} on {len(self.y)} audited records")
-            self._answers["audited"] = self.tgt.query(self.X, self.y)
-        return self._answers["audited"]
+        if self._audited is None:
+            self.say(f"querying {self.target.name} on {len(self.y)} audited records")
+            self._audited = self.target.query(self.X, self.y)
+        return self._audited
 
-    def audited_if_queried(self) -> Any:
+    def audited_if_queried(self) -> ModelOutputs | None:
         """The outputs if some attack queried them, else None (slicing spends no query)."""
-        return self._answers.get("audited")
+        return self._audited
 
     def augmented(self) -> Any:
         """The target's outputs on the augmented records (once for every attack)."""
-        if "augmented" not in self._answers:
+        if self._augmented is None:
             from privaudit.attacks.membership import query_augmented
 
-            augs = self.plan.augmentations or []
-            self.run.say(f"querying {self.tgt.name} on {len(augs)} augmentations of "
-                         f"{len(self.y)} records")
-            self._answers["augmented"] = query_augmented(self.tgt, self.X, self.y, augs,
-                                                         func=_FUNC)
-        return self._answers["augmented"]
+            augs = self.audit_plan.augmentations or []
+            self.say(f"querying {self.target.name} on {len(augs)} augmentations of "
+                             f"{len(self.y)} records")
+            self._augmented = query_augmented(self.target, self.X, self.y, augs, func=_FUNC)
+        return self._augmented
 
-    def parts(self, name: str) -> tuple:
-        s = self.settings
-        # The run key digests values, not names: renaming the fraction kept saved keys.
-        return self.plan.key_parts(name, s["n_reference_models"], s["train_fraction"])
+    def population_outputs(self) -> ModelOutputs:
+        """The target's outputs on the population (once, for the attacks that fit on it)."""
+        if self._population is None:
+            assert self.y_pop is not None  # _require_population refused an audit without
+            self.say(f"querying {self.target.name} on {len(self.y_pop)} population "
+                             "records")
+            self._population = self.target.query(self.X_pop, self.y_pop)
+        return self._population
 
-    def loop(self) -> list[Any]:
-        """Reuse what is saved, run the rest by kind, return in the order asked."""
-        plan, run = self.plan, self.run
-        results = {}
-        with run.tracking(len(plan.attacks)):
-            for name in plan.attacks:
-                saved = run.reuse(name, self.parts(name), self.labels)
-                if saved is not None:
-                    results[name] = saved
-            todo = [a for a in plan.attacks if a not in results]
-            for name in plan.of_kind("direct", todo) + plan.of_kind("cross-fitted", todo):
-                results[name] = run.finish(name, self.parts(name), self.run_one(name))
-            todo_reference = plan.of_kind("reference", todo)
-            if todo_reference:
-                results.update(self.run_reference(todo_reference))
-        # A result finished before any attack queried the target (gradient-norm listed
-        # first), or reused from an older run, is sliced now if the outputs were queried.
-        for name in plan.attacks:
-            run.enrich(name, results[name], save=True)
-        return [results[a] for a in plan.attacks]
+    def say(self, message: str) -> None:
+        """One progress message (the run's progress: the same object)."""
+        self.progress.message(message)
 
-    def new_attack(self, name: str) -> Any:
+    # --- the work of one job, by group -----------------------------------------------------
+    def new_attack(self, name: str, run: AuditRun) -> BaseAttack:
         from privaudit.attacks import get_attack
 
-        return self.run.seed(get_attack(name, **self.plan.params.get(name, {})))
+        return run.seed(get_attack(name, **self.audit_plan.params.get(name, {})))
 
-    def run_one(self, name: str) -> Any:
+    @property
+    def common(self) -> dict[str, Any]:
+        """What every attack stamps on its result."""
+        return {"record_ids": self.record_ids, "dataset": self.options.dataset,
+                "target_name": self.target.name}
+
+    def run_direct(self, name: str, run: AuditRun) -> AttackResult:
         """An attack that needs no reference pool (direct or cross-fitted)."""
-        tags = self.plan.tags[name]
-        self.run.say(f"running {name}" + (" (cross-fitted on the audited labels)"
-                                          if tags.cross_fitted else ""))
-        attack = self.new_attack(name)
+        tags = self.audit_plan.tags[name]
+        self.say(f"running {name}" + (" (cross-fitted on the audited labels)"
+                                      if tags.cross_fitted else ""))
+        attack = self.new_attack(name, run)
         if tags.fits_on_audited:
             # Yeom et al.'s Gaussian adversary knows the error scales of members and
             # non-members (Theorem 3): they are estimated on the audited records.
-            attack.fit(outputs=self.audited(), labels=self.labels)
+            attack.fit(outputs=self.audited(), labels=self._labels)
         if tags.uses_population_features and self.X_pop is not None:
             # Calibrated on records the target did not train on (read, never queried),
             # e.g. the label-only attack's noise scale per feature.
             attack.fit(X=self.X_pop)
         shared = None if tags.queries_target else self.audited()
-        return attack.run(self.tgt, self.X, self.y, self.labels, outputs=shared,
+        return attack.run(self.target, self.X, self.y, self._labels, outputs=shared,
                           **self.common)
 
-    def run_reference(self, names: list[str]) -> dict[str, Any]:
-        """Train the pool once, then fit and run every reference attack on it."""
-        reference = self.reference_pool(names)
-        population_outputs = None
-        if self.plan.needs_population:
-            self.run.say(f"querying {self.tgt.name} on {len(self.y_pop)} population records")
-            population_outputs = self.tgt.query(self.X_pop, self.y_pop)
-        out = {}
-        for name in names:
-            self.run.say(f"running {name}")
-            attack = self.new_attack(name)
-            needs = self.plan.tags[name].needs_population
-            attack.fit(reference, population_outputs=population_outputs if needs else None)
-            if self.plan.augmented(name):
-                # The target answers the augmented records too, once for every attack.
-                result = attack.run(self.tgt, self.X, self.y, self.labels,
-                                    outputs=self.audited(),
-                                    augmented_outputs=self.augmented(), **self.common)
-            else:
-                result = attack.run(outputs=self.audited(), labels=self.labels,
-                                    **self.common)
-            result.extra.setdefault("n_reference_models", self.settings["n_reference_models"])
-            out[name] = self.run.finish(name, self.parts(name), result)
-        return out
+    def run_reference(self, name: str, run: AuditRun) -> AttackResult:
+        """A reference attack: fit on the shared pool, run on the target's answers."""
+        reference = self.reference_pool()
+        self.say(f"running {name}")
+        attack = self.new_attack(name, run)
+        needs = self.audit_plan.tags[name].needs_population
+        attack.fit(reference, population_outputs=self.population_outputs() if needs else None)
+        if self.audit_plan.augmented(name):
+            # The target answers the augmented records too, once for every attack.
+            result = attack.run(self.target, self.X, self.y, self._labels,
+                                outputs=self.audited(), augmented_outputs=self.augmented(),
+                                **self.common)
+        else:
+            result = attack.run(outputs=self.audited(), labels=self._labels, **self.common)
+        result.extra.setdefault("n_reference_models", self.settings.reference.n_models)
+        return result
 
-    def reference_pool(self, names: list[str]) -> Any:
-        """Train (or read from the cache) the reference models and query them once."""
+    def reference_pool(self) -> ReferenceOutputs:
+        """Train (or read from the cache) the reference models and query them, once."""
+        if self._pool is None:
+            self._pool = self._train_pool()
+        return self._pool
+
+    def _train_pool(self) -> ReferenceOutputs:
         from privaudit.attacks.membership import collect_reference_outputs
         from privaudit.targets import as_target
 
-        s, plan = self.settings, self.plan
-        recipe = _default_recipe(s["recipe"], self.tgt, names)
+        spec, plan, o = self.settings.reference, self.audit_plan, self.options
         n_pop = 0 if self.y_pop is None else len(self.y_pop)
         n_candidates = (len(self.y) if plan.mode == "online" else 0) + n_pop
-        fraction = _train_fraction(s["train_fraction"], self.labels, n_candidates)
-        self.run.say(f"training {s['n_reference_models']} reference models ({plan.mode}, "
-                     f"each on {fraction:.0%} of {n_candidates} records)")
+        fraction = _train_fraction(spec.train_fraction, self._labels, n_candidates)
+        self.say(f"training {spec.n_models} reference models ({plan.mode}, "
+                 f"each on {fraction:.0%} of {n_candidates} records)")
+        augmented = any(plan.augmented(a) for a in plan.of_kind("reference"))
         reference = collect_reference_outputs(
-            recipe, self.X, self.y, X_population=self.X_pop, y_population=self.y_pop,
-            n_models=s["n_reference_models"], mode=plan.mode,  # type: ignore[arg-type]
+            self.recipe, self.X, self.y, X_population=self.X_pop, y_population=self.y_pop,
+            n_models=spec.n_models, mode=plan.mode,  # type: ignore[arg-type]
             train_fraction=fraction,
             query_population=bool(plan.needs_population) or self.X_pop is not None,
-            to_target=s["to_target"] or as_target, executor=s["executor"],
-            cache_dir=s["cache_dir"],
-            random_state=self.run.random_state, progress=self.run.progress,
-            augmentations=(plan.augmentations
-                           if any(plan.augmented(a) for a in names) else None),
+            to_target=spec.to_target or as_target, executor=o.resolved_executor,
+            cache_dir=o.cache_dir, random_state=o.random_state, progress=self.progress,
+            augmentations=plan.augmentations if augmented else None,
         )
-        if s["check_fidelity"] and reference.pool is not None:
+        if self.settings.check_fidelity and reference.pool is not None:
             self.check_fidelity(reference.pool)
         return reference
 
-    def check_fidelity(self, pool: Any) -> None:
+    def check_fidelity(self, pool: ReferencePool) -> None:
         """Warn when the reference models differ clearly from the target."""
-        test_rows = np.flatnonzero(self.labels == 0)
+        test_rows = np.flatnonzero(self._labels == 0)
         if test_rows.size:
             from sklearn.utils import _safe_indexing
 
-            pool.check_fidelity(self.tgt, _safe_indexing(self.X, test_rows),
-                                self.y[test_rows], target_n_train=int(self.labels.sum()))
+            pool.check_fidelity(self.target, _safe_indexing(self.X, test_rows),
+                                self.y[test_rows], target_n_train=int(self._labels.sum()))
+
+
+#: The work of one job, by the group its attack's tags put it in (ModelAuditPlan.group).
+_RUNNERS: dict[str, Callable[[ModelAudit, str, AuditRun], AttackResult]] = {
+    "direct": ModelAudit.run_direct,
+    "cross-fitted": ModelAudit.run_direct,
+    "reference": ModelAudit.run_reference,
+}
 
 
 def _default_recipe(recipe: Any, tgt: Any, names: list[str], func: str = _FUNC) -> Any:
@@ -421,6 +554,6 @@ def _train_fraction(fraction: float | None, labels: np.ndarray, n_candidates: in
             f"audit_model: the target trained on {int(labels.sum())} records but the "
             f"reference models can train on at most half of the {n_candidates} "
             "candidate records; give a larger population for faithful reference "
-            "models.", FidelityWarning, stacklevel=6,
+            "models.", FidelityWarning, stacklevel=8,
         )
     return float(np.clip(wanted, 0.05, 0.5))

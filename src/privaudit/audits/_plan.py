@@ -29,6 +29,8 @@ DEFAULT_ATTACKS: tuple[str, ...] = ("loss", "confidence", "entropy", "modified-e
 #: The same for a regressor (Yeom et al.'s loss threshold and Gaussian adversary).
 DEFAULT_REGRESSION_ATTACKS: tuple[str, ...] = ("loss", "gaussian-threshold")
 _FUNC = "audit_model"
+#: The groups of attacks in the order a model audit runs them (ModelAuditPlan.group).
+RUN_ORDER: tuple[str, ...] = ("direct", "cross-fitted", "reference")
 
 
 def default_attacks(task: str) -> tuple[str, ...]:
@@ -67,13 +69,21 @@ class ModelAuditPlan:
         or ``"direct"`` (neither).
         """
         names = self.attacks if names is None else names
-        return [a for a in names if self._kind(a) == kind]
+        return [a for a in names if self.group(a) == kind]
 
-    def _kind(self, name: str) -> str:
+    def group(self, name: str) -> str:
+        """What ``name`` reads, from its tags: ``"reference"``, ``"cross-fitted"``, ``"direct"``."""
         tags = self.tags[name]
         if tags.needs_reference_models:
             return "reference"
         return "cross-fitted" if tags.cross_fitted else "direct"
+
+    def run_order(self) -> list[str]:
+        """The attacks in the order they run: the groups in :data:`RUN_ORDER`.
+
+        Attacks that need no pool run first, so a crash while the pool trains keeps them.
+        """
+        return [a for group in RUN_ORDER for a in self.of_kind(group)]
 
     @property
     def needs_population(self) -> list[str]:
