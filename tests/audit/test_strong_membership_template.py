@@ -214,6 +214,15 @@ def test_other_oracle_labels_recompute(data, tmp_path):
     same = as_target(model)
     audit_strong_membership(same, X, y, neighbour_labels=Oracle(model), **kw)
     assert same.n_queries == 0  # the same labels: reused
+    # Each radius is keyed by its own neighbours' labels: one more radius reuses it.
+    grown = as_target(model)
+    audit_strong_membership(grown, X, y, neighbour_labels=Oracle(model),
+                            **{**kw, "radii": [1.0, 2.0]})
+    assert len(load_all_results(tmp_path)) == 2 and grown.n_queries == N + 2 * N
+    reused = as_target(model)
+    audit_strong_membership(reused, X, y, neighbour_labels=Oracle(model),
+                            **{**kw, "radii": [2.0]})
+    assert reused.n_queries == 0
     other = as_target(model)
     audit_strong_membership(other, X, y, neighbour_labels=lambda X_near, y_m: y_m, **kw)
     assert other.n_queries > 0

@@ -170,7 +170,7 @@ class StrongMembershipSettings(ItemCheckedSettings):
         if name == "feature_scale" and value is not None:
             return array_sha256(np.asarray(value, dtype=np.float64))
         if name == "neighbour_labels":
-            # The oracle's labels themselves are in the audit's identity.
+            # The oracle's labels themselves are in each radius's key (see plan).
             return _labels_name(value)
         return super().key_value(name, value)
 
@@ -220,7 +220,7 @@ class StrongMembershipAudit(AuditKind):
                  population: tuple[ArrayLike, ArrayLike] | None,
                  settings: StrongMembershipSettings, options: RunOptions,
                  rng: np.random.Generator | None = None) -> None:
-        from privaudit.targets import as_target
+        from privaudit.targets import as_target, target_fingerprint
 
         super().__init__(settings, options)
         s, func = settings, self.func
@@ -235,6 +235,7 @@ class StrongMembershipAudit(AuditKind):
             s.feature_scale, flat, None if self.population is None else self.population.flat,
             d, func)
         self.target: Target = as_target(target)
+        self._fingerprint = target_fingerprint(self.target, func=func)
         self.attacker: MembershipAttack = _make_attack(s.attack, s.attack_params,
                                                        self.target, func)
         # A generator given by the caller (no seed to record) or the options' seed.
@@ -277,22 +278,18 @@ class StrongMembershipAudit(AuditKind):
         return str(self.target.name)
 
     def identity(self) -> tuple[Any, ...]:
-        from privaudit.targets import target_fingerprint
         from privaudit.training import data_fingerprint
 
         m, p, tgt = self.members, self.population, self.target
-        self._fingerprint = target_fingerprint(tgt, func=self.func)
-        oracle = None if _is_member(self.settings.neighbour_labels) else [
-            data_fingerprint(labels) for labels in self.neighbours.labels.values()]
         return (tgt.name, type(tgt).__name__, self._fingerprint,
                 data_fingerprint(m.flat, m.y), list(m.tail),
                 None if m.columns is None else [str(c) for c in m.columns],
-                None if p is None else data_fingerprint(p.flat, p.y), oracle)
+                None if p is None else data_fingerprint(p.flat, p.y))
 
     def answers(self) -> Callable[[], NDArray[Any]] | None:
         # No readable parameters: the model's labels on the members identify it (one
         # query per member, only when a result is saved).
-        if getattr(self, "_fingerprint", None) is not None:
+        if self._fingerprint is not None:
             return None
         m = self.members
         return lambda: np.asarray(self.target.query(m.restore(m.flat), m.y).predictions,
@@ -305,14 +302,26 @@ class StrongMembershipAudit(AuditKind):
         return None
 
     def plan(self) -> list[Job]:
-        """One job per radius, in the order given; its radius is its key part."""
-        jobs = [Job(_result_name(self.attacker.name, r), {"radius": r}, (repr(r),), order)
+        """One job per radius, in the order given, keyed by its radius.
+
+        And by its neighbours' labels when an oracle gave them (the oracle is user code:
+        its answers, not its name, identify it).
+        """
+        jobs = [Job(_result_name(self.attacker.name, r), {"radius": r},
+                    (repr(r), self._oracle_labels(r)), order)
                 for order, r in enumerate(self.settings.radii)]
         names = [j.name for j in jobs]
         if len(set(names)) != len(names):
             raise param_error("radii", self.func, "distinct at 6 significant digits (each "
                               "names its result)", list(self.settings.radii))
         return jobs
+
+    def _oracle_labels(self, r: float) -> str | None:
+        from privaudit.training import data_fingerprint
+
+        if _is_member(self.settings.neighbour_labels) or not math.isfinite(r):
+            return None
+        return data_fingerprint(self.neighbours.labels[r])
 
     def run_job(self, job: Job, run: AuditRun) -> AttackResult:
         """Score the members against the non-members of one radius, from the one query."""
