@@ -203,3 +203,36 @@ def test_the_kind_runs_through_drive_with_checked_settings(digits):
         AttributeAudit(model, X, y, labels, population=population,
                        settings=AttributeSettings(sensitive=PIXEL, alpha="wide"),
                        options=RunOptions.checked("audit_attributes"))
+
+
+def test_shadow_options_with_a_given_membership_attack_are_refused(digits):
+    """Shadow AI with its membership attack given trains nothing: nothing reads them."""
+    from privaudit.attacks.membership import LossAttack
+
+    model, X, y, labels, population = digits
+    for kwargs in ({"cache_dir": "cache"}, {"n_jobs": 2}, {"executor": "ray"}):
+        with pytest.raises(ValueError, match=rf"'{next(iter(kwargs))}' parameter.*trains "
+                                             "its shadow models"):
+            privaudit.audit_attributes(
+                model, X, y, labels, sensitive=PIXEL, population=population,
+                attacks=["shadow-ai"], **kwargs,
+                attack_params={"shadow-ai": {"membership_attack": LossAttack()}})
+
+
+def test_what_the_audit_sets_on_an_attack_follows_the_attack_not_how_it_was_asked(digits):
+    """loss-ai's training loss: computed by the audit for a name or an object alike,
+    kept when given (AUDIT_SET_PARAMS, not a check of names inside the audit)."""
+    from privaudit.attacks.attribute import LossTargetAttributeAttack
+
+    model, X, y, labels, population = digits
+    common = {"sensitive": PIXEL, "population": population}
+    by_name = _quiet(privaudit.audit_attributes, model, X, y, labels, attacks=["loss-ai"],
+                     **common)
+    as_object = _quiet(privaudit.audit_attributes, model, X, y, labels,
+                       attacks=[LossTargetAttributeAttack()], **common)
+    assert _numbers(by_name) == _numbers(as_object)
+    loss = by_name[0].parameters["training_loss"]
+    assert loss > 0
+    given = _quiet(privaudit.audit_attributes, model, X, y, labels, attacks=["loss-ai"],
+                   attack_params={"loss-ai": {"training_loss": 3 * loss}}, **common)
+    assert given[0].parameters["training_loss"] == 3 * loss

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import numpy as np
@@ -46,12 +47,13 @@ from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions
 if TYPE_CHECKING:
     import pandas as pd
 
+    from privaudit._progress import Progress
     from privaudit.attacks.attribute import AttributeAttack, SensitiveAttribute, SiblingOutputs
     from privaudit.attacks.membership import MembershipAttack
     from privaudit.report import AuditReport
     from privaudit.results import AttributeResult, BaselineCheck
     from privaudit.targets import Target
-    from privaudit.training import ReferenceSpec
+    from privaudit.training import Executor, ReferenceSpec
 
 __all__ = ["AUDIT_SET_PARAMS", "DEFAULT_ATTRIBUTE_ATTACKS", "MODEL_FREE_GUESSES", "SHADOW_AI",
            "THEORIES", "AttributeAudit", "AttributeSettings", "AuditSetParam",
@@ -287,8 +289,9 @@ def trains_models(attacks: Mapping[str, AttributeAttack]) -> bool:
 
 
 def refuse_unread_options(attacks: Mapping[str, AttributeAttack], *,
-                          reference: ReferenceSpec | None, executor: object,
-                          n_jobs: int | None, address: str | None, cache_dir: object,
+                          reference: ReferenceSpec | None, executor: str | Executor,
+                          n_jobs: int | None, address: str | None,
+                          cache_dir: str | Path | None,
                           func: str = _FUNC) -> None:
     """Refuse the shadow models' options when no attack trains any (each names its reader).
 
@@ -303,7 +306,9 @@ def refuse_unread_options(attacks: Mapping[str, AttributeAttack], *,
     for param, is_given in given.items():
         if is_given:
             raise param_error(param, func, f"left out unless {' or '.join(map(repr, readers))}"
-                              " runs (only its shadow models read it)", f"<{param} given>")
+                              " runs and the audit trains its shadow models (no "
+                              "membership attack given; only they read it)",
+                              f"<{param} given>")
 
 
 # --- the checked inputs --------------------------------------------------------------------
@@ -654,13 +659,13 @@ def audit_attributes(
     record_ids: Sequence[Any] | None = None,
     sensitive_name: str = "",
     random_state: int = 0,
-    executor: object = "local",
+    executor: str | Executor = "local",
     n_jobs: int | None = None,
     address: str | None = None,
-    cache_dir: object = None,
-    results_dir: object = None,
+    cache_dir: str | Path | None = None,
+    results_dir: str | Path | None = None,
     dataset: str = "",
-    progress: object = None,
+    progress: Callable[[str], None] | Progress | None = None,
     model: object = None,
     name: str | None = None,
 ) -> AuditReport:
