@@ -9,6 +9,8 @@ from privaudit.results import AttackResult, ProximityResult, RiskResult
 from privaudit.synthetic import copying_generator, gaussian_copula
 
 CLOSENESS = ["exact_matches", "ims", "dcr", "nndr", "distinguishability"]
+#: The results' names: kebab-case (issue 21; the old input names still work, with a warning)
+CLOSENESS_RESULTS = ["exact-matches", "ims", "dcr", "nndr", "distinguishability"]
 FAST = {"distinguishability": {"n_estimators": 30}}
 
 
@@ -34,11 +36,11 @@ def test_a_leaky_table_fails_where_a_copula_passes(tv16, leaky_and_safe):
     for name, table in zip(("leaky", "safe"), leaky_and_safe, strict=True):
         results = privaudit.audit_synthetic(table, original, holdout=holdout, name=name,
                                             checks=CLOSENESS, check_params=FAST)
-        assert [r.attack for r in results] == CLOSENESS
+        assert [r.attack for r in results] == CLOSENESS_RESULTS
         assert all(r.audit.kind == "synthetic" and r.audit.key for r in results)
         verdicts[name] = {r.attack: r.audit.baseline.passed for r in results}
     # "passed" on the baseline check = the check found more than the baseline: a leak.
-    for check in ("exact_matches", "dcr", "nndr"):
+    for check in ("exact-matches", "dcr", "nndr"):
         # the copula: no leak found (within the intervals of unseen rows: undecided)
         assert verdicts["leaky"][check] is True and verdicts["safe"][check] is not True
 
@@ -127,6 +129,6 @@ def test_text_columns_get_a_memorisation_check_beside_the_holdout():
     assert result.metric == "text_memorization" and result.synthetic.max() < 1e-5
     assert result.passed is False and result.extra["memorized_share"] == 1.0
     assert result.audit.baseline.passed is True  # closer than unseen texts: a leak
-    with pytest.raises(ValueError, match="text_memorization only with text columns"):
+    with pytest.raises(ValueError, match="text-memorization only with text columns"):
         privaudit.audit_synthetic(original[["source"]], original[["source"]],
                                   checks=["text_memorization"])

@@ -57,7 +57,7 @@ def test_the_numbers_are_the_saved_results(evaluated):
     evaluator, out = evaluated
     by = {r.attack: r for r in evaluator.results_}
     assert out["exact_matches"]["exact_match_percentage"] == pytest.approx(
-        100 * by["exact_matches"].value().value)
+        100 * by["exact-matches"].value().value)
     assert out["anonymeter"]["linkability"]["risk"] == by["linkability"].risk().value
 
 

@@ -18,11 +18,24 @@ as ``train_train_5pct``, for reference).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from privaudit._validation import param_error
+from privaudit._validation import canonical_names, param_error
+from privaudit.audits._synthetic import audit_synthetic, check_tables
+from privaudit.audits._synthetic_risks import CheckResult, SyntheticTables
+from privaudit.metrics import Estimate
 from privaudit.results import AttackResult, ProximityResult, RiskResult
+
+if TYPE_CHECKING:  # pandas (and pyarrow behind it) load when an audit runs
+    import pandas as pd
+
+    from privaudit.synthetic import TableMetadata
+
+#: The synthetic-data checks' results by name.
+_ByName = dict[str, CheckResult]
 
 __all__ = ["DEFAULT_THRESHOLDS", "PRIVACY_METRICS", "PrivacyEvaluator"]
 
@@ -30,13 +43,17 @@ _FUNC = "PrivacyEvaluator"
 
 #: The source's metric names and the checks of audit_synthetic behind each.
 PRIVACY_METRICS: dict[str, tuple[str, ...]] = {
-    "exact_matches": ("exact_matches",),
+    "exact_matches": ("exact-matches",),
     "membership_inference": ("distinguishability",),
     "tabular_privacy": ("ims", "dcr", "nndr"),
     "text_privacy": (),
-    "anonymeter": ("singling_out_univariate", "singling_out_multivariate", "linkability",
+    "anonymeter": ("singling-out-univariate", "singling-out-multivariate", "linkability",
                    "inference"),
 }
+#: The source's keys of the anonymeter risks (its shapes, kept) and the checks behind.
+_ANONYMETER_KEYS = {"singling_out_univariate": "singling-out-univariate",
+                    "singling_out_multivariate": "singling-out-multivariate",
+                    "linkability": "linkability"}
 
 #: The source's default alert levels (all configurable).
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -47,7 +64,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
 }
 
 
-def _ci(e: Any, scale: float = 1.0) -> list[float] | None:
+def _ci(e: Estimate | None, scale: float = 1.0) -> list[float] | None:
     return None if e is None else [e.low * scale, e.high * scale]
 
 
@@ -85,19 +102,21 @@ class PrivacyEvaluator:
     >>> out["exact_matches"]["exact_match_percentage"]                # doctest: +SKIP
     """
 
-    def __init__(self, synthetic_data: Any, original_data: Any, metadata: Any = None,
-                 selected_metrics: Sequence[str] | None = None, holdout_data: Any = None,
+    def __init__(self, synthetic_data: pd.DataFrame, original_data: pd.DataFrame,
+                 metadata: TableMetadata | Mapping[str, Any] | str | os.PathLike[str]
+                 | None = None, selected_metrics: Sequence[str] | None = None,
+                 holdout_data: pd.DataFrame | None = None,
                  thresholds: Mapping[str, Any] | None = None, random_state: int | None = None,
-                 results_dir: Any = None, **audit: Any) -> None:
+                 results_dir: str | Path | None = None, **audit: Any) -> None:
         self.synthetic_data, self.original_data = synthetic_data, original_data
         self.metadata, self.holdout_data = metadata, holdout_data
         self.selected_metrics = selected_metrics
         self.thresholds = thresholds
         self.random_state = 0 if random_state is None else random_state
-        self.results_dir, self.audit = results_dir, audit
-        self.results_: list[Any] = []
+        self.results_dir, self.audit = results_dir, _canonical_check_params(audit)
+        self.results_: Sequence[CheckResult] = []
 
-    def _metrics(self, metadata: Any) -> list[str]:
+    def _metrics(self, metadata: TableMetadata) -> list[str]:
         if self.selected_metrics is None:
             return [m for m in PRIVACY_METRICS if m != "text_privacy" or metadata.text]
         names = [self.selected_metrics] if isinstance(self.selected_metrics, str) else list(
@@ -118,8 +137,6 @@ class PrivacyEvaluator:
 
     def evaluate(self) -> dict[str, Any]:
         """Run the selected metrics; return the source's dict, intervals and baselines added."""
-        from privaudit.audits._synthetic import audit_synthetic, check_tables
-
         thresholds = self._thresholds()
         tables = check_tables(self.synthetic_data, self.original_data, self.holdout_data, None,
                         self.metadata)
@@ -129,15 +146,15 @@ class PrivacyEvaluator:
             tables.synthetic, tables.original, holdout=tables.holdout,
             metadata=tables.metadata, checks=checks, random_state=self.random_state,
             results_dir=self.results_dir, **self.audit) if checks else []
-        by_name = {r.attack: r for r in self.results_}
+        by_name: _ByName = {r.attack: r for r in self.results_}
         out: dict[str, Any] = {}
         for metric in metrics:
             out[metric] = _SHAPES[metric](self, by_name, thresholds, tables)
         return out
 
     # ------------------------------------------------------------------ the shapes
-    def _exact(self, by: dict[str, Any], th: dict[str, Any], tables: Any) -> dict[str, Any]:
-        r: ProximityResult = by["exact_matches"]
+    def _exact(self, by: _ByName, th: dict[str, Any], tables: SyntheticTables) -> dict[str, Any]:
+        r: ProximityResult = by["exact-matches"]
         pct, base = r.value().value * 100, r.baseline_value()
         return {"exact_match_percentage": pct, "ci": _ci(r.value(), 100),
                 "holdout_match_percentage": None if base is None else base.value * 100,
@@ -146,7 +163,7 @@ class PrivacyEvaluator:
                 "passed": r.passed, "risk_level": _level(r.value(), th[
                     "exact_match_percentage"] / 100)}
 
-    def _mia(self, by: dict[str, Any], th: dict[str, Any], tables: Any) -> dict[str, Any]:
+    def _mia(self, by: _ByName, th: dict[str, Any], tables: SyntheticTables) -> dict[str, Any]:
         r: AttackResult = by["distinguishability"]
         auc = r.metrics(n_bootstrap=1000, random_state=self.random_state)["auc"]
         return {"distinguishability_auc": auc["value"], "auc_ci": [auc["low"], auc["high"]],
@@ -160,7 +177,7 @@ class PrivacyEvaluator:
                 "0.5) mean the classifier is systematically wrong, which usually means the "
                 "synthetic rows copy the original ones: see the closeness checks."}
 
-    def _tabular(self, by: dict[str, Any], th: dict[str, Any], tables: Any) -> dict[str, Any]:
+    def _tabular(self, by: _ByName, th: dict[str, Any], tables: SyntheticTables) -> dict[str, Any]:
         return {"structured_privacy_metrics": {
             "IMS": _closeness(by["ims"], "Identical Match Share (IMS)", "ims_syn_train",
                               "train_test_ims"),
@@ -169,7 +186,7 @@ class PrivacyEvaluator:
             "NNDR": _closeness(by["nndr"], "Nearest Neighbor Distance Ratio (NNDR)",
                                "syn_train_5pct", "holdout_train_5pct")}}
 
-    def _text(self, by: dict[str, Any], th: dict[str, Any], tables: Any) -> dict[str, Any]:
+    def _text(self, by: _ByName, th: dict[str, Any], tables: SyntheticTables) -> dict[str, Any]:
         from privaudit.synthetic import text_privacy
 
         out = {}
@@ -180,15 +197,14 @@ class PrivacyEvaluator:
                 thresholds=th.get("text"))
         return out
 
-    def _anonymeter(self, by: dict[str, Any], th: dict[str, Any], tables: Any
+    def _anonymeter(self, by: _ByName, th: dict[str, Any], tables: SyntheticTables
                     ) -> dict[str, Any]:
-        out: dict[str, Any] = {name: _risk_entry(by[name]) for name in (
-            "singling_out_univariate", "singling_out_multivariate", "linkability")}
+        out: dict[str, Any] = {key: _risk_entry(by[check])
+                               for key, check in _ANONYMETER_KEYS.items()}
         inference = [r for name, r in by.items() if name.startswith("inference:")]
         out["inference"] = [{"secret_column": r.extra.get("secret_column"),
                              **_risk_entry(r)} for r in inference]
-        risks = [out[n]["risk"] for n in ("singling_out_univariate",
-                                         "singling_out_multivariate", "linkability")]
+        risks = [out[key]["risk"] for key in _ANONYMETER_KEYS]
         risks += [e["risk"] for e in out["inference"]]
         score = max((x for x in risks if not math.isnan(x)), default=math.nan)
         level = ("high" if score > th["anonymeter_high"] else "medium"
@@ -197,6 +213,15 @@ class PrivacyEvaluator:
                                "explanation": "Overall risk is determined by the highest risk "
                                "score among all attacks."}
         return out
+
+
+def _canonical_check_params(audit: dict[str, Any]) -> dict[str, Any]:
+    """``audit`` with ``check_params`` keyed by kebab-case check names (old: a warning)."""
+    given = audit.get("check_params")
+    if not isinstance(given, Mapping):
+        return audit  # absent, or refused by audit_synthetic naming it
+    keys = canonical_names(list(given), param="check_params", func=_FUNC, stacklevel=4)
+    return {**audit, "check_params": dict(zip(keys, given.values(), strict=True))}
 
 
 def _closeness(r: ProximityResult, method: str, ours: str, theirs: str) -> dict[str, Any]:
@@ -218,7 +243,7 @@ def _closeness(r: ProximityResult, method: str, ours: str, theirs: str) -> dict[
     return entry
 
 
-def _level(share: Any, threshold: float) -> str:
+def _level(share: Estimate, threshold: float) -> str:
     """The risk level of a share: its interval above, at or below, or across ``threshold``."""
     if share.low > threshold:
         return "high"

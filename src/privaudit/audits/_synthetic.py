@@ -1,70 +1,90 @@
-"""``audit_synthetic``: the privacy checks of a synthetic table, on the audit spine.
+"""``audit_synthetic``: the privacy checks of a synthetic table, on the audit template.
 
-Validate -> plan -> loop, as every audit kind: the tables and settings are checked before
-any work, each check's result is keyed (the tables' digests, the metadata, the seed and
-the check's own parameters), reused from the results store by a rerun, compared with its
+:class:`SyntheticAudit` is the kind and :func:`~privaudit.audits._template.drive` its
+loop: the run options and :class:`SyntheticSettings` are checked before any work, then the
+tables; each check's result is keyed (the tables' digests, the metadata, the seed and the
+check's own parameters), reused from the results store by a rerun, compared with its
 baseline (:class:`SyntheticBaseline`: the holdout for the closeness checks, the control
 set for the anonymeter risks, a coin flip for distinguishability), and saved atomically as
-it finishes.
+it finishes. The checks themselves are the kind's registry,
+:data:`~privaudit.audits._synthetic_risks.SYNTHETIC_REGISTRY`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
-from privaudit._validation import check_fraction, param_error
+from privaudit._validation import (
+    MAPPING,
+    NAMES,
+    NONE,
+    STR,
+    canonical_name,
+    canonical_names,
+    check_fraction,
+    param_error,
+    renamed,
+)
 from privaudit.audits._baselines import RandomGuessBaseline
 from privaudit.audits._run import AuditRun
-from privaudit.results import AttackResult, BaselineCheck, ProximityResult, RiskResult
+from privaudit.audits._synthetic_risks import (
+    SYNTHETIC_REGISTRY,
+    CheckResult,
+    SyntheticTables,
+    check_of,
+    inference_secrets,
+)
+from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions, drive
+from privaudit.results import BaselineCheck, ProximityResult
 
 if TYPE_CHECKING:  # pandas (and pyarrow behind it) load when an audit runs
     import pandas as pd
 
+    from privaudit.report import AuditReport
+    from privaudit.synthetic import TableMetadata
+
+    #: How metadata may be given: the object, SDV's single-table dict, a path to its JSON.
+    MetadataLike = TableMetadata | Mapping[str, Any] | str | os.PathLike[str] | None
+
 __all__ = [
     "DEFAULT_SYNTHETIC_CHECKS",
     "SYNTHETIC_CHECKS",
+    "SyntheticAudit",
     "SyntheticBaseline",
+    "SyntheticSettings",
     "audit_synthetic",
 ]
 
 _FUNC = "audit_synthetic"
 
-#: Every check audit_synthetic runs, in report order.
-SYNTHETIC_CHECKS = ("exact_matches", "ims", "dcr", "nndr", "distinguishability",
-                    "singling_out_univariate", "singling_out_multivariate", "linkability",
-                    "inference", "text_memorization")
-#: Run when ``checks`` is None (text_memorization only when the table has text columns).
+#: Every check audit_synthetic runs, in report order (kebab-case; the old snake_case
+#: names are accepted with a FutureWarning).
+SYNTHETIC_CHECKS: tuple[str, ...] = tuple(SYNTHETIC_REGISTRY)
+#: Run when ``checks`` is None (text-memorization only when the table has text columns).
 DEFAULT_SYNTHETIC_CHECKS = SYNTHETIC_CHECKS
-
-#: Each check's parameters and their defaults (``check_params`` overrides them).
-_DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
-    "exact_matches": {}, "ims": {},
-    "dcr": {"quantile": 0.05}, "nndr": {"quantile": 0.05},
-    "distinguishability": {"n_estimators": 100, "n_splits": 5, "max_text_features": 1000},
-    "singling_out_univariate": {"n_attacks": 500},
-    "singling_out_multivariate": {"n_attacks": 500, "n_cols": 3},
-    "linkability": {"n_attacks": 500, "aux_cols": None, "n_neighbors": 10},
-    "inference": {"n_attacks": 500, "secrets": None, "aux_cols": None},
-    "text_memorization": {"quantile": 0.05, "similarity": 0.95},
-}
 
 
 class SyntheticBaseline:
-    """Each synthetic-data result against the baseline its kind calls for.
+    """Each synthetic-data result against the baseline its check declares.
 
-    - :class:`~privaudit.results.ProximityResult`: the holdout (real records the generator
-      never saw); the check "beats the baseline" (a leak) when the synthetic rows are
-      closer to the training rows than the holdout rows are. Undecided without a holdout.
-    - :class:`~privaudit.results.RiskResult`: the control set; a leak when the residual
-      risk's interval lies above 0 (without a control: the attack beats random guessing).
-    - :class:`~privaudit.results.AttackResult` (distinguishability): a coin flip, as
-      :class:`RandomGuessBaseline`.
+    - ``"holdout"`` (the closeness checks, :class:`~privaudit.results.ProximityResult`):
+      the holdout (real records the generator never saw); the check "beats the baseline"
+      (a leak) when the synthetic rows are closer to the training rows than the holdout
+      rows are. Undecided without a holdout.
+    - ``"control"`` (the anonymeter risks, :class:`~privaudit.results.RiskResult`): the
+      control set; a leak when the residual risk's interval lies above 0 (without a
+      control: the attack beats random guessing).
+    - ``"random-guess"`` (distinguishability, and any result of another name): a coin
+      flip, as :class:`RandomGuessBaseline`.
+
+    The check is found from the result's name (:data:`SYNTHETIC_REGISTRY`).
     """
 
     name = "holdout-or-control"
@@ -73,39 +93,92 @@ class SyntheticBaseline:
         self.random_guess = RandomGuessBaseline(n_bootstrap=n_bootstrap)
 
     def check(self, result: Any, random_state: int) -> BaselineCheck | None:
-        if isinstance(result, ProximityResult):
+        check = SYNTHETIC_REGISTRY.get(canonical_name(check_of(str(result.attack))))
+        baseline = "random-guess" if check is None else check.baseline
+        if baseline == "holdout":
             base = result.baseline_value()
             return BaselineCheck(
                 "holdout", None if result.passed is None else not result.passed,
                 {"baseline_value": None if base is None else base._asdict()})
-        if isinstance(result, RiskResult):
-            risk = result.risk()
+        if baseline == "control":
             if result.control_rate is None:
                 return BaselineCheck("random-guess", result.better_than_baseline,
                                      {"baseline_rate": result.baseline_rate._asdict()})
-            return BaselineCheck("control", bool(risk.low > 0),
+            return BaselineCheck("control", bool(result.risk().low > 0),
                                  {"control_rate": result.control_rate._asdict()})
         return self.random_guess.check(result, random_state)
 
 
-# --------------------------------------------------------------------------- inputs
+# --------------------------------------------------------------------------- settings
 
 
-@dataclass
-class _Tables:
-    synthetic: pd.DataFrame
-    original: pd.DataFrame
-    holdout: pd.DataFrame | None
-    control: pd.DataFrame | None
-    metadata: Any
-    control_source: str = "control"
+@dataclass(frozen=True)
+class SyntheticSettings(AuditSettings):
+    """What a synthetic-data audit does, checked before any work.
 
-    def digest(self) -> tuple:
-        from privaudit._rows import table_digest
+    ``checks`` are kebab-case names of :data:`SYNTHETIC_CHECKS` (None: every check that
+    applies); ``check_params`` overrides each check's defaults; ``name`` names the
+    audited synthetic table (the target) in results and reports.
+    """
 
-        tables = (self.synthetic, self.original, self.holdout, self.control)
-        digests = [None if t is None else table_digest(t) for t in tables]
-        return (*digests, sorted(self.metadata.sdtypes.items()))
+    checks: tuple[str, ...] | None = None
+    check_params: Mapping[str, Mapping[str, Any]] | None = None
+    name: str = "synthetic"
+
+    CONSTRAINTS: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "checks": [NONE, NAMES], "check_params": [NONE, MAPPING], "name": [STR]}
+    #: None changes a number: each result's own key holds its check's name and
+    #: parameters (changing one check's parameters reuses the others' results), and
+    #: ``name`` only says where the results are filed.
+    NOT_IN_KEY: ClassVar[frozenset[str]] = frozenset({"checks", "check_params", "name"})
+
+    def check(self, func: str) -> None:
+        """The declared rules, then the names and parameters of the checks."""
+        super().check(func)
+        if self.checks is not None:
+            _check_names(list(self.checks), func)
+        _check_params(self.checks, dict(self.check_params or {}), func)
+
+    def planned(self, has_text: bool) -> dict[str, dict[str, Any]]:
+        """The checks to run, in order, each with its parameters (defaults overridden)."""
+        names = self.checks
+        if names is None:
+            names = tuple(c for c, check in SYNTHETIC_REGISTRY.items()
+                          if has_text or not check.needs_text)
+        given = dict(self.check_params or {})
+        return {n: {**SYNTHETIC_REGISTRY[n].defaults, **given.get(n, {})} for n in names}
+
+
+def _check_names(names: list[str], func: str) -> None:
+    for name in names:
+        if name not in SYNTHETIC_REGISTRY:
+            raise param_error("checks", func, f"names among {list(SYNTHETIC_CHECKS)}", name)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise param_error("checks", func, "each check named once", repeated)
+
+
+def _check_params(checks: Sequence[str] | None, given: dict[str, Any], func: str) -> None:
+    """Each check's parameters: known keys, of checks that run, fractions in (0, 1)."""
+    stray = sorted(set(given) - set(SYNTHETIC_REGISTRY if checks is None else checks))
+    if stray:
+        raise param_error("check_params", func, "parameters of the checks run only", stray)
+    for name, own in given.items():
+        param = f"check_params[{name!r}]"
+        if not isinstance(own, Mapping):
+            raise param_error(param, func, "a mapping of parameter to value", own,
+                              error=TypeError)
+        check = SYNTHETIC_REGISTRY[name]
+        unknown = set(own) - set(check.defaults)
+        if unknown:
+            raise param_error(param, func, f"keys among {sorted(check.defaults)}",
+                              sorted(unknown))
+        for key in check.fractions:
+            if key in own:
+                check_fraction(own[key], param=f"{param}[{key!r}]", func=func)
+
+
+# --------------------------------------------------------------------------- tables
 
 
 def _check_table(table: Any, param: str) -> pd.DataFrame | None:
@@ -121,7 +194,7 @@ def _check_table(table: Any, param: str) -> pd.DataFrame | None:
     return table.reset_index(drop=True)
 
 
-def _metadata(metadata: Any, original: pd.DataFrame) -> Any:
+def _metadata(metadata: MetadataLike, original: pd.DataFrame) -> TableMetadata:
     from privaudit.synthetic import TableMetadata
 
     if metadata is None:
@@ -146,24 +219,30 @@ def _check_disjoint(table: pd.DataFrame | None, original: pd.DataFrame, param: s
                           f"<{shared:.0%} of its rows are training rows>")
 
 
-def check_tables(synthetic: Any, original: Any, holdout: Any, control: Any,
-                 metadata: Any) -> _Tables:
-    """The audit's tables, checked, with their metadata (inferred when not given)."""
+def check_tables(target: pd.DataFrame | None, original: pd.DataFrame | None,
+                 holdout: pd.DataFrame | None, control: pd.DataFrame | None,
+                 metadata: MetadataLike) -> SyntheticTables:
+    """The audit's tables, checked, with their metadata (inferred when not given).
+
+    ``target`` is the synthetic table; errors name it ``'target'``.
+    """
     tables = {name: _check_table(t, name) for name, t in (
-        ("synthetic", synthetic), ("original", original), ("holdout", holdout),
+        ("target", target), ("original", original), ("holdout", holdout),
         ("control", control))}
     meta = _metadata(metadata, tables["original"])
     for name, table in tables.items():
         if table is not None:
-            meta.check_frame(table, f"{name} table")
-            meta.check_values(table, f"{name} table")
-            _check_finite(table, name)
+            label = "synthetic" if name == "target" else name
+            meta.check_frame(table, f"{label} table")
+            meta.check_values(table, f"{label} table")
+            _check_finite(table, label)
     for name in ("holdout", "control"):
         _check_disjoint(tables[name], tables["original"], name)
     control_source = "control" if tables["control"] is not None else "holdout"
-    return _Tables(tables["synthetic"], tables["original"], tables["holdout"],
-                   tables["control"] if tables["control"] is not None else tables["holdout"],
-                   meta, control_source)
+    return SyntheticTables(
+        tables["target"], tables["original"], tables["holdout"],
+        tables["control"] if tables["control"] is not None else tables["holdout"],
+        meta, control_source)
 
 
 def _check_finite(table: pd.DataFrame, name: str) -> None:
@@ -194,10 +273,10 @@ _MIN_ROWS = (
 )
 
 
-def check_sizes(tables: _Tables, names: Sequence[str], params: dict[str, dict]) -> None:
+def check_sizes(tables: SyntheticTables, params: Mapping[str, Mapping[str, Any]]) -> None:
     """Refuse, before any work, a table too small for a check: in the user's terms."""
     for check, table, param, minimum, why in _MIN_ROWS:
-        if check not in names:
+        if check not in params:
             continue
         need = max(minimum, int(params[check][param]) if param else minimum)
         rows = len(getattr(tables, table))
@@ -208,197 +287,174 @@ def check_sizes(tables: _Tables, names: Sequence[str], params: dict[str, dict]) 
                              f"leave {check} out of the checks.")
 
 
-def plan_checks(checks: Any, check_params: Any, *, has_text: bool = True
-                ) -> tuple[list[str], dict[str, dict]]:
-    """The checks to run and each one's parameters (defaults overridden)."""
-    if checks is None:
-        names = [c for c in DEFAULT_SYNTHETIC_CHECKS
-                 if c != "text_memorization" or has_text]
-    else:
-        names = [checks] if isinstance(checks, str) else list(checks)
-        for name in names:
-            if name not in SYNTHETIC_CHECKS:
-                raise param_error("checks", _FUNC, f"names among {list(SYNTHETIC_CHECKS)}",
-                                  name)
-        if not names:
-            raise param_error("checks", _FUNC, "at least one check", "<an empty list>")
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise param_error("checks", _FUNC, "each check named once", repeated)
-    given = check_params or {}
-    if not isinstance(given, Mapping):
-        raise param_error("check_params", _FUNC, "a mapping of check name to parameters",
-                          given, error=TypeError)
-    params = {}
-    for name in names:
-        own = given.get(name, {})
-        unknown = set(own) - set(_DEFAULT_PARAMS[name])
-        if unknown:
-            raise param_error(f"check_params[{name!r}]", _FUNC,
-                              f"keys among {sorted(_DEFAULT_PARAMS[name])}", sorted(unknown))
-        params[name] = {**_DEFAULT_PARAMS[name], **own}
-    stray = set(given) - set(names)
-    if stray:
-        raise param_error("check_params", _FUNC, "parameters of the checks run only",
-                          sorted(stray))
-    for name in ("dcr", "nndr", "text_memorization"):
-        if name in params:
-            check_fraction(params[name]["quantile"], param=f"check_params[{name!r}]"
-                           "['quantile']", func=_FUNC)
-    return names, params
+# --------------------------------------------------------------------------- the kind
 
 
-# --------------------------------------------------------------------------- the loop
+@dataclass(frozen=True)
+class SyntheticJob(Job):
+    """One result of a check: the check's name, and the secret column of an inference.
+
+    The smallest extension of :class:`~privaudit.audits._template.Job` for a check that
+    gives one result per secret column (``inference:<column>``).
+    """
+
+    check: str = ""
+    secret: str | None = None
 
 
-@dataclass
-class _SyntheticAudit:
-    tables: _Tables
-    params: dict[str, dict[str, Any]]
-    run: AuditRun
-    name: str
-    parallel: dict[str, Any]
-    done: dict[str, list[Any]] = field(default_factory=dict)
+class SyntheticAudit(AuditKind):
+    """The synthetic-data audit kind: a synthetic table against its training records.
 
+    DCR and NNDR share one nearest-neighbour search (per quantile), made on first use.
+    """
+
+    kind = "synthetic"
+    func = _FUNC
+    Settings = SyntheticSettings
+    description = "Checks"
+
+    def __init__(self, target: pd.DataFrame | None, original: pd.DataFrame | None, *,
+                 holdout: pd.DataFrame | None, control: pd.DataFrame | None,
+                 metadata: MetadataLike, settings: SyntheticSettings,
+                 options: RunOptions) -> None:
+        super().__init__(settings, options)
+        self.settings: SyntheticSettings = settings
+        self.tables = check_tables(target, original, holdout, control, metadata)
+        has_text = bool(self.tables.metadata.text)
+        if not has_text and "text-memorization" in (settings.checks or ()):
+            raise param_error("checks", _FUNC, "text-memorization only with text columns "
+                              "in the metadata", "text-memorization")
+        self.params = settings.planned(has_text)
+        check_sizes(self.tables, self.params)
+        self.jobs = self._jobs()  # the secret columns checked here, before any work
+        self._closeness: dict[float, Sequence[ProximityResult]] = {}
+
+    # --- what the checks read ----------------------------------------------------------
     @property
     def provenance(self) -> dict[str, str]:
-        return {"target": self.name, "dataset": self.run.dataset}
+        return {"target": self.settings.name, "dataset": self.options.dataset}
 
-    def results(self, name: str) -> list[Any]:
-        """The results of one check (inference: one per secret column), reused or run."""
-        names = self._result_names(name)
-        saved = [self.run.reuse(n, self._parts(name), self._consistent) for n in names]
-        if all(s is not None for s in saved):
-            return saved
-        self.run.say(f"{self.name}: {name}")
-        fresh = _RUNNERS[name](self, self.params[name])
-        return [self.run.finish(n, self._parts(name), r)
-                for n, r in zip(names, fresh, strict=True)]
+    @property
+    def random_state(self) -> int:
+        return int(self.options.random_state)
 
-    def _result_names(self, name: str) -> list[str]:
-        if name != "inference":
-            return [name]
-        from privaudit.audits._synthetic_risks import inference_secrets
+    @property
+    def parallel(self) -> dict[str, Any]:
+        # The name as given (or the caller's executor object): the neighbour searches
+        # start workers only when the work is large enough to be worth them.
+        return {"executor": self.options.executor, "n_jobs": self.options.n_jobs}
 
-        return [f"inference:{c}" for c in inference_secrets(self.tables, self.params[name])]
+    def closeness(self, quantile: float) -> Sequence[ProximityResult]:
+        """DCR and NNDR at ``quantile``, from one search made on first use."""
+        from privaudit.synthetic import closeness_checks
 
-    def _parts(self, name: str) -> tuple:
-        params = self.params[name]
-        return (*sorted((k, repr(v)) for k, v in params.items()), self.tables.control_source)
+        if quantile not in self._closeness:
+            t = self.tables
+            self._closeness[quantile] = closeness_checks(
+                t.synthetic, t.original, t.holdout, metadata=t.metadata, quantile=quantile,
+                random_state=self.random_state, progress=self.options.progress,
+                **self.parallel, **self.provenance)
+        return self._closeness[quantile]
 
-    def _consistent(self, saved: Any) -> bool:
-        if isinstance(saved, AttackResult):
-            n_syn, n_ori = len(self.tables.synthetic), len(self.tables.original)
-            return bool(np.array_equal(saved.labels, np.r_[np.ones(n_syn), np.zeros(n_ori)]))
-        return True  # counts and per-row arrays: the run key already names the tables
+    # --- the template ------------------------------------------------------------------
+    @property
+    def labels(self) -> NDArray[np.float64]:
+        """A labelled result's labels: synthetic rows 1, original rows 0."""
+        t = self.tables
+        return np.r_[np.ones(len(t.synthetic)), np.zeros(len(t.original))]
 
+    def consistent(self, job: Job) -> NDArray[np.float64] | Callable[[CheckResult], bool]:
+        if isinstance(job, SyntheticJob) and SYNTHETIC_REGISTRY[job.check].labelled:
+            return self.labels
+        return _any_saved  # counts and per-row arrays: the run key already names the tables
 
-# --------------------------------------------------------------------------- runners
+    def target_name(self) -> str:
+        return self.settings.name
 
+    def identity(self) -> tuple[Any, ...]:
+        return self.tables.digest()
 
-def _run_matches(audit: _SyntheticAudit, params: dict[str, Any], fn: Callable) -> list[Any]:
-    t = audit.tables
-    cols = t.metadata.tabular + t.metadata.text
-    return [fn(t.synthetic[cols], t.original[cols],
-               None if t.holdout is None else t.holdout[cols], **audit.provenance)]
+    def baseline(self) -> SyntheticBaseline:
+        return SyntheticBaseline()
 
+    def plan(self) -> list[Job]:
+        return list(self.jobs)
 
-def _run_closeness(audit: _SyntheticAudit, params: dict[str, Any], which: int) -> list[Any]:
-    from privaudit.synthetic import closeness_checks
+    def _jobs(self) -> list[Job]:
+        """One job per result: per check, or per secret column of a per-secret check."""
+        jobs: list[Job] = []
+        for check, params in self.params.items():
+            parts = (*sorted((k, repr(v)) for k, v in params.items()),
+                     self.tables.control_source)
+            secrets: list[str | None] = [None]
+            if SYNTHETIC_REGISTRY[check].per_secret:
+                secrets = list(inference_secrets(self.tables, params))
+            for secret in secrets:
+                name = check if secret is None else f"{check}:{secret}"
+                jobs.append(SyntheticJob(name, params, parts, len(jobs), check, secret))
+        return jobs
 
-    key = "dcr+nndr"
-    if key not in audit.done:
-        t = audit.tables
-        audit.done[key] = closeness_checks(
-            t.synthetic, t.original, t.holdout, metadata=t.metadata,
-            quantile=params["quantile"], random_state=audit.run.random_state,
-            progress=audit.run.progress, **audit.parallel, **audit.provenance)
-    return [audit.done[key][which]]
+    def run_job(self, job: Job, run: AuditRun) -> CheckResult:
+        if not isinstance(job, SyntheticJob):
+            raise TypeError(f"{type(self).__name__} runs SyntheticJob, not "
+                            f"{type(job).__name__}")
+        run.say(f"{self.settings.name}: {job.name}")
+        return SYNTHETIC_REGISTRY[job.check].run(self, job.params, job.secret)
 
+    def report(self, results: list[Any]) -> AuditReport:
+        from privaudit.report import AuditReport
 
-def _run_distinguish(audit: _SyntheticAudit, params: dict[str, Any]) -> list[Any]:
-    from privaudit.synthetic import Distinguisher
-
-    t = audit.tables
-    result = Distinguisher(**params, random_state=audit.run.random_state).fit_score(
-        t.synthetic, t.original, metadata=t.metadata)
-    result.target, result.dataset = audit.name, audit.run.dataset
-    return [result]
-
-
-def _run_text_memorization(audit: _SyntheticAudit, params: dict[str, Any]) -> list[Any]:
-    """Each synthetic text's distance (1 - cosine) to its closest training text.
-
-    Per text column, beside the holdout's; one result pools the text columns.
-    """
-    from privaudit.synthetic import text_distances
-
-    t = audit.tables
-    if not t.metadata.text:
-        raise param_error("checks", _FUNC, "text_memorization only with text columns in the "
-                          "metadata", "text_memorization")
-    syn, held = text_distances(t.synthetic, t.original, t.holdout, t.metadata.text)
-    return [ProximityResult(
-        "text_memorization", "quantile", synthetic=syn, baseline=held,
-        quantile=params["quantile"], parameters={**params, "columns": t.metadata.text},
-        extra={"memorized_share": float((syn <= 1 - params["similarity"]).mean())
-               if len(syn) else float("nan")}, **audit.provenance)]
+        # No baseline artefact of its own: each result carries its baseline's numbers.
+        return AuditReport(results, kind=self.kind, func=self.func)
 
 
-def _runners() -> dict[str, Callable[[_SyntheticAudit, dict[str, Any]], list[Any]]]:
-    from privaudit.synthetic import exact_matches, identical_match_share
-
-    return {
-        "exact_matches": lambda a, p: _run_matches(a, p, exact_matches),
-        "ims": lambda a, p: _run_matches(a, p, identical_match_share),
-        "dcr": lambda a, p: _run_closeness(a, p, 0),
-        "nndr": lambda a, p: _run_closeness(a, p, 1),
-        "distinguishability": _run_distinguish,
-        "text_memorization": _run_text_memorization,
-        **_anonymeter_runners(),
-    }
+def _any_saved(saved: CheckResult) -> bool:
+    return True
 
 
-class _LazyRunners(dict):  # type: ignore[type-arg]
-    """The runners, built on first use (they import the synthetic package)."""
-
-    def __missing__(self, key: str) -> Any:
-        self.update(_runners())
-        return dict.__getitem__(self, key)
+# --------------------------------------------------------------------------- the function
 
 
-_RUNNERS: dict[str, Any] = _LazyRunners()
-
-
-def _anonymeter_runners() -> dict[str, Callable[[_SyntheticAudit, dict[str, Any]], list[Any]]]:
-    from privaudit.audits._synthetic_risks import risk_runners
-
-    return risk_runners()
+def _canonical_checks(checks: Any, check_params: Any) -> tuple[Any, Any]:
+    """``checks`` and ``check_params``'s keys in kebab-case (old names: a FutureWarning)."""
+    if isinstance(checks, str):
+        checks = [checks]
+    elif hasattr(checks, "__iter__") and not isinstance(checks, Mapping):
+        checks = list(checks)
+    checks = canonical_names(checks, param="checks", func=_FUNC, stacklevel=4)
+    if isinstance(check_params, Mapping):
+        keys = canonical_names(list(check_params), param="check_params", func=_FUNC,
+                               stacklevel=4)
+        check_params = dict(zip(keys, check_params.values(), strict=True))
+    return (tuple(checks) if isinstance(checks, list) else checks), check_params
 
 
 def audit_synthetic(
-    synthetic: pd.DataFrame,
-    original: pd.DataFrame,
+    target: pd.DataFrame | None = None,
+    original: pd.DataFrame | None = None,
     *,
     holdout: pd.DataFrame | None = None,
     control: pd.DataFrame | None = None,
-    metadata: Any = None,
+    metadata: MetadataLike = None,
     checks: Sequence[str] | None = None,
     check_params: Mapping[str, Mapping[str, Any]] | None = None,
     name: str = "synthetic",
     dataset: str = "",
     random_state: int = 0,
-    executor: Any = None,
+    executor: Any = "local",
     n_jobs: int | None = None,
+    address: str | None = None,
+    cache_dir: str | Path | None = None,
     results_dir: str | Path | None = None,
     progress: Any = None,
-) -> list[Any]:
+    synthetic: pd.DataFrame | None = None,
+) -> AuditReport:
     """Audit a synthetic table against the records it was generated from.
 
     Parameters
     ----------
-    synthetic : DataFrame
-        The synthetic table.
+    target : DataFrame
+        The synthetic table (the audited artefact).
     original : DataFrame
         The real records the generator was trained on.
     holdout : DataFrame, optional
@@ -412,52 +468,38 @@ def audit_synthetic(
         Column kinds; inferred from ``original`` when not given. Id columns are left out,
         text columns go to the text checks and the distinguisher only.
     checks : sequence of str, optional
-        Among :data:`SYNTHETIC_CHECKS` (default: all).
+        Among :data:`SYNTHETIC_CHECKS` (default: all that apply), kebab-case
+        (``"exact-matches"``; the old ``"exact_matches"`` works with a FutureWarning).
     check_params : mapping, optional
         Per check, parameters overriding the defaults (e.g. ``{"dcr": {"quantile": 0.01},
         "linkability": {"aux_cols": [["age"], ["zip"]]}}``).
     name : str, default="synthetic"
-        Name of the synthetic table in results and reports.
-    dataset : str
-        Name of the source data, for provenance.
-    random_state : int, default=0
-        Seeds every check: same seed, same numbers, whatever ``n_jobs``.
-    executor, n_jobs
-        Where the nearest-neighbour scans run (see
-        :func:`~privaudit.synthetic.nearest_neighbors`).
-    results_dir : path, optional
-        Each finished check is saved there and reused by a rerun of the same audit.
-    progress : None, callable(str) or Progress
-        Progress messages and bars.
+        Name of the synthetic table (the target) in results and reports.
+    random_state, executor, n_jobs, address, cache_dir, results_dir, dataset, progress
+        The run options every audit takes (:class:`~privaudit.audits.RunOptions`): the
+        seed (same seed, same numbers, whatever ``n_jobs``), where the nearest-neighbour
+        scans run (see :func:`~privaudit.synthetic.nearest_neighbors`), where results are
+        saved and reused, the source data's name, where progress goes. Nothing is
+        trained: ``cache_dir`` is accepted as by every audit and unused.
+    synthetic : DataFrame
+        Old name of ``target`` (a :class:`FutureWarning`; removed in a later release).
 
     Returns
     -------
-    list
-        :class:`~privaudit.results.ProximityResult` (exact matches, IMS, DCR, NNDR),
-        :class:`~privaudit.results.AttackResult` (distinguishability) and
+    AuditReport
+        :class:`~privaudit.results.ProximityResult` (exact matches, IMS, DCR, NNDR, text
+        memorisation), :class:`~privaudit.results.AttackResult` (distinguishability) and
         :class:`~privaudit.results.RiskResult` (singling out, linkability, one inference
-        per secret column), in the order of ``checks``.
+        per secret column), in the order of ``checks`` (iterate it as a list). Each
+        result carries its baseline's numbers; there is no separate baseline artefact.
     """
-    from privaudit.results import ResultsStore
-
-    tables = check_tables(synthetic, original, holdout, control, metadata)
-    names, params = plan_checks(checks, check_params, has_text=bool(tables.metadata.text))
-    for label, value in (("name", name), ("dataset", dataset)):
-        if not isinstance(value, str):
-            raise param_error(label, _FUNC, "a str", value, error=TypeError)
-    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-        raise param_error("random_state", _FUNC, "an integer", random_state, error=TypeError)
-    check_sizes(tables, names, params)
-    run = AuditRun(func=_FUNC, target_name=name, identity=(_FUNC, *tables.digest(),
-                                                           int(random_state)),
-                   random_state=int(random_state),
-                   store=None if results_dir is None else ResultsStore(results_dir),
-                   baseline=SyntheticBaseline(), progress=progress, dataset=dataset,
-                   kind="synthetic")
-    audit = _SyntheticAudit(tables, params, run, name,
-                            {"executor": executor, "n_jobs": n_jobs})
-    out: list[Any] = []
-    with run.tracking(sum(len(audit._result_names(n)) for n in names), "Checks"):
-        for check in names:
-            out.extend(audit.results(check))
-    return out
+    target = renamed(synthetic, "synthetic", target, "target", None, func=_FUNC,
+                     category=FutureWarning)
+    checks, check_params = _canonical_checks(checks, check_params)
+    options = RunOptions.checked(
+        _FUNC, random_state=random_state, executor=executor, n_jobs=n_jobs,
+        address=address, cache_dir=cache_dir, results_dir=results_dir, progress=progress,
+        dataset=dataset)
+    settings = SyntheticSettings(checks=checks, check_params=check_params, name=name)
+    return drive(SyntheticAudit(target, original, holdout=holdout, control=control,
+                                metadata=metadata, settings=settings, options=options))

@@ -8,23 +8,32 @@ The configuration file form (``--config``) has these sections::
     tables: {synthetic: S.csv, original: O.csv, holdout: H.csv, control: C.csv}
     metadata: M.json                           # optional: inferred from the original
     name: my-generator                         # the synthetic table's name in the report
-    checks: [exact_matches, ims, dcr, nndr, distinguishability, singling_out_univariate,
-             singling_out_multivariate, linkability, inference]
+    checks: [exact-matches, ims, dcr, nndr, distinguishability, singling-out-univariate,
+             singling-out-multivariate, linkability, inference]
     check_params: {dcr: {quantile: 0.05}, inference: {secrets: [income]}}
     random_state: 0
     report: {out: DIR, n_bootstrap: 1000}
+
+Check names are kebab-case, as the API's; the old snake_case names (``exact_matches``,
+``singling_out_univariate``...) still work, in ``checks``, ``check_params`` and
+``--checks``, with a one-line warning.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from privaudit.cli._errors import ConfigError
 from privaudit.cli._sections import InputFile, Name, ReportSection, Section, Seed
+
+if TYPE_CHECKING:  # pandas and the synthetic engines load when a command runs
+    import pandas as pd
+
+    from privaudit.synthetic import TableMetadata
 
 __all__ = ["SyntheticAuditFile", "SyntheticRun", "load_synthetic_config", "run_synthetic_audit",
            "synthetic_run"]
@@ -80,7 +89,8 @@ def load_synthetic_config(path: str | Path) -> SyntheticRun:
         tables={k: at(v) for k, v in cfg.tables.model_dump().items() if v is not None},
         metadata=None if cfg.metadata is None else at(cfg.metadata), name=cfg.name,
         checks=None if cfg.checks is None else _check_names(cfg.checks, f"checks (in {path})"),
-        check_params=cfg.check_params, random_state=cfg.random_state,
+        check_params=_check_param_names(cfg.check_params, f"check_params (in {path})"),
+        random_state=cfg.random_state,
         out=at(cfg.report.out or "synthetic-audit-report"), n_bootstrap=cfg.report.n_bootstrap)
 
 
@@ -99,11 +109,25 @@ def synthetic_run(config: Path | None, *, tables: dict[str, Path | None],
     return SyntheticRun(tables=given, metadata=metadata, checks=names)
 
 
+def _canonical(names: list[str], where: str) -> list[str]:
+    """``names`` in kebab-case; an old name warns once (one line), naming ``where``."""
+    from privaudit._validation import canonical_names
+
+    return canonical_names(names, param=where, func="privaudit audit synthetic")
+
+
+def _check_param_names(params: dict[str, dict[str, Any]], where: str
+                       ) -> dict[str, dict[str, Any]]:
+    """``check_params`` keyed by the checks' kebab-case names (old names warn)."""
+    keys = _canonical(list(params), where)
+    return dict(zip(keys, params.values(), strict=True))
+
+
 def _check_names(names: list[str], where: str) -> list[str]:
     """The checks named (``where`` is the option or key): known, each once, at least one."""
     from privaudit.audits import SYNTHETIC_CHECKS
 
-    names = [n.strip() for n in names]
+    names = _canonical([n.strip() for n in names], where)
     known = ", ".join(SYNTHETIC_CHECKS)
     if not any(names):
         raise ConfigError(f"{where} names no check; give one or more of: {known}.")
@@ -116,7 +140,7 @@ def _check_names(names: list[str], where: str) -> list[str]:
     return names
 
 
-def _read(run: SyntheticRun) -> tuple[dict[str, Any], dict[str, str]]:
+def _read(run: SyntheticRun) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
     """The tables and how errors name them (e.g. "synthetic file 's.csv'")."""
     from privaudit.cli._datafiles import _read_table, check_finite
 
@@ -151,7 +175,7 @@ def _check_paths(tables: dict[str, Path]) -> None:
                               "generator never saw.")
 
 
-def _read_metadata(path: Path | None) -> Any:
+def _read_metadata(path: Path | None) -> TableMetadata | None:
     """The metadata file read (None when not given); errors name --metadata."""
     from privaudit.synthetic import TableMetadata
 
@@ -163,7 +187,8 @@ def _read_metadata(path: Path | None) -> Any:
         raise ConfigError(f"--metadata: {exc}") from None
 
 
-def _check_columns(metadata: Any, frames: dict[str, Any], labels: dict[str, str]) -> None:
+def _check_columns(metadata: TableMetadata | None, frames: dict[str, pd.DataFrame],
+                   labels: dict[str, str]) -> None:
     """Every table against the metadata (or the types inferred from the original)."""
     from privaudit.synthetic import TableMetadata
 

