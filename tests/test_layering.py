@@ -261,3 +261,15 @@ def test_no_import_cycle_between_modules() -> None:
     edges = [f"{a} -> {b} ({graph[a][b]})" for cycle in cycles for a in cycle
              for b in graph[a] if b in cycle]
     assert not cycles, "import cycles:\n" + "\n".join(edges)
+
+
+def test_the_version_is_defined_once_in_its_own_module() -> None:
+    """``privaudit._version`` holds it; the root re-exports it; nothing else assigns it."""
+    import privaudit._version
+
+    assert privaudit.__version__ is privaudit._version.__version__
+    assigned = [module for module, path in _modules()
+                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets)]
+    assert assigned == ["privaudit._version"]
