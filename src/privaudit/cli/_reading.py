@@ -8,12 +8,14 @@ one :class:`ConfigError` line naming the key and the file.
 from __future__ import annotations
 
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from privaudit.cli._errors import RESAVE_UTF8, ConfigError, KeyProblem, key_error, not_utf8
+from privaudit.cli._sections import Section, as_written, move_renamed_keys
 
 __all__ = ["read_config", "read_yaml", "schema_error"]
 
@@ -109,9 +111,10 @@ def _dotted(loc: tuple[Any, ...]) -> str:
     return text
 
 
-def _error_text(err: Any, schema: type[BaseModel], source: str) -> str:
+def _error_text(err: Any, schema: type[BaseModel], source: str,
+                written: Mapping[str, str]) -> str:
     loc, kind = tuple(err["loc"]), err["type"]
-    key = _dotted(loc)
+    key = as_written(_dotted(loc), written)
     if kind == "extra_forbidden":
         return (f"The {key!r} key of {source} is not known; expected one of "
                 f"{_section_keys(schema, loc[:-1])}.")
@@ -120,20 +123,24 @@ def _error_text(err: Any, schema: type[BaseModel], source: str) -> str:
     if kind == "value_error" and isinstance(err.get("ctx", {}).get("error"), KeyProblem):
         problem = err["ctx"]["error"]
         where = (*loc, problem.key) if problem.key else loc
-        return str(key_error(_dotted(where), problem.expected, problem.got, source))
+        return str(key_error(as_written(_dotted(where), written), problem.expected,
+                             problem.got, source))
     expected = _EXPECTED.get(kind) or err["msg"].removeprefix("Input should be ")
     return str(key_error(key, expected, err.get("input"), source))
 
 
-def schema_error(exc: ValidationError, schema: type[BaseModel], source: str) -> ConfigError:
+def schema_error(exc: ValidationError, schema: type[BaseModel], source: str,
+                 written: Mapping[str, str] | None = None) -> ConfigError:
     """One line for the first problem pydantic found (and how many others).
 
     An unknown key comes first: a misspelled required key is also reported missing, and
-    the unknown key's message names the key it could have meant.
+    the unknown key's message names the key it could have meant. ``written`` (new key ->
+    the old key the file wrote, :func:`~privaudit.cli._sections.move_renamed_keys`) names
+    a moved key as the file wrote it.
     """
     errors = exc.errors(include_url=False)
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    text = _error_text(first, schema, source)
+    text = _error_text(first, schema, source, written or {})
     more = len(errors) - 1
     return ConfigError(text + (f" ({more} more problem{'s' * (more > 1)} after this one.)"
                                if more else ""))
@@ -142,8 +149,11 @@ def schema_error(exc: ValidationError, schema: type[BaseModel], source: str) -> 
 def read_config(path: str | Path, schema: type[_Schema]) -> _Schema:
     """Read the YAML file at ``path`` and validate it with ``schema``.
 
-    Relative paths in the file are checked against the file's folder. Raises
-    :class:`ConfigError` (one line naming the key and the file) on any problem.
+    Relative paths in the file are checked against the file's folder. Old keys the
+    schema declares (``renamed_keys``) are read as their new keys, with a
+    :class:`FutureWarning` each (:func:`~privaudit.cli._sections.move_renamed_keys`); the
+    returned schema's ``written_key`` names them as written. Raises :class:`ConfigError`
+    (one line naming the key and the file) on any problem.
     """
     path = Path(path)
     source = str(path)
@@ -154,7 +164,12 @@ def read_config(path: str | Path, schema: type[_Schema]) -> _Schema:
     if not isinstance(raw, dict):
         raise ConfigError(f"The audit configuration {source} must be a YAML mapping of "
                           f"sections (target, data, ...). Got {type(raw).__name__} instead.")
+    renamed: Mapping[str, str] = getattr(schema, "renamed_keys", {})
+    raw, written = move_renamed_keys(raw, renamed, source)
     try:
-        return schema.model_validate(raw, context={"base": path.parent})
+        config = schema.model_validate(raw, context={"base": path.parent})
     except ValidationError as exc:
-        raise schema_error(exc, schema, source) from None
+        raise schema_error(exc, schema, source, written) from None
+    if isinstance(config, Section):
+        config.remember_written(written)
+    return config

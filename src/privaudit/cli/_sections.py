@@ -11,10 +11,21 @@ from :mod:`privaudit._validation`, so a rule is written once.
 
 from __future__ import annotations
 
+import copy
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    model_validator,
+)
 
 from privaudit._validation import (
     EXECUTOR_NAMES,
@@ -28,7 +39,7 @@ from privaudit._validation import (
     IntRule,
     check_directory,
 )
-from privaudit.cli._errors import KeyProblem
+from privaudit.cli._errors import ConfigError, KeyProblem, key_error
 
 __all__ = [
     "MAX_N_BOOTSTRAP",
@@ -51,8 +62,10 @@ __all__ = [
     "Section",
     "Seed",
     "TargetSection",
+    "as_written",
     "at_most",
     "given_keys",
+    "move_renamed_keys",
     "rule",
 ]
 
@@ -127,9 +140,31 @@ ReferenceMode = Annotated[str, rule(REFERENCE_MODES)]
 
 
 class Section(BaseModel):
-    """A configuration section: strict types, no unknown keys."""
+    """A configuration section: strict types, no unknown keys.
+
+    A file's top-level schema may declare ``renamed_keys``: old dotted key -> its new
+    dotted key (``{"game.n_shadow_runs": "reference.n_models", "secret": "sensitive"}``).
+    :func:`~privaudit.cli._reading.read_config` reads an old key as its new one, with a
+    :class:`FutureWarning` naming both (:func:`move_renamed_keys`), so the schema holds
+    the new keys only; a problem in such a value names the key the file wrote, and
+    :meth:`written_key` gives it for the messages raised later (an API error mapped back
+    to the file's key).
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    #: Old dotted keys of a file (top-level schema) -> their new dotted keys.
+    renamed_keys: ClassVar[Mapping[str, str]] = {}
+    #: New dotted key -> the old key the file wrote for it (set by read_config).
+    _written: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def written_key(self, key: str) -> str:
+        """The key the file wrote for the dotted ``key``: its old name, or ``key``."""
+        return as_written(key, self._written)
+
+    def remember_written(self, written: Mapping[str, str]) -> None:
+        """Keep which old keys the file wrote (new key -> old key), for :meth:`written_key`."""
+        self._written = dict(written)
 
 
 class TargetSection(Section):
@@ -275,3 +310,82 @@ def given_keys(schema: BaseModel, *names: str) -> dict[str, Any]:
         else:
             out[name] = value
     return out
+
+
+def as_written(key: str, written: Mapping[str, str]) -> str:
+    """``key`` (dotted, maybe below a moved key) as the file wrote it.
+
+    ``written`` maps a new key to the old key the file used (:func:`move_renamed_keys`):
+    ``reference.n_models`` is named ``game.n_shadow_runs`` when the file wrote that, and so
+    is anything below it (``x.y[0]`` below a moved ``x.y``).
+    """
+    for new, old in written.items():
+        if key == new or key.startswith((f"{new}.", f"{new}[")):
+            return old + key[len(new):]
+    return key
+
+
+def _locate(raw: dict[str, Any], dotted: str) -> tuple[Any, str]:
+    """The mapping holding ``dotted``'s last key (None if a step is missing), that key."""
+    *path, last = dotted.split(".")
+    node: Any = raw
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    return (node if isinstance(node, dict) else None), last
+
+
+def _place(raw: dict[str, Any], dotted: str, value: Any, source: str) -> None:
+    """Write ``value`` at ``dotted``, making its sections (an empty one reads as null)."""
+    *path, last = dotted.split(".")
+    node = raw
+    for i, part in enumerate(path):
+        if node.get(part) is None:
+            node[part] = {}
+        if not isinstance(node[part], dict):
+            raise key_error(".".join(path[:i + 1]), "a mapping (indented 'key: value' "
+                            "lines)", node[part], source)
+        node = node[part]
+    node[last] = value
+
+
+def move_renamed_keys(raw: dict[str, Any], renamed: Mapping[str, str], source: str
+                      ) -> tuple[dict[str, Any], dict[str, str]]:
+    """A file's mapping with each old key moved to its new key, and what was moved.
+
+    Parameters
+    ----------
+    raw : dict
+        The file's top-level mapping (not modified).
+    renamed : mapping
+        Old dotted key -> new dotted key (a schema's ``renamed_keys``).
+    source : str
+        The file, for the messages.
+
+    Returns
+    -------
+    (dict, dict)
+        The mapping with the new keys; new key -> the old key the file wrote.
+
+    Raises
+    ------
+    ConfigError
+        A file that writes both an old key and its new one.
+
+    Each old key found warns once (:class:`FutureWarning`, "The 'secret' key of FILE is
+    now called 'sensitive'"), for one release, as the API's renamed parameters do.
+    """
+    out = copy.deepcopy(raw)
+    written: dict[str, str] = {}
+    for old, new in renamed.items():
+        holder, key = _locate(out, old)
+        if holder is None or key not in holder:
+            continue
+        target, new_key = _locate(out, new)
+        if target is not None and new_key in target:
+            raise ConfigError(f"The {old!r} key of {source} is the old name of {new!r}, "
+                              f"which is given too; keep {new!r} only.")
+        warnings.warn(f"The {old!r} key of {source} is now called {new!r}; the old key "
+                      "will be removed.", FutureWarning, stacklevel=3)
+        _place(out, new, holder.pop(key), source)
+        written[new] = old
+    return out, written
