@@ -17,6 +17,9 @@ import pytest
 
 from privaudit.results import AttackResult
 
+# --cpu-durations=N: each test's CPU time with its fixtures and subprocesses (opt-in).
+pytest_plugins = ["_cpu_durations"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("slow_timeout", "pytest-timeout's limit (s) for tests marked slow",
