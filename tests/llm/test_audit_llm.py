@@ -36,8 +36,8 @@ def _by_attack(results):
 def test_memorised_tweets_are_found_and_the_blind_baseline_is_near_half(audited):
     results, _ = audited
     by = _by_attack(results)
-    assert list(by) == ["loss", "min_k", "min_k_plus_plus", "zlib"]
-    for name in ("loss", "min_k", "min_k_plus_plus"):
+    assert list(by) == ["loss", "min-k", "min-k-plus-plus", "zlib"]
+    for name in ("loss", "min-k", "min-k-plus-plus"):
         auc = by[name].metrics(n_bootstrap=200)["auc"]
         assert auc["low"] > 0.8, name  # 8 epochs on 200 tweets: memorised
         assert by[name].audit.baseline.passed is True
@@ -162,7 +162,7 @@ def test_the_demo_llm_part_shows_memorisation_and_unlearning(monkeypatch):
         results = run_llm_study(random_state=0)
     auc = {(r.target, r.attack): r.metrics(n_bootstrap=0)["auc"]["value"] for r in results}
     assert set(a for t, a in auc if t == "tiny-gpt2") == set(privaudit.audits.LLM_STATISTICS)
-    assert auc["tiny-gpt2", "min_k"] > 0.9 and auc["tiny-gpt2", "reference"] > 0.9
+    assert auc["tiny-gpt2", "min-k"] > 0.9 and auc["tiny-gpt2", "reference"] > 0.9
     assert abs(auc["retrained", "loss"] - 0.5) < 0.1  # never saw the forget set
     # Unlearning lowered the forget set's exposure, but not to the retrained model's.
     before, after = auc["tiny-gpt2 before unlearning", "loss"], auc["tiny-gpt2 unlearned", "loss"]

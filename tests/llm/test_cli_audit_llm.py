@@ -33,7 +33,7 @@ def test_audit_llm_writes_the_report(files):
     assert result.exit_code == 0, result.output
     doc = json.loads((out / "results.json").read_text())
     got = {(e["target"], e["attack"]) for e in doc["results"]}
-    assert got == {("model", "loss"), ("model", "min_k"), ("texts-only", "blind-baseline")}
+    assert got == {("model", "loss"), ("model", "min-k"), ("texts-only", "blind-baseline")}
     page = (out / "index.html").read_text(encoding="utf-8")
     # The blind baseline reads as evidence about the split (issue 20), never as leakage.
     assert '<section id="llm">' in page and "distinguishable without the model: AUC" in page
@@ -63,7 +63,7 @@ def test_config_form_and_one_line_errors(files):
 @pytest.mark.parametrize(("args", "words"), [
     (["--non-members", "{members}"], ["30 text(s) of --non-members", "also in --members"]),
     (["--non-members", "{nm}", "--attacks", "loss,bogus"],
-     ["--attacks names 'bogus'", "min_k_plus_plus"]),
+     ["--attacks names 'bogus'", "min-k-plus-plus"]),
     (["--non-members", "{nm}", "--attacks", "reference"], ["needs --reference DIR"]),
     (["--non-members", "{nm}", "--reference", "{members}", "--attacks", "reference"],
      ["--reference must be a model folder", "got a file"]),

@@ -1,9 +1,13 @@
 """``audit_llm``: membership inference and unlearning evaluation of a causal language model.
 
-validate -> plan (which statistics, which models) -> loop on the shared
-:class:`~privaudit.audits.AuditRun`. Every statistic of one model comes from one scoring
-pass (:func:`privaudit.llm.score_texts`), which is skipped entirely when the store already
-holds every result of that model under the same run key.
+On the audit template (:mod:`privaudit.audits._template`): one :class:`LLMAudit` per scored
+model (the target, each ``compare=`` model, the ``retrained=`` model) and one
+:class:`BlindBaselineAudit` for the texts alone, each driven through the shared run key,
+reuse and finish. Every statistic of one model comes from one scoring pass
+(:func:`privaudit.llm.score_texts`), so a model's statistics are jobs that share their
+work (:class:`SharedPassKind`, :func:`drive_shared`): the pass is skipped entirely when
+the store already holds every result of that model under the same run key, and scores
+only the missing statistics otherwise.
 """
 
 from __future__ import annotations
@@ -11,48 +15,190 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from abc import abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import numpy as np
+from numpy.typing import NDArray
 
 from privaudit._digest import sha256_hex
-from privaudit._validation import check_fraction, param_error
+from privaudit._validation import (
+    BOOL,
+    MAPPING,
+    NONE,
+    STR,
+    ChoiceRule,
+    IntRule,
+    PredicateRule,
+    RealRule,
+    canonical_names,
+    param_error,
+)
+from privaudit.audits._baselines import Baseline
 from privaudit.audits._llm_checks import (
     BlindBaselineCheck,
     check_red_flag_inputs,
     privleak,
     red_flags,
 )
-from privaudit.audits._run import AuditRun
+from privaudit.audits._run import AuditRun, Enricher
+from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions, drive
 from privaudit.exceptions import DegenerateInputWarning
 from privaudit.results import AttackResult, Finding, SliceSummary
 
-__all__ = ["DEFAULT_LLM_STATISTICS", "LLM_STATISTICS", "audit_llm", "guide_output"]
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from privaudit._progress import Progress
+    from privaudit.report import AuditReport
+    from privaudit.targets import CausalLMTarget
+    from privaudit.training import Executor
+
+__all__ = ["DEFAULT_LLM_STATISTICS", "LLM_STATISTICS", "LLM_STATISTIC_REGISTRY",
+           "BlindBaselineAudit", "LLMAudit", "LLMSettings", "LLMStatistic",
+           "SharedPassKind", "audit_llm", "drive_shared", "guide_output"]
 
 _FUNC = "audit_llm"
 
-#: Every statistic :func:`privaudit.llm.score_texts` computes ("higher = less likely member").
-LLM_STATISTICS = ("loss", "min_k", "min_k_plus_plus", "zlib", "reference", "gradnorm",
-                  "dc_pdd", "recall")
+#: One audited text: a string, or a (prompt, answer) pair whose answer alone is scored.
+Text: TypeAlias = "str | tuple[str, str]"
+#: Token frequencies of a reference corpus: by token id, or one per id.
+TokenFrequencies: TypeAlias = "Mapping[int, float] | Sequence[float] | NDArray[np.float64]"
+#: Where progress goes: nowhere, a callable taking each message, or a Progress.
+ProgressLike: TypeAlias = "Progress | Callable[[str], None] | None"
+
+
+@dataclass(frozen=True)
+class LLMStatistic:
+    """One statistic of the LLM audit, as the kind's registry declares it.
+
+    Attributes
+    ----------
+    name : str
+        Its name in the one vocabulary (kebab-case): the results' ``attack``.
+    column : str
+        The column of :func:`privaudit.llm.score_texts` that computes it.
+    needs : str, optional
+        The :func:`audit_llm` parameter that gives its input (refused without it).
+    default : bool
+        Computed when ``attacks`` is not given (and its input is).
+    """
+
+    name: str
+    column: str
+    needs: str | None = None
+    default: bool = True
+
+
+#: The LLM audit's registry, in the order results are returned. References: LOSS (Yeom
+#: et al. 2018), Min-K% (Shi et al. 2024), Min-K%++ (Zhang et al. 2024), zlib and the
+#: reference model's (Carlini et al. 2021), GradNorm (open-unlearning), DC-PDD (Zhang et
+#: al. 2024), ReCaLL (Xie et al. 2024).
+LLM_STATISTIC_REGISTRY: dict[str, LLMStatistic] = {s.name: s for s in (
+    LLMStatistic("loss", "loss"),
+    LLMStatistic("min-k", "min_k"),
+    LLMStatistic("min-k-plus-plus", "min_k_plus_plus"),
+    LLMStatistic("zlib", "zlib"),
+    LLMStatistic("reference", "reference", needs="reference_model"),
+    LLMStatistic("gradnorm", "gradnorm", default=False),
+    LLMStatistic("dc-pdd", "dc_pdd", needs="token_frequencies"),
+    LLMStatistic("recall", "recall", needs="recall_prefix"),
+)}
+
+#: Every statistic :func:`audit_llm` computes ("higher = less likely member").
+LLM_STATISTICS: tuple[str, ...] = tuple(LLM_STATISTIC_REGISTRY)
 
 #: Computed when ``attacks`` is not given (each needs only the target's forward pass).
-DEFAULT_LLM_STATISTICS = ("loss", "min_k", "min_k_plus_plus", "zlib")
+DEFAULT_LLM_STATISTICS: tuple[str, ...] = tuple(
+    s.name for s in LLM_STATISTIC_REGISTRY.values() if s.default and s.needs is None)
 
-# What each optional statistic needs, by the audit_llm parameter that gives it.
-_NEEDS = {"reference": "reference_model", "dc_pdd": "token_frequencies",
-          "recall": "recall_prefix"}
+
+def _known_statistics(names: Sequence[str]) -> bool:
+    return (not isinstance(names, str) and len(names) > 0
+            and all(n in LLM_STATISTIC_REGISTRY for n in names))
+
+
+def _p_ok(value: object) -> bool:
+    return not isinstance(value, (bool, np.bool_)) and value in (1, 2, math.inf, "inf")
+
+
+@dataclass(frozen=True)
+class LLMSettings(AuditSettings):
+    """What an LLM audit computes, checked before any model is read.
+
+    The statistics' settings (``k``, ``p``, ``max_length``, ``compat``,
+    ``recall_prefix``) enter the run key. ``NOT_IN_KEY``: ``attacks`` (each statistic's
+    result has its own key), ``batch_size`` (a text's statistics do not depend on its
+    batch: checked against a one-text-at-a-time reference in the tests),
+    ``blind_baseline`` (its own run), ``subgroups`` and the red-flag inputs
+    (``forget_accuracy``, ``retain_accuracy``, ``red_flag_thresholds``: enrichers, redone
+    on results reused from the store, so changing them never rescores a model).
+    """
+
+    attacks: tuple[str, ...] | None = None
+    k: float = 0.2
+    p: float | str = 2
+    batch_size: int = 8
+    max_length: int = 512
+    compat: str | None = None
+    recall_prefix: str | None = None
+    blind_baseline: bool = True
+    subgroups: bool = True
+    forget_accuracy: float | None = None
+    retain_accuracy: float | None = None
+    red_flag_thresholds: Mapping[str, float] | None = None
+
+    CONSTRAINTS: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "attacks": [NONE, PredicateRule(_known_statistics,
+                                        f"a non-empty list of names among {list(LLM_STATISTICS)}")],
+        "k": [RealRule(0.0, 1.0, closed="right")],
+        "p": [PredicateRule(_p_ok, "1, 2 or inf")],
+        "batch_size": [IntRule(low=1)],
+        "max_length": [IntRule(low=1)],
+        "compat": [NONE, ChoiceRule(("open-unlearning",))],
+        "recall_prefix": [NONE, STR],
+        "blind_baseline": [BOOL],
+        "subgroups": [BOOL],
+        "forget_accuracy": [NONE, RealRule(0.0, 1.0, closed="both")],
+        "retain_accuracy": [NONE, RealRule(0.0, 1.0, closed="both")],
+        "red_flag_thresholds": [NONE, MAPPING],
+    }
+    NOT_IN_KEY: ClassVar[frozenset[str]] = frozenset({
+        "attacks", "batch_size", "blind_baseline", "subgroups", "forget_accuracy",
+        "retain_accuracy", "red_flag_thresholds"})
+
+    @property
+    def norm(self) -> float:
+        """GradNorm's norm as a number (``"inf"`` is :data:`math.inf`)."""
+        return math.inf if self.p == "inf" else float(self.p)
+
+    def key_value(self, name: str, value: Any) -> Any:
+        if name == "p":  # 2 and 2.0, "inf" and math.inf are the same norm
+            return str(self.norm)
+        if name == "k":
+            return float(value)
+        if name == "compat":  # the compatibility mode's revision, not only its name
+            from privaudit.llm import compat_key
+
+            return compat_key(value)
+        return super().key_value(name, value)
+
+
+@dataclass(frozen=True)
+class BlindSettings(AuditSettings):
+    """The blind baseline's settings: none (it reads the texts, their labels and the seed)."""
 
 
 @dataclass
 class _AuditedTexts:
     """The audited texts, their membership labels (1 = member / forget) and ids."""
 
-    texts: list[Any]
-    labels: np.ndarray
-    record_ids: np.ndarray
+    texts: list[Text]
+    labels: NDArray[np.int8]
+    record_ids: NDArray[Any]
     names: tuple[str, str]     # ("members", "non-members") or ("forget", "holdout")
 
     def digest(self) -> str:
@@ -60,20 +206,249 @@ class _AuditedTexts:
         joined = "\x1e".join(_text_key(t) for t in self.texts)
         return sha256_hex(joined.encode("utf-8", "surrogatepass"))
 
+    def identity(self) -> tuple[Any, ...]:
+        """What identifies the texts in a run key: their digest, labels and ids."""
+        return (self.digest(), self.labels, self.record_ids.astype(str))
+
+    def consistent(self, saved: AttackResult) -> bool:
+        """Whether a saved result's records are audited texts with their labels."""
+        position = {rid: i for i, rid in enumerate(self.record_ids.tolist())}
+        rows = [position.get(rid) for rid in saved.record_ids.tolist()]
+        return None not in rows and np.array_equal(self.labels[rows], saved.labels)
+
+    def scored(self) -> list[str]:
+        """The scored part of each text: itself, or a pair's answer."""
+        return [t if isinstance(t, str) else t[1] for t in self.texts]
+
+
+@dataclass(frozen=True)
+class _Corpus:
+    """What every model of one LLM audit is scored against, beside the settings."""
+
+    texts: _AuditedTexts
+    reference: CausalLMTarget | None
+    token_frequencies: TokenFrequencies | None
+
+    def identity(self) -> tuple[Any, ...]:
+        """The texts', the reference model's and the frequencies' identities."""
+        frequencies = self.token_frequencies
+        return (*self.texts.identity(),
+                None if self.reference is None else self.reference.fingerprint(),
+                None if frequencies is None else _frequency_digest(frequencies))
+
+
+# --- the template's extension: jobs that share one pass of work -------------------------
+
+class SharedPassKind(AuditKind):
+    """An audit kind whose jobs share one pass of work (e.g. one scoring pass per model).
+
+    :meth:`run_jobs` computes every missing job together; :func:`drive_shared` reuses
+    what the store holds first, so the pass is skipped when nothing is missing.
+    """
+
+    @abstractmethod
+    def run_jobs(self, jobs: list[Job], run: AuditRun) -> dict[str, Any]:
+        """The results of ``jobs`` (not yet finished), by job name, from one pass."""
+
+    def run_job(self, job: Job, run: AuditRun) -> Any:
+        return self.run_jobs([job], run)[job.name]
+
+
+def drive_shared(audit: SharedPassKind) -> AuditReport:
+    """:func:`~privaudit.audits._template.drive` for jobs that share one pass of work.
+
+    Reuse every saved result first, then compute the missing jobs in one
+    :meth:`SharedPassKind.run_jobs` and finish each; results reused from the store are
+    enriched again (enrichers add only what is missing) and saved when that changed them.
+    """
+    jobs = audit.plan()
+    names = [j.name for j in jobs]
+    if len(set(names)) != len(names):
+        raise param_error("attacks", audit.func, "names without repetition", names)
+    run = audit.make_run()
+    done: dict[str, Any] = {}
+    with run.tracking(len(jobs), audit.description):
+        for job in jobs:
+            saved = run.reuse(job.name, job.key_parts, audit.consistent(job))
+            if saved is not None:
+                done[job.name] = saved
+        reused = set(done)
+        missing = [j for j in jobs if j.name not in reused]
+        if missing:
+            computed = audit.run_jobs(missing, run)
+            for job in missing:
+                done[job.name] = run.finish(job.name, job.key_parts, computed[job.name])
+    for job in jobs:
+        if job.name in reused:
+            run.enrich(job.name, done[job.name], save=True)
+    ordered = [done[j.name] for j in sorted(jobs, key=lambda j: j.order)]
+    return audit.report(audit.finished(ordered, run))
+
+
+# --- the kinds --------------------------------------------------------------------------
+
+class LLMAudit(SharedPassKind):
+    """One scored model of an LLM audit: one result per statistic, from one scoring pass.
+
+    The target carries the blind baseline's check (:meth:`compare_with`), the subgroups
+    and the unlearning findings; a compared model carries none of them.
+    """
+
+    kind = "llm"
+    func = _FUNC
+    Settings = LLMSettings
+    description = "Statistics"
+
+    def __init__(self, lm: CausalLMTarget, corpus: _Corpus, settings: LLMSettings,
+                 options: RunOptions, *, enrichers: Sequence[Enricher] = ()) -> None:
+        super().__init__(settings, options)
+        self.lm, self.corpus, self.llm_settings = lm, corpus, settings
+        self.statistics = planned_statistics(settings.attacks, _given(settings, corpus))
+        self._enrichers = list(enrichers)
+        self._baseline: Baseline | None = None
+
+    def compare_with(self, blind: AttackResult | None) -> None:
+        """Check every statistic against the blind baseline's result (None: no check)."""
+        self._baseline = None if blind is None else BlindBaselineCheck(blind)
+
+    @property
+    def labels(self) -> NDArray[np.int8]:
+        return self.corpus.texts.labels
+
+    def target_name(self) -> str:
+        return str(self.lm.name)
+
+    def identity(self) -> tuple[Any, ...]:
+        return (self.lm.fingerprint(), *self.corpus.identity())
+
+    def baseline(self) -> Baseline | None:
+        return self._baseline
+
+    def enrichers(self) -> list[Enricher]:
+        return list(self._enrichers)
+
+    def consistent(self, job: Job) -> Callable[[AttackResult], bool]:
+        # A statistic undefined on some texts leaves them out: a subset of the records.
+        return self.corpus.texts.consistent
+
+    def plan(self) -> list[Job]:
+        return [Job(name, order=order) for order, name in enumerate(self.statistics)]
+
+    def run_jobs(self, jobs: list[Job], run: AuditRun) -> dict[str, AttackResult]:
+        texts = self.corpus.texts.texts
+        names = [j.name for j in jobs]
+        run.say(f"{self.lm.name}: scoring {len(texts)} texts ({', '.join(names)})")
+        frame = self._score_texts(names)
+        self.lm.count_queries(len(texts))
+        columns = {n: LLM_STATISTIC_REGISTRY[n].column for n in names}
+        return {n: self._result(n, frame[columns[n]].to_numpy()) for n in names}
+
+    def _score_texts(self, names: Sequence[str]) -> pd.DataFrame:
+        from privaudit.llm import score_texts
+
+        s, c = self.llm_settings, self.corpus
+        return score_texts(
+            self.lm.model, self.lm.tokenizer, c.texts.texts,
+            attacks=tuple(LLM_STATISTIC_REGISTRY[n].column for n in names), k=float(s.k),
+            p=s.norm, reference_model=None if c.reference is None else c.reference.model,
+            token_frequencies=c.token_frequencies, recall_prefix=s.recall_prefix,
+            batch_size=s.batch_size, max_length=s.max_length, compat=s.compat,
+            progress=self.options.progress, **self._parallel())
+
+    def _parallel(self) -> dict[str, Any]:
+        """How :func:`~privaudit.llm.score_texts` shards: in this process unless asked."""
+        o = self.options
+        if isinstance(o.executor, str) and o.executor == "local" and o.n_jobs is None \
+                and o.cache_dir is None:
+            return {}
+        return {"executor": o.resolved_executor, "cache_dir": o.cache_dir}
+
+    def _result(self, statistic: str, values: NDArray[np.float64]) -> AttackResult:
+        values = np.asarray(values, dtype=np.float64)
+        keep = np.isfinite(values)
+        if not keep.all():
+            warnings.warn(
+                f"{_FUNC}: {statistic} is undefined for {int((~keep).sum())} of {keep.size} "
+                "texts (no token to score: empty, or one token); they are left out of its "
+                "result.", DegenerateInputWarning, stacklevel=5)
+        s, t = self.llm_settings, self.corpus.texts
+        return AttackResult(
+            labels=t.labels[keep], scores=-values[keep], record_ids=t.record_ids[keep],
+            attack=statistic, target=self.lm.name, dataset=self.options.dataset,
+            raw_statistic=values[keep], raw_statistic_name=statistic,
+            parameters={"k": float(s.k), "p": str(s.norm), "max_length": s.max_length,
+                        "compat": s.compat, "sets": list(t.names)})
+
+
+#: Folds of the blind baseline's out-of-fold classifier (fewer when a side is smaller).
+_BLIND_FOLDS = 5
+
+
+class BlindBaselineAudit(AuditKind):
+    """The blind baseline (Das, Zhang and Tramèr 2024): a classifier on the texts alone.
+
+    Filed under the target ``"texts-only"``: it never sees a model, so it is evidence
+    about the split of the texts, kept among the report's baselines.
+    """
+
+    kind = "llm"
+    func = _FUNC
+    Settings = BlindSettings
+    description = "Blind baseline"
+
+    def __init__(self, texts: _AuditedTexts, options: RunOptions) -> None:
+        super().__init__(BlindSettings(), options)
+        _check_blind_baseline_sides(texts)
+        self.texts = texts
+
+    @property
+    def labels(self) -> NDArray[np.int8]:
+        return self.texts.labels
+
+    def target_name(self) -> str:
+        return "texts-only"
+
+    def identity(self) -> tuple[Any, ...]:
+        return self.texts.identity()
+
+    def baseline(self) -> Baseline | None:
+        return None
+
+    def plan(self) -> list[Job]:
+        return [Job("blind-baseline")]
+
+    def run_job(self, job: Job, run: AuditRun) -> AttackResult:
+        from privaudit.llm import BlindBaseline
+
+        run.say("blind baseline: a classifier on the texts alone")
+        t = self.texts
+        result = BlindBaseline(n_splits=_blind_folds(t.labels),
+                               random_state=self.options.random_state).fit_score(
+            t.scored(), t.labels)
+        result = dataclasses.replace(result, record_ids=t.record_ids, target="texts-only",
+                                     dataset=self.options.dataset)
+        result.audit.role = "baseline"
+        return result
+
+    def report(self, results: list[Any]) -> AuditReport:
+        from privaudit.report import AuditReport
+
+        return AuditReport((), baselines=results, kind=self.kind, func=self.func)
+
 
 def audit_llm(
     target: Any,
-    members: Sequence[Any] | None = None,
-    non_members: Sequence[Any] | None = None,
+    members: Sequence[Text] | None = None,
+    non_members: Sequence[Text] | None = None,
     *,
-    forget: Sequence[Any] | None = None,
-    holdout: Sequence[Any] | None = None,
+    forget: Sequence[Text] | None = None,
+    holdout: Sequence[Text] | None = None,
     tokenizer: Any = None,
-    attacks: Sequence[str] | None = None,
+    attacks: Sequence[str] | str | None = None,
     k: float = 0.2,
-    p: float = 2,
+    p: float | str = 2,
     reference_model: Any = None,
-    token_frequencies: Mapping[int, float] | Sequence[float] | None = None,
+    token_frequencies: TokenFrequencies | None = None,
     recall_prefix: str | None = None,
     compare: Mapping[str, Any] | None = None,
     retrained: Any = None,
@@ -82,18 +457,19 @@ def audit_llm(
     red_flag_thresholds: Mapping[str, float] | None = None,
     blind_baseline: bool = True,
     subgroups: bool = True,
-    record_ids: Sequence[Any] | None = None,
+    record_ids: Sequence[Any] | NDArray[Any] | None = None,
     dataset: str = "",
     batch_size: int = 8,
     max_length: int = 512,
     compat: str | None = None,
     results_dir: str | Path | None = None,
     random_state: int = 0,
-    progress: Any = None,
-    executor: Any = None,
+    progress: ProgressLike = None,
+    executor: str | Executor = "local",
     n_jobs: int | None = None,
+    address: str | None = None,
     cache_dir: str | Path | None = None,
-) -> list[AttackResult]:
+) -> AuditReport:
     """Was this text in training? Did unlearning forget it? One result per statistic.
 
     Parameters
@@ -112,15 +488,17 @@ def audit_llm(
     tokenizer : tokenizer, optional
         When ``target`` is a bare model.
     attacks : sequence of str, optional
-        Statistics among :data:`LLM_STATISTICS`. Default: :data:`DEFAULT_LLM_STATISTICS`,
-        plus ``reference`` / ``dc_pdd`` / ``recall`` when ``reference_model`` /
-        ``token_frequencies`` / ``recall_prefix`` is given.
+        Statistics among :data:`LLM_STATISTICS` (kebab-case: ``min-k``,
+        ``min-k-plus-plus``, ``dc-pdd``; the old ``min_k``, ``min_k_plus_plus`` and
+        ``dc_pdd`` are accepted with a :class:`FutureWarning`). Default:
+        :data:`DEFAULT_LLM_STATISTICS`, plus ``reference`` / ``dc-pdd`` / ``recall`` when
+        ``reference_model`` / ``token_frequencies`` / ``recall_prefix`` is given.
     k, p : float
         Min-K / Min-K++ fraction of tokens, GradNorm's norm.
     reference_model : model or CausalLMTarget, optional
         For ``reference`` (same tokenizer as the target).
     token_frequencies : mapping or sequence, optional
-        Token frequencies of a reference corpus, for ``dc_pdd`` (and the rare / common
+        Token frequencies of a reference corpus, for ``dc-pdd`` (and the rare / common
         token subgroups); never downloaded.
     recall_prefix : str, optional
         Known non-member text prefixed for ``recall`` (ReCaLL); never fetched.
@@ -138,35 +516,33 @@ def audit_llm(
         Overrides of :data:`privaudit.audits.RED_FLAG_THRESHOLDS`.
     blind_baseline : bool, default=True
         Run :class:`privaudit.llm.BlindBaseline` (a classifier on the texts alone,
-        cross-fitted) and compare every statistic with it (its result is returned too).
+        cross-fitted) and compare every statistic with it (its result is among the
+        report's ``baselines``).
     subgroups : bool, default=True
         Add each result's metrics on long vs short texts and rare vs common tokens
         (``result.audit.slices``).
     record_ids : sequence, optional
         Ids of the texts, members (or forget) first.
-    dataset : str
-        Dataset name for provenance.
     batch_size, max_length, compat
         Passed to :func:`privaudit.llm.score_texts`.
-    results_dir : path, optional
-        Finished results are saved there and reused by a rerun (the scoring pass is then
-        skipped).
-    random_state : int, default=0
-        Seeds the blind baseline's folds and every bootstrap.
-    progress : None, callable(str) or Progress
-        Where progress goes.
-    executor, n_jobs, cache_dir
-        Shard the scoring over worker processes or Ray, and keep finished shards on disk
-        (see :func:`privaudit.llm.score_texts`); the numbers do not change.
+    random_state, executor, n_jobs, address, cache_dir, results_dir, dataset, progress
+        The run options every audit takes (:class:`~privaudit.audits.RunOptions`): the
+        seed of the blind baseline's folds and every bootstrap; where the scoring is
+        sharded (worker processes or Ray; by default this process) and where finished
+        shards are kept; where results are saved and reused by a rerun (the scoring pass
+        is then skipped); the dataset's name; where progress goes. The numbers never
+        depend on the executor.
 
     Returns
     -------
-    list of AttackResult
-        The target's statistics (``attack`` = the statistic, ``raw_statistic`` = its value,
-        higher = less likely member; ``scores`` = its negation), then the blind baseline,
-        then ``compare`` and ``retrained`` models' statistics (``target`` = their name).
-        Texts whose statistic is undefined (no scored token) are left out of that result,
-        with a :class:`~privaudit.exceptions.DegenerateInputWarning`.
+    AuditReport
+        ``results``: the target's statistics (``attack`` = the statistic,
+        ``raw_statistic`` = its value, higher = less likely member; ``scores`` = its
+        negation); ``baselines``: the blind baseline (target ``"texts-only"``);
+        ``compared``: the ``compare`` and ``retrained`` models' statistics (``target`` =
+        their name). Iterated as a list, in that order. Texts whose statistic is
+        undefined (no scored token) are left out of that result, with a
+        :class:`~privaudit.exceptions.DegenerateInputWarning`.
 
     References
     ----------
@@ -181,45 +557,91 @@ def audit_llm(
     .. [5] Shi, W., et al. "MUSE: Machine Unlearning Six-Way Evaluation for Language
        Models." 2024 (PrivLeak).
     """
+    options = RunOptions.checked(
+        _FUNC, random_state=random_state, executor=executor, n_jobs=n_jobs,
+        address=address, cache_dir=cache_dir, results_dir=results_dir, progress=progress,
+        dataset=dataset)
+    settings = LLMSettings(
+        attacks=_attack_names(attacks), k=k, p=p, batch_size=batch_size,
+        max_length=max_length, compat=compat, recall_prefix=recall_prefix,
+        blind_baseline=blind_baseline, subgroups=subgroups, forget_accuracy=forget_accuracy,
+        retain_accuracy=retain_accuracy, red_flag_thresholds=red_flag_thresholds)
+    settings.check(_FUNC)
     texts = _audited_texts(members, non_members, forget, holdout, record_ids)
     lm = _as_lm(target, tokenizer, "target")
-    statistics = _plan_statistics(attacks, reference_model=reference_model,
-                                  token_frequencies=token_frequencies,
-                                  recall_prefix=recall_prefix)
-    reference = (None if reference_model is None
-                 else _as_lm(reference_model, lm.tokenizer, "reference_model"))
-    scoring = _scoring_settings(k=k, p=p, reference_model=reference,
-                                token_frequencies=token_frequencies,
-                                recall_prefix=recall_prefix, batch_size=batch_size,
-                                max_length=max_length, compat=compat)
-    scoring["parallel"] = {"executor": executor, "n_jobs": n_jobs, "cache_dir": cache_dir}
-    findings = _UnlearningFindings(forget_accuracy=forget_accuracy,
-                                   retain_accuracy=retain_accuracy,
-                                   thresholds=red_flag_thresholds,
-                                   unlearning=texts.names[0] == "forget")
+    corpus = _Corpus(texts, None if reference_model is None
+                     else _as_lm(reference_model, lm.tokenizer, "reference_model"),
+                     token_frequencies)
+    findings = _UnlearningFindings(settings, unlearning=texts.names[0] == "forget")
+    enrichers: list[Enricher] = [_TextSubgroups(lm, texts, token_frequencies)] \
+        if subgroups else []
+    main = LLMAudit(lm, corpus, settings, options, enrichers=[*enrichers, findings])
     # Compared models share the target's tokenizer (the statistics read the same tokens).
-    others = {name: _as_lm(model, lm.tokenizer, f"compare[{name!r}]", name=name)
-              for name, model in _other_models(compare, retrained).items()}
-    context = _Context(texts=texts, scoring=scoring, store=_store(results_dir),
-                       dataset=dataset, random_state=_seed(random_state), progress=progress)
-    if blind_baseline:
-        _check_blind_baseline_sides(texts)
+    others = [LLMAudit(_as_lm(model, lm.tokenizer, f"compare[{name!r}]", name=name),
+                       corpus, settings, options)
+              for name, model in _other_models(compare, retrained).items()]
+    blind = BlindBaselineAudit(texts, options) if blind_baseline else None
     # Validated above; the work starts here.
-    blind = context.blind_result() if blind_baseline else None
-    other_results = {name: context.score(other, statistics, baseline=None)
-                     for name, other in others.items()}
-    findings.retrained = {r.attack: r for r in other_results.get("retrained", ())}
-    enrichers = [_TextSubgroups(lm, texts, token_frequencies)] if subgroups else []
-    results = context.score(lm, statistics, enrichers=[*enrichers, findings],
-                            baseline=BlindBaselineCheck(blind) if blind else None)
-    return [*results, *([blind] if blind else []),
-            *(r for rs in other_results.values() for r in rs)]
+    return _run_llm_audit(main, others, blind, findings)
+
+
+def _run_llm_audit(main: LLMAudit, others: list[LLMAudit], blind: BlindBaselineAudit | None,
+                   findings: _UnlearningFindings) -> AuditReport:
+    """Blind baseline, compared models, then the target (its checks read both)."""
+    from privaudit.report import AuditReport
+
+    baselines = () if blind is None else drive(blind).baselines
+    compared = {other.target_name(): drive_shared(other).results for other in others}
+    findings.retrained = {r.attack: r for r in compared.get("retrained", ())}
+    main.compare_with(baselines[0] if baselines else None)
+    results = drive_shared(main).results
+    others_results = [r for rs in compared.values() for r in rs]
+    return AuditReport(results, baselines=baselines, compared=others_results, kind="llm",
+                       func=_FUNC, flat=[*results, *baselines, *others_results])
 
 
 # --- validation -------------------------------------------------------------------------
 
-def _audited_texts(members: Any, non_members: Any, forget: Any, holdout: Any,
-                   record_ids: Any) -> _AuditedTexts:
+def _attack_names(attacks: Sequence[str] | str | None) -> tuple[str, ...] | None:
+    """The requested statistics, old names replaced (one FutureWarning), repeats dropped."""
+    if attacks is None:
+        return None
+    if isinstance(attacks, str):
+        attacks = [attacks]
+    if isinstance(attacks, (list, tuple)):
+        attacks = canonical_names(list(attacks), param="attacks", func=_FUNC, stacklevel=4)
+    try:
+        return tuple(dict.fromkeys(attacks))
+    except TypeError:  # not a sequence of names: the settings' check names it
+        return attacks  # type: ignore[return-value]
+
+
+def _given(settings: LLMSettings, corpus: _Corpus) -> dict[str, object]:
+    """The inputs a statistic may need, by the audit_llm parameter that gives each."""
+    return {"reference_model": corpus.reference,
+            "token_frequencies": corpus.token_frequencies,
+            "recall_prefix": settings.recall_prefix}
+
+
+def planned_statistics(attacks: tuple[str, ...] | None,
+                       given: Mapping[str, object]) -> tuple[str, ...]:
+    """The statistics to compute, each with its input, from the registry's declarations.
+
+    Default: those marked ``default`` whose input is given.
+    """
+    if attacks is None:
+        return tuple(s.name for s in LLM_STATISTIC_REGISTRY.values()
+                     if s.default and (s.needs is None or given[s.needs] is not None))
+    for name in attacks:
+        needs = LLM_STATISTIC_REGISTRY[name].needs
+        if needs is not None and given[needs] is None:
+            raise param_error(needs, _FUNC, f"given for the {name!r} statistic", None)
+    return attacks
+
+
+def _audited_texts(members: Sequence[Text] | None, non_members: Sequence[Text] | None,
+                   forget: Sequence[Text] | None, holdout: Sequence[Text] | None,
+                   record_ids: Sequence[Any] | NDArray[Any] | None) -> _AuditedTexts:
     """The two text sets, from exactly one of the two forms, checked."""
     pair_given = members is not None or non_members is not None
     unlearn_given = forget is not None or holdout is not None
@@ -241,7 +663,7 @@ def _audited_texts(members: Any, non_members: Any, forget: Any, holdout: Any,
     return _AuditedTexts(first + second, labels, ids, names)
 
 
-def _check_no_shared_text(first: list[Any], second: list[Any], names: tuple[str, str]
+def _check_no_shared_text(first: list[Text], second: list[Text], names: tuple[str, str]
                           ) -> None:
     """A text on both sides is both trained on and not: the audit would be meaningless."""
     keys = {_text_key(t) for t in first}
@@ -250,10 +672,6 @@ def _check_no_shared_text(first: list[Any], second: list[Any], names: tuple[str,
         raise param_error(names[1].replace("-", "_"), _FUNC, f"texts not in {names[0]}",
                           f"<{len(both)} text(s) also in {names[0]}, e.g. "
                           f"{str(both[0])[:60]!r}>")
-
-
-#: Folds of the blind baseline's out-of-fold classifier (fewer when a side is smaller).
-_BLIND_FOLDS = 5
 
 
 def _check_blind_baseline_sides(texts: _AuditedTexts) -> None:
@@ -267,16 +685,16 @@ def _check_blind_baseline_sides(texts: _AuditedTexts) -> None:
                 f"True with {count} {name} text")
 
 
-def _blind_folds(labels: np.ndarray) -> int:
+def _blind_folds(labels: NDArray[np.int8]) -> int:
     """As many folds as the smaller side allows, at most :data:`_BLIND_FOLDS`."""
     fewest = int(min(labels.sum(), len(labels) - labels.sum()))
     return max(2, min(_BLIND_FOLDS, fewest))
 
 
-def _check_texts(texts: Any, param: str) -> list[Any]:
+def _check_texts(texts: object, param: str) -> list[Text]:
     if texts is None or isinstance(texts, (str, bytes)):
         raise param_error(param, _FUNC, "a sequence of texts", texts, error=TypeError)
-    out = list(texts)
+    out = list(texts)  # type: ignore[call-overload]
     if not out:
         raise param_error(param, _FUNC, "at least one text", "an empty sequence")
     for i, text in enumerate(out):
@@ -290,11 +708,11 @@ def _check_texts(texts: Any, param: str) -> list[Any]:
     return out
 
 
-def _text_key(text: Any) -> str:
+def _text_key(text: Text) -> str:
     return text if isinstance(text, str) else "\x1f".join(text)
 
 
-def _as_lm(model: Any, tokenizer: Any, param: str, name: str = "") -> Any:
+def _as_lm(model: Any, tokenizer: Any, param: str, name: str = "") -> CausalLMTarget:
     """``model`` as a :class:`~privaudit.targets.CausalLMTarget`."""
     from privaudit.targets import CausalLMTarget, load_causal_lm
 
@@ -311,53 +729,7 @@ def _as_lm(model: Any, tokenizer: Any, param: str, name: str = "") -> Any:
     return CausalLMTarget(model, tokenizer, name=name)
 
 
-def _plan_statistics(attacks: Any, *, reference_model: Any, token_frequencies: Any,
-                     recall_prefix: Any) -> tuple[str, ...]:
-    given = {"reference_model": reference_model, "token_frequencies": token_frequencies,
-             "recall_prefix": recall_prefix}
-    if attacks is None:
-        extra = tuple(s for s, need in _NEEDS.items() if given[need] is not None)
-        return DEFAULT_LLM_STATISTICS + extra
-    if isinstance(attacks, str):
-        attacks = [attacks]
-    names = tuple(dict.fromkeys(attacks))
-    for name in names:
-        if name not in LLM_STATISTICS:
-            raise param_error("attacks", _FUNC, f"names among {list(LLM_STATISTICS)}", name)
-        if name in _NEEDS and given[_NEEDS[name]] is None:
-            raise param_error(_NEEDS[name], _FUNC, f"given for the {name!r} statistic",
-                              None)
-    if not names:
-        raise param_error("attacks", _FUNC, "at least one statistic", "an empty list")
-    return names
-
-
-def _scoring_settings(**settings: Any) -> dict[str, Any]:
-    k = check_fraction(settings["k"], param="k", func=_FUNC, high_inclusive=True)
-    if settings["p"] not in (1, 2, math.inf, "inf"):
-        raise param_error("p", _FUNC, "1, 2 or inf", settings["p"])
-    for name in ("batch_size", "max_length"):
-        value = settings[name]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise param_error(name, _FUNC, "a positive integer", value)
-    if settings["compat"] not in (None, "open-unlearning"):
-        raise param_error("compat", _FUNC, "None or 'open-unlearning'", settings["compat"])
-    return {**settings, "k": k, "p": math.inf if settings["p"] == "inf" else settings["p"]}
-
-
-def _seed(random_state: Any) -> int:
-    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-        raise param_error("random_state", _FUNC, "an integer", random_state, error=TypeError)
-    return int(random_state)
-
-
-def _store(results_dir: Any) -> Any:
-    from privaudit.results import ResultsStore
-
-    return None if results_dir is None else ResultsStore(results_dir)
-
-
-def _other_models(compare: Any, retrained: Any) -> dict[str, Any]:
+def _other_models(compare: Mapping[str, Any] | None, retrained: Any) -> dict[str, Any]:
     if compare is not None and not isinstance(compare, Mapping):
         raise param_error("compare", _FUNC, "a mapping of name to model", compare,
                           error=TypeError)
@@ -373,110 +745,7 @@ def _other_models(compare: Any, retrained: Any) -> dict[str, Any]:
     return others
 
 
-# --- the loop ---------------------------------------------------------------------------
-
-@dataclass
-class _Context:
-    """What every model of one LLM audit is scored against: texts, settings, store."""
-
-    texts: _AuditedTexts
-    scoring: dict[str, Any]
-    store: Any
-    dataset: str
-    random_state: int
-    progress: Any
-
-    def identity(self, fingerprint: Any) -> tuple:
-        """The run key's parts: the model, the texts and every scoring setting."""
-        from privaudit.llm import compat_key
-
-        s = self.scoring
-        frequencies = s["token_frequencies"]
-        return (_FUNC, fingerprint, self.texts.digest(), self.texts.labels,
-                self.texts.record_ids.astype(str), self.random_state, s["k"], str(s["p"]),
-                s["max_length"], compat_key(s["compat"]), s["recall_prefix"],
-                None if s["reference_model"] is None else s["reference_model"].fingerprint(),
-                None if frequencies is None else _frequency_digest(frequencies))
-
-    def run(self, name: str, fingerprint: Any, **kwargs: Any) -> AuditRun:
-        """An :class:`AuditRun` filing results under ``name``."""
-        return AuditRun(func=_FUNC, target_name=name, identity=self.identity(fingerprint),
-                        random_state=self.random_state, store=self.store,
-                        progress=self.progress, dataset=self.dataset, **kwargs)
-
-    def score(self, lm: Any, statistics: Sequence[str], *, baseline: Any,
-              enrichers: Sequence[Any] = ()) -> list[AttackResult]:
-        """One result per statistic of ``lm``: reused, or from one scoring pass."""
-        run = self.run(lm.name, lm.fingerprint(), baseline=baseline, enrichers=enrichers)
-        with run.tracking(len(statistics), "Statistics"):
-            saved = {s: run.reuse(s, (), self._consistent) for s in statistics}
-            missing = [s for s in statistics if saved[s] is None]
-            if missing:
-                run.say(f"{lm.name}: scoring {len(self.texts.texts)} texts "
-                        f"({', '.join(missing)})")
-                frame = self._score_texts(lm, missing)
-                lm.count_queries(len(self.texts.texts))
-                for s in missing:
-                    saved[s] = run.finish(s, (), self._result(lm, s, frame[s].to_numpy()))
-        for s in statistics:
-            if s not in missing:
-                run.enrich(s, saved[s], save=True)
-        return [saved[s] for s in statistics]
-
-    def _score_texts(self, lm: Any, statistics: Sequence[str]) -> Any:
-        from privaudit.llm import score_texts
-
-        s = self.scoring
-        reference = s["reference_model"]
-        return score_texts(
-            lm.model, lm.tokenizer, self.texts.texts, attacks=tuple(statistics), k=s["k"],
-            p=s["p"], reference_model=None if reference is None else reference.model,
-            token_frequencies=s["token_frequencies"], recall_prefix=s["recall_prefix"],
-            batch_size=s["batch_size"], max_length=s["max_length"], compat=s["compat"],
-            progress=self.progress, **s["parallel"])
-
-    def _consistent(self, saved: AttackResult) -> bool:
-        """Whether a saved result's records are audited texts with their labels."""
-        position = {rid: i for i, rid in enumerate(self.texts.record_ids.tolist())}
-        rows = [position.get(rid) for rid in saved.record_ids.tolist()]
-        return None not in rows and np.array_equal(self.texts.labels[rows], saved.labels)
-
-    def _result(self, lm: Any, statistic: str, values: np.ndarray) -> AttackResult:
-        values = np.asarray(values, dtype=np.float64)
-        keep = np.isfinite(values)
-        if not keep.all():
-            warnings.warn(
-                f"{_FUNC}: {statistic} is undefined for {int((~keep).sum())} of {keep.size} "
-                "texts (no token to score: empty, or one token); they are left out of its "
-                "result.", DegenerateInputWarning, stacklevel=4)
-        s = self.scoring
-        return AttackResult(
-            labels=self.texts.labels[keep], scores=-values[keep],
-            record_ids=self.texts.record_ids[keep], attack=statistic, target=lm.name,
-            dataset=self.dataset, raw_statistic=values[keep], raw_statistic_name=statistic,
-            parameters={"k": s["k"], "p": str(s["p"]), "max_length": s["max_length"],
-                        "compat": s["compat"], "sets": list(self.texts.names)})
-
-    def blind_result(self) -> AttackResult:
-        """The blind baseline's out-of-fold result on the audited texts (reused if saved)."""
-        from privaudit.llm import BlindBaseline
-
-        run = self.run("texts-only", None, baseline=None)
-        saved = run.reuse("blind-baseline", (), self.texts.labels)
-        if saved is not None:
-            return saved
-        run.say("blind baseline: a classifier on the texts alone")
-        texts = [t if isinstance(t, str) else t[1] for t in self.texts.texts]
-        result = BlindBaseline(n_splits=_blind_folds(self.texts.labels),
-                               random_state=self.random_state).fit_score(
-            texts, self.texts.labels)
-        result = dataclasses.replace(result, record_ids=self.texts.record_ids,
-                                     target="texts-only", dataset=self.dataset)
-        result.audit.role = "baseline"
-        return run.finish("blind-baseline", (), result)
-
-
-def _frequency_digest(frequencies: Any) -> str:
+def _frequency_digest(frequencies: TokenFrequencies) -> str:
     if isinstance(frequencies, Mapping):
         items = sorted((int(k), float(v)) for k, v in frequencies.items())
         return sha256_hex(repr(items).encode())
@@ -494,15 +763,15 @@ class _TextSubgroups:
     when given, else under the audited texts themselves.
     """
 
-    def __init__(self, lm: Any, texts: _AuditedTexts, token_frequencies: Any) -> None:
+    def __init__(self, lm: CausalLMTarget, texts: _AuditedTexts,
+                 token_frequencies: TokenFrequencies | None) -> None:
         self.lm, self.texts, self.frequencies = lm, texts, token_frequencies
         self._groups: dict[str, np.ndarray] | None = None
 
     def groups(self) -> dict[str, np.ndarray]:
         """``{"length": short/long, "token_rarity": common/rare}`` per audited text."""
         if self._groups is None:
-            scored = [t if isinstance(t, str) else t[1] for t in self.texts.texts]
-            ids = self.lm.tokenizer(scored, add_special_tokens=False)["input_ids"]
+            ids = self.lm.tokenizer(self.texts.scored(), add_special_tokens=False)["input_ids"]
             lengths = np.array([len(t) for t in ids], dtype=np.float64)
             rarity = _mean_log_frequency(ids, self.frequencies)
             self._groups = {"length": _halves(lengths, ("short", "long")),
@@ -536,7 +805,8 @@ def _halves(values: np.ndarray, names: tuple[str, str]) -> np.ndarray:
     return np.where(values > np.median(values), names[1], names[0]).astype(object)
 
 
-def _mean_log_frequency(ids: list[list[int]], frequencies: Any) -> np.ndarray:
+def _mean_log_frequency(ids: list[list[int]], frequencies: TokenFrequencies | None
+                        ) -> NDArray[np.float64]:
     if frequencies is None:
         flat = np.concatenate([np.asarray(t, dtype=np.int64) for t in ids] or [[]])
         counts = np.bincount(flat) if flat.size else np.zeros(1)
@@ -566,16 +836,15 @@ class _UnlearningFindings:
 
     codes = ("privleak", "red-flag:", "over-unlearning")
 
-    def __init__(self, *, forget_accuracy: Any, retain_accuracy: Any, thresholds: Any,
-                 unlearning: bool) -> None:
-        if not unlearning and (forget_accuracy is not None or retain_accuracy is not None):
+    def __init__(self, settings: LLMSettings, *, unlearning: bool) -> None:
+        self.forget, self.retain = settings.forget_accuracy, settings.retain_accuracy
+        if not unlearning and (self.forget is not None or self.retain is not None):
             raise param_error("forget_accuracy", _FUNC,
                               "given only with forget= and holdout= (unlearning)", "members=")
         #: The retrained model's results by statistic, set once they are scored.
         self.retrained: dict[str, AttackResult] = {}
-        self.forget, self.retain = forget_accuracy, retain_accuracy
-        self.thresholds, self.unlearning = thresholds, unlearning
-        check_red_flag_inputs(forget_accuracy, retain_accuracy, thresholds)
+        self.thresholds, self.unlearning = settings.red_flag_thresholds, unlearning
+        check_red_flag_inputs(self.forget, self.retain, self.thresholds)
 
     def findings(self, result: AttackResult) -> list[Finding]:
         """The findings for one of the target's results."""

@@ -22,11 +22,10 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
-from typing import Any
 
 from privaudit._validation import check_fraction, param_error
 from privaudit.exceptions import BaselineWarning
-from privaudit.results import BaselineCheck, Finding
+from privaudit.results import AttackResult, BaselineCheck, Finding
 
 __all__ = [
     "RED_FLAG_THRESHOLDS",
@@ -65,7 +64,8 @@ class BlindBaselineCheck:
 
     name = "blind-baseline"
 
-    def __init__(self, blind: Any, n_bootstrap: int = 200, confidence: float = 0.95) -> None:
+    def __init__(self, blind: AttackResult, n_bootstrap: int = 200,
+                 confidence: float = 0.95) -> None:
         self.blind, self.n_bootstrap, self.confidence = blind, n_bootstrap, confidence
 
     def __repr__(self) -> str:
@@ -76,7 +76,7 @@ class BlindBaselineCheck:
         """The blind classifier's AUC (point estimate)."""
         return float(self.blind.metrics(n_bootstrap=0)["auc"]["value"])
 
-    def check(self, result: Any, random_state: int) -> BaselineCheck | None:
+    def check(self, result: AttackResult, random_state: int) -> BaselineCheck | None:
         """Flag and warn when the blind classifier's AUC reaches the attack's interval."""
         if not (result.n_members and result.n_non_members):
             return None
@@ -186,8 +186,8 @@ def red_flags(
             for code, fired, text in rules if fired]
 
 
-def check_red_flag_inputs(forget_accuracy: Any, retain_accuracy: Any,
-                          thresholds: Any) -> None:
+def check_red_flag_inputs(forget_accuracy: float | None, retain_accuracy: float | None,
+                          thresholds: Mapping[str, float] | None) -> None:
     """Raise the error :func:`red_flags` would, before any work is done."""
     _accuracy(forget_accuracy, "forget_accuracy")
     _accuracy(retain_accuracy, "retain_accuracy")

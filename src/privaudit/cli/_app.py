@@ -465,7 +465,7 @@ def audit_llm_command(
     retrained: Annotated[Path | None, typer.Option(
         help="A model retrained without the forget set, for MUSE's PrivLeak.")] = None,
     attacks: Annotated[str | None, typer.Option(
-        help="Comma-separated statistics (default: loss,min_k,min_k_plus_plus,zlib).")
+        help="Comma-separated statistics (default: loss,min-k,min-k-plus-plus,zlib).")
     ] = None,
     text_column: Annotated[str, typer.Option(
         help="The text column of .csv / .jsonl files.")] = "text",

@@ -8,7 +8,7 @@ The configuration file form (``--config``) has these sections::
 
     target: {path: DIR, name: NAME}            # a local model folder (safetensors)
     texts: {members: FILE, non_members: FILE}  # or {forget: FILE, holdout: FILE}
-    attacks: [loss, min_k, min_k_plus_plus, zlib]
+    attacks: [loss, min-k, min-k-plus-plus, zlib]   # old min_k... accepted, with a warning
     scoring: {k: 0.2, p: 2, batch_size: 8, max_length: 512, compat: null,
               recall_prefix: null}
     reference: {path: DIR}                     # for the "reference" statistic
@@ -280,23 +280,28 @@ def _options_run(model: Path | None, given: dict[str, Path], text_column: str,
     names = None if attacks is None else [a.strip() for a in attacks.split(",") if a.strip()]
     if attacks is not None and not names:
         raise ConfigError(f"--attacks names no statistic (got {attacks!r}); give some of "
-                          "loss, min_k, min_k_plus_plus, zlib, ..., or leave it out.")
+                          "loss, min-k, min-k-plus-plus, zlib, ..., or leave it out.")
     return LLMRun(model=model, texts=given, text_column=text_column, reference=reference,
                   retrained=retrained, attacks=names, blind_baseline=blind_baseline)
 
 
-#: How each optional statistic's input is given: (config key, option), None: API only.
-_NEEDS = {"reference": ("reference.path", "--reference DIR"),
-          "recall": ("scoring.recall_prefix", None), "dc_pdd": (None, None)}
+#: How the input each optional statistic needs is given here: (what it is, config key,
+#: option); None: not from this form (token frequencies: the API only). The statistics'
+#: registry (privaudit.audits._llm.LLM_STATISTIC_REGISTRY) declares the same needs.
+_NEEDS = {"reference": ("a reference model", "reference.path", "--reference DIR"),
+          "recall": ("a recall prefix", "scoring.recall_prefix", None),
+          "dc-pdd": ("token frequencies", None, None)}
 
 
 def _check_attacks(run: LLMRun) -> None:
-    """Known statistic names, each with the input it needs."""
+    """Known statistic names (old names replaced, with a warning), each with its input."""
+    from privaudit._validation import canonical_names
     from privaudit.audits import LLM_STATISTICS
 
     where = run.setting("attacks", "--attacks")
+    run.attacks = canonical_names(run.attacks, param=where, func="privaudit audit llm")
     given = {"reference": run.reference, "recall": run.scoring.get("recall_prefix"),
-             "dc_pdd": None}
+             "dc-pdd": None}
     for name in run.attacks or []:
         if name not in LLM_STATISTICS:
             raise ConfigError(f"{where} names {name!r}, which is not a statistic; the "
@@ -306,11 +311,11 @@ def _check_attacks(run: LLMRun) -> None:
 
 
 def _needs_message(run: LLMRun, name: str, where: str) -> str:
-    key, option = _NEEDS[name]
+    what, key, option = _NEEDS[name]
     how = key if run.source is not None else option
     if how is None:
         return (f"{where} names {name!r}, which the command line cannot run (it needs "
-                f"{'token frequencies' if name == 'dc_pdd' else 'a recall prefix'}: "
+                f"{what}: "
                 f"{'use audit_llm in Python' if key is None else 'use --config with ' + key}).")
     return f"{where} names {name!r}, which needs {how}."
 

@@ -98,7 +98,7 @@ def _run(random_state: int, progress: Any) -> list[Any]:
     results += audit_llm(
         CausalLMTarget(models["unlearned"], tok, name="tiny-gpt2 unlearned"),
         forget=texts["members"][:_N_FORGET], holdout=held[:_N_FORGET],
-        attacks=("loss", "min_k", "min_k_plus_plus", "zlib"),
+        attacks=("loss", "min-k", "min-k-plus-plus", "zlib"),
         compare={"tiny-gpt2 before unlearning": models["target"]},
         retrained=models["retrained"], dataset="dslabs::trump_tweets",
         random_state=random_state, batch_size=16, progress=progress)

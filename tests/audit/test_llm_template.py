@@ -1,0 +1,249 @@
+"""audit_llm on the audit template (issue 21): settings checked before any work, old
+statistic names accepted with a FutureWarning and giving the same numbers, a typed
+report with the blind baseline and the compared models apart, reuse through results_dir.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import shutil
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import privaudit
+import privaudit.llm
+from privaudit.audits import BlindBaselineWarning
+from privaudit.audits._llm import (
+    DEFAULT_LLM_STATISTICS,
+    LLM_STATISTIC_REGISTRY,
+    LLM_STATISTICS,
+    LLMSettings,
+    planned_statistics,
+)
+from privaudit.report import AuditReport
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("tokenizers")
+
+
+def _tiny_models_module():
+    """The LLM tests' tiny models (tests/llm/conftest.py), loaded by path."""
+    path = Path(__file__).parents[1] / "llm" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("llm_tiny_models", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    m = _tiny_models_module()
+    texts = m.corpus()
+    tokenizer = m.make_tokenizer(texts)
+    return {"texts": texts, "tokenizer": tokenizer, "model": m.make_model(tokenizer),
+            "other": m.make_model(tokenizer, seed=2)}
+
+
+def _forbid_work(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("work started")
+
+    monkeypatch.setattr(privaudit.llm, "score_texts", fail)
+    monkeypatch.setattr(privaudit.llm.BlindBaseline, "fit_score", fail)
+
+
+@contextmanager
+def _quiet():
+    """Without the blind baseline's warning (random models: it matches every statistic)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BlindBaselineWarning)
+        yield
+
+
+# --- settings checked before any work --------------------------------------------------
+
+@pytest.mark.parametrize(("kwargs", "param"), [
+    ({"k": 0}, "k"), ({"k": 1.5}, "k"), ({"k": "0.2"}, "k"),
+    ({"p": 3}, "p"), ({"p": True}, "p"),
+    ({"batch_size": 0}, "batch_size"), ({"max_length": 2.5}, "max_length"),
+    ({"compat": "other"}, "compat"), ({"recall_prefix": 3}, "recall_prefix"),
+    ({"blind_baseline": "yes"}, "blind_baseline"), ({"subgroups": None}, "subgroups"),
+    ({"forget_accuracy": 1.5}, "forget_accuracy"), ({"retain_accuracy": -0.1},
+                                                    "retain_accuracy"),
+    ({"red_flag_thresholds": [0.5]}, "red_flag_thresholds"),
+    ({"attacks": ["loss", "perplexity"]}, "attacks"), ({"attacks": []}, "attacks"),
+    ({"random_state": "abc"}, "random_state"), ({"random_state": 1.5}, "random_state"),
+    ({"executor": "bogus"}, "executor"), ({"n_jobs": 0}, "n_jobs"),
+    ({"address": "ray://x"}, "address"), ({"dataset": 3}, "dataset"),
+])
+def test_each_bad_setting_is_refused_naming_it_before_any_model_is_read(kwargs, param,
+                                                                       monkeypatch):
+    _forbid_work(monkeypatch)
+    # The target is not a model at all: the settings are refused before it is read.
+    with pytest.raises((ValueError, TypeError), match=rf"'{param}' parameter of audit_llm"):
+        privaudit.audit_llm(object(), members=["a", "b"], non_members=["c", "d"], **kwargs)
+
+
+@pytest.mark.parametrize(("attacks", "missing"), [
+    (["reference"], "reference_model"), (["dc-pdd"], "token_frequencies"),
+    (["recall"], "recall_prefix"), (["loss", "dc_pdd"], "token_frequencies"),
+])
+def test_a_statistic_without_its_input_is_refused_naming_the_input(tiny, attacks, missing,
+                                                                   monkeypatch):
+    _forbid_work(monkeypatch)
+    with (pytest.raises(ValueError, match=rf"'{missing}' parameter"),
+          warnings.catch_warnings()):
+        warnings.simplefilter("ignore", FutureWarning)
+        privaudit.audit_llm((tiny["model"], tiny["tokenizer"]), members=tiny["texts"][:4],
+                            non_members=tiny["texts"][4:8], attacks=attacks)
+
+
+def test_the_plan_comes_from_the_registry():
+    nothing = dict.fromkeys(("reference_model", "token_frequencies", "recall_prefix"))
+    assert planned_statistics(None, nothing) == DEFAULT_LLM_STATISTICS
+    everything = dict.fromkeys(nothing, "given")
+    assert planned_statistics(None, everything) == tuple(
+        n for n in LLM_STATISTICS if n != "gradnorm")  # GradNorm only when asked
+    assert set(LLM_STATISTICS) == set(LLM_STATISTIC_REGISTRY)
+    assert all(n == n.lower() and "_" not in n for n in LLM_STATISTICS)  # kebab-case
+    assert planned_statistics(("gradnorm",), nothing) == ("gradnorm",)
+
+
+def test_only_fields_that_change_numbers_enter_the_key():
+    keyed = dict(LLMSettings().key_items())
+    assert set(keyed) == {"k", "p", "max_length", "compat", "recall_prefix"}
+    for same in ({"batch_size": 64}, {"subgroups": False}, {"forget_accuracy": 0.3},
+                 {"attacks": ("loss",)}, {"blind_baseline": False}):
+        assert LLMSettings(**same).key_items() == LLMSettings().key_items(), same
+    assert LLMSettings(p="inf").key_items() == LLMSettings(p=math.inf).key_items()
+    assert LLMSettings(k=0.3).key_items() != LLMSettings().key_items()
+    assert (LLMSettings(compat="open-unlearning").key_items()
+            != LLMSettings().key_items())
+
+
+# --- old names, same numbers -----------------------------------------------------------
+
+def test_old_statistic_names_warn_once_and_give_the_same_numbers(tiny):
+    args = {"members": tiny["texts"][:12], "non_members": tiny["texts"][12:24],
+            "token_frequencies": np.ones(len(tiny["tokenizer"])), "blind_baseline": False,
+            "subgroups": False}
+    target = (tiny["model"], tiny["tokenizer"])
+    with pytest.warns(FutureWarning, match="min_k_plus_plus' -> 'min-k-plus-plus'") as seen:
+        old = privaudit.audit_llm(target, attacks=["min_k", "min_k_plus_plus", "dc_pdd"],
+                                  **args)
+    assert sum(issubclass(w.category, FutureWarning) for w in seen) == 1
+    assert seen[0].filename == __file__  # the warning points at the caller
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        new = privaudit.audit_llm(target, attacks=["min-k", "min-k-plus-plus", "dc-pdd"],
+                                  **args)
+    assert [r.attack for r in old] == [r.attack for r in new] == [
+        "min-k", "min-k-plus-plus", "dc-pdd"]
+    assert [r.raw_statistic_name for r in new] == ["min-k", "min-k-plus-plus", "dc-pdd"]
+    for a, b in zip(old, new, strict=True):
+        np.testing.assert_array_equal(a.scores, b.scores)
+    # The engine's own columns are those numbers.
+    frame = privaudit.llm.score_texts(tiny["model"], tiny["tokenizer"],
+                                      args["members"] + args["non_members"],
+                                      attacks=["min_k"])
+    np.testing.assert_array_equal(new[0].raw_statistic, frame["min_k"].to_numpy())
+
+
+# --- the typed report ------------------------------------------------------------------
+
+def test_the_report_keeps_the_blind_baseline_and_the_compared_models_apart(tiny):
+    with _quiet():
+        report = privaudit.audit_llm(
+            (tiny["model"], tiny["tokenizer"]), forget=tiny["texts"][:10],
+            holdout=tiny["texts"][10:20], attacks=["loss", "zlib"],
+            compare={"other": (tiny["other"], tiny["tokenizer"])},
+            retrained=(tiny["other"], tiny["tokenizer"]), subgroups=False)
+    assert isinstance(report, AuditReport) and (report.kind, report.func) == ("llm",
+                                                                            "audit_llm")
+    assert [(r.target, r.attack) for r in report.results] == [
+        ("GPT2LMHeadModel", "loss"), ("GPT2LMHeadModel", "zlib")]
+    assert [(r.target, r.attack) for r in report.baselines] == [
+        ("texts-only", "blind-baseline")]
+    assert [(r.target, r.attack) for r in report.compared] == [
+        ("other", "loss"), ("other", "zlib"), ("retrained", "loss"), ("retrained", "zlib")]
+    # Iterated as the old flat list: the target's, the blind baseline, the compared.
+    assert list(report) == [*report.results, *report.baselines, *report.compared]
+    assert all(r.audit.kind == "llm" for r in report)
+    assert all(r.audit.baseline is not None for r in report.results)
+    assert all(r.audit.baseline is None for r in (*report.baselines, *report.compared))
+    assert all(any(f.code == "privleak" for f in r.audit.findings) for r in report.results)
+
+
+# --- reuse through results_dir ---------------------------------------------------------
+
+def _audit(tiny, directory, **kwargs):
+    with _quiet():
+        return privaudit.audit_llm(
+            (tiny["model"], tiny["tokenizer"]), members=tiny["texts"][:10],
+            non_members=tiny["texts"][10:20], attacks=["loss", "min-k", "zlib"],
+            results_dir=directory, **kwargs)
+
+
+def test_a_rerun_reuses_every_result_and_settings_out_of_the_key_never_rescore(
+        tiny, tmp_path, monkeypatch):
+    first = _audit(tiny, tmp_path)
+    _forbid_work(monkeypatch)
+    for changed in ({}, {"batch_size": 3}, {"subgroups": False}, {"n_jobs": 1}):
+        again = _audit(tiny, tmp_path, **changed)
+        for a, b in zip(first, again, strict=True):
+            np.testing.assert_array_equal(a.scores, b.scores)
+            assert a.audit.key == b.audit.key, changed
+
+
+def test_only_the_missing_statistics_are_scored_and_the_blind_baseline_is_kept(
+        tiny, tmp_path, monkeypatch):
+    first = _audit(tiny, tmp_path)
+    store = privaudit.results.ResultsStore(tmp_path)
+    shutil.rmtree(store.path_for("GPT2LMHeadModel", "min-k"))
+    asked = []
+    score_texts = privaudit.llm.score_texts
+
+    def spy(*args, **kwargs):
+        asked.append(tuple(kwargs["attacks"]))
+        return score_texts(*args, **kwargs)
+
+    monkeypatch.setattr(privaudit.llm, "score_texts", spy)
+    again = _audit(tiny, tmp_path)
+    assert asked == [("min_k",)]  # one pass, for the one missing statistic
+    np.testing.assert_array_equal(first[1].scores, again[1].scores)
+    # Another k rescores every statistic but reuses the blind baseline (it reads no k).
+    monkeypatch.setattr(privaudit.llm.BlindBaseline, "fit_score",
+                        lambda *a, **k: pytest.fail("blind baseline refitted"))
+    asked.clear()
+    other_k = _audit(tiny, tmp_path, k=0.5)
+    assert asked == [("loss", "min_k", "zlib")]
+    assert other_k.baselines[0].audit.key == first.baselines[0].audit.key
+
+
+# --- the CLI configuration --------------------------------------------------------------
+
+def test_old_statistic_names_in_the_cli_config_warn_and_are_renamed(tmp_path):
+    from privaudit.cli._llm import llm_run
+
+    (tmp_path / "model").mkdir()
+    for name in ("m.txt", "n.txt"):
+        (tmp_path / name).write_text("a text\nanother text\n", encoding="utf-8")
+    config = tmp_path / "audit.yaml"
+    config.write_text("target: {path: model}\n"
+                      "texts: {members: m.txt, non_members: n.txt}\n"
+                      "attacks: [loss, min_k, min_k_plus_plus]\n", encoding="utf-8")
+    with pytest.warns(FutureWarning, match="'min_k' -> 'min-k'"):
+        run = llm_run(config, model=None, texts={}, text_column="text", reference=None,
+                      retrained=None, attacks=None)
+    assert run.attacks == ["loss", "min-k", "min-k-plus-plus"]
+    texts = {"members": tmp_path / "m.txt", "non_members": tmp_path / "n.txt"}
+    with pytest.warns(FutureWarning, match="--attacks"):
+        run = llm_run(None, model=tmp_path / "model", texts=texts, text_column="text",
+                      reference=None, retrained=None, attacks="loss,min_k")
+    assert run.attacks == ["loss", "min-k"]
