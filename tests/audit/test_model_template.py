@@ -208,3 +208,27 @@ def test_train_fraction_warning_points_at_the_caller(data):
         _audit(data, attacks=["lira-offline"], population=small,
                reference=ReferenceSpec(n_models=2), check_fidelity=False)
     assert any(w.filename == __file__ for w in caught if "at most half" in str(w.message))
+
+
+# --- the CLI configuration: the same names ----------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["attacks", "attack_params"])
+def test_config_old_attack_names_warn_and_load_as_the_new(tmp_path, monkeypatch, where):
+    import yaml
+
+    from privaudit.cli._config import load_audit_config
+
+    monkeypatch.setitem(RENAMED_ATTACKS, "modified_entropy", "modified-entropy")
+    (tmp_path / "model.skops").write_bytes(b"placeholder")  # only its existence is read
+    (tmp_path / "data.csv").write_text("a,y,m\n1,0,1\n")
+    old = "modified_entropy"
+    config = {"target": {"path": "model.skops"},
+              "data": {"path": "data.csv", "label_column": "y", "membership_column": "m"},
+              "attacks": ["loss", old if where == "attacks" else "modified-entropy"],
+              "attack_params": {old if where == "attack_params" else "modified-entropy": {}}}
+    (tmp_path / "audit.yaml").write_text(yaml.safe_dump(config))
+    with pytest.warns(FutureWarning, match=rf"{where} of .*audit.yaml.*'{old}' -> "):
+        cfg = load_audit_config(tmp_path / "audit.yaml")
+    assert cfg.attacks == ["loss", "modified-entropy"]
+    assert list(cfg.attack_params) == ["modified-entropy"]

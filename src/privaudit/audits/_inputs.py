@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from privaudit._validation import (
     check_unique_ids,
     param_error,
 )
+
+if TYPE_CHECKING:
+    from privaudit.training import Executor
 
 __all__ = [
     "check_attack_names",
@@ -129,13 +132,17 @@ def _warn_flat(given: dict[str, Any], func: str, names: dict[str, str],
 
 
 def check_settings(
-    *, random_state: Any, n_jobs: Any, executor: Any, address: Any, dataset: Any,
-    cache_dir: Any, results_dir: Any, check_fidelity: Any, slices: Any, progress: Any,
-) -> Any:
+    *, random_state: object, n_jobs: object, executor: object, address: object,
+    dataset: object, cache_dir: object, results_dir: object, check_fidelity: object,
+    slices: object, progress: object,
+) -> Executor:
     """Refuse bad settings of :func:`audit_model` before any work is done.
 
     Returns the executor (:func:`privaudit.training.get_executor`: a name with its
-    ``n_jobs`` / ``address``, or an executor object given alone).
+    ``n_jobs`` / ``address``, or an executor object given alone). :func:`audit_model`
+    itself checks through :class:`~privaudit.audits._template.RunOptions` and
+    :class:`~privaudit.audits._model.ModelSettings` (the same rules); this function stays
+    for callers that check the settings alone.
     """
     from privaudit.training import get_executor
 

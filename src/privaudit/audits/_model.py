@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from privaudit.report import AuditReport
     from privaudit.results import AttackResult
     from privaudit.targets import ModelOutputs, Target
-    from privaudit.training import ReferencePool, ReferenceSpec
+    from privaudit.training import Executor, ReferencePool, ReferenceSpec
 
 __all__ = ["ModelAudit", "ModelSettings", "audit_model"]
 
@@ -51,16 +51,16 @@ _FUNC = "audit_model"
 
 
 def audit_model(
-    target: Any,
-    X: Any,
+    target: object,
+    X: ArrayLike,
     y: ArrayLike,
     labels: ArrayLike,
     *,
     population: tuple[Any, ArrayLike] | None = None,
     attacks: Sequence[str] | None = None,
     attack_params: dict[str, dict[str, Any]] | None = None,
-    reference: Any = None,
-    recipe: Any = None,
+    reference: ReferenceSpec | None = None,
+    recipe: object = None,
     n_reference_models: int | None = None,
     reference_mode: str | None = None,
     reference_fraction: float | None = None,
@@ -69,13 +69,13 @@ def audit_model(
     dataset: str = "",
     random_state: int = 0,
     n_jobs: int | None = None,
-    executor: Any = "local",
+    executor: str | Executor = "local",
     address: str | None = None,
     cache_dir: str | Path | None = None,
     results_dir: str | Path | None = None,
     check_fidelity: bool = True,
     slices: bool = True,
-    progress: Any = None,
+    progress: Callable[[str], object] | Progress | None = None,
     augmentations: Sequence[Callable[[Any], Any]] | None = None,
 ) -> AuditReport:
     """Run membership attacks against ``target`` and return one result per attack.
@@ -190,13 +190,13 @@ def audit_model(
                             record_ids=record_ids, settings=settings, options=options))
 
 
-def _as_names(attacks: Any) -> Any:
+def _as_names(attacks: object) -> object:
     """Old attack names mapped to the new ones (one FutureWarning); a list as a tuple."""
     names = canonical_names(attacks, param="attacks", func=_FUNC, stacklevel=4)
     return tuple(names) if isinstance(names, list) else names
 
 
-def _as_tuple(values: Any) -> Any:
+def _as_tuple(values: object) -> object:
     return tuple(values) if isinstance(values, list) else values
 
 
@@ -293,7 +293,7 @@ class ModelAudit(AuditKind):
     func = _FUNC
     Settings = ModelSettings
 
-    def __init__(self, target: object, X: Any, y: ArrayLike, labels: ArrayLike, *,
+    def __init__(self, target: object, X: ArrayLike, y: ArrayLike, labels: ArrayLike, *,
                  population: tuple[Any, ArrayLike] | None, record_ids: ArrayLike | None,
                  settings: ModelSettings, options: RunOptions) -> None:
         from privaudit._progress import as_progress
@@ -523,7 +523,8 @@ _RUNNERS: dict[str, Callable[[ModelAudit, str, AuditRun], AttackResult]] = {
 }
 
 
-def _default_recipe(recipe: Any, tgt: Any, names: list[str], func: str = _FUNC) -> Any:
+def _default_recipe(recipe: object, tgt: Target, names: list[str],
+                    func: str = _FUNC) -> object:
     """The recipe given, or an unfitted clone of a scikit-learn target."""
     if recipe is not None:
         return recipe

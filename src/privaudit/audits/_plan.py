@@ -9,11 +9,14 @@ offline pool for online LiRA, no population for RMIA).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privaudit._validation import param_error
+
+if TYPE_CHECKING:
+    from privaudit.targets import Target
 
 __all__ = [
     "DEFAULT_ATTACKS",
@@ -110,8 +113,8 @@ class ModelAuditPlan:
 
 
 def plan_model_audit(
-    attacks: list[str], params: dict[str, dict[str, Any]], *, tgt: Any, reference_mode: str,
-    augmentations: Any = None,
+    attacks: list[str], params: dict[str, dict[str, Any]], *, tgt: Target,
+    reference_mode: str, augmentations: Sequence[Callable[[Any], Any]] | None = None,
 ) -> ModelAuditPlan:
     """Read the attacks' tags; refuse what cannot run on ``tgt`` (before any work)."""
     from privaudit.attacks import get_attack, get_tags

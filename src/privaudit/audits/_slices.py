@@ -7,11 +7,15 @@ audit finishes (an :class:`~privaudit.audits.Enricher` of :class:`~privaudit.aud
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privaudit.results import SliceSummary
+
+if TYPE_CHECKING:
+    from privaudit.results import AttackResult
+    from privaudit.targets import ModelOutputs
 
 __all__ = ["SLICE_SETTINGS", "SliceEnricher", "slice_result"]
 
@@ -32,7 +36,8 @@ _DECILE_MIN_RECORDS = 1000
 
 
 def slice_result(
-    result: Any, outputs: Any, *, random_state: int | np.random.Generator | None = 0
+    result: AttackResult, outputs: ModelOutputs, *,
+    random_state: int | np.random.Generator | None = 0,
 ) -> SliceSummary | None:
     """Slices and most exposed records of one result, as a JSON-ready summary.
 
@@ -149,11 +154,11 @@ class SliceEnricher:
         Seeds the slices' bootstrap.
     """
 
-    def __init__(self, outputs: Callable[[], Any], labels: np.ndarray,
+    def __init__(self, outputs: Callable[[], ModelOutputs | None], labels: np.ndarray,
                  random_state: int) -> None:
         self.outputs, self.labels, self.random_state = outputs, labels, random_state
 
-    def __call__(self, result: Any) -> bool:
+    def __call__(self, result: AttackResult) -> bool:
         """Add the slices; return whether the result changed."""
         outputs = self.outputs()
         if outputs is None or result.audit.slices is not None:

@@ -116,6 +116,24 @@ def _check_attacks(schema: ModelAuditFile, source: str) -> None:
                             source, set_by_audit=SET_BY_NAME)
 
 
+def _canonical_attacks(schema: ModelAuditFile, source: str) -> ModelAuditFile:
+    """The file's attack names (and ``attack_params`` keys) in the one style, kebab-case.
+
+    An old name still works, with one warning (one line) naming the file's key, as the
+    API's ``attacks`` does (:func:`~privaudit._validation.canonical_names`).
+    """
+    from privaudit._validation import canonical_name, canonical_names
+
+    attacks = canonical_names(list(schema.attacks), param=f"attacks of {source}",
+                              func="privaudit audit model")
+    old_keys = [k for k in schema.attack_params if canonical_name(k) != k]
+    if old_keys:
+        canonical_names(old_keys, param=f"attack_params of {source}",
+                        func="privaudit audit model")
+    params = {canonical_name(k): v for k, v in schema.attack_params.items()}
+    return schema.model_copy(update={"attacks": attacks, "attack_params": params})
+
+
 def _check_recipe(schema: ModelAuditFile, source: str) -> None:
     """A recipe's keys must be parameters of that recipe (``callable``: of ``train``)."""
     import inspect
@@ -226,7 +244,7 @@ def load_audit_config(path: str | Path) -> AuditConfig:
         value, a YAML syntax error, a missing input file.
     """
     path = Path(path)
-    schema = read_config(path, ModelAuditFile)
+    schema = _canonical_attacks(read_config(path, ModelAuditFile), str(path))
     _check_attacks(schema, str(path))
     _check_recipe(schema, str(path))
     return _to_config(schema, path.parent, str(path))

@@ -118,4 +118,4 @@ def run_reference_study(
     for result in results:
         result.extra.update({"train_accuracy": train_acc, "test_accuracy": test_acc,
                              "target_model": f"MLPClassifier{hidden_layer_sizes}"})
-    return results
+    return list(results)  # the audit's AuditReport as the study's plain list of results
