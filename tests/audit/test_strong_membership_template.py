@@ -155,6 +155,20 @@ def test_old_and_new_names_give_the_same_numbers(data):
         audit_strong_membership(model, radii=[1.0])
 
 
+def test_a_numpy_generator_is_still_accepted_without_results_dir(data):
+    model, X, y, population = data
+    kw = {"radii": [1.0, None], "population": population}
+    seeded = audit_strong_membership(model, X, y, random_state=5, **kw)
+    for generator in (np.random.default_rng(5), np.random.SeedSequence(5)):
+        drawn = audit_strong_membership(model, X, y, random_state=generator, **kw)
+        for a, b in zip(_scores(seeded), _scores(drawn), strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert drawn[0].parameters["random_state"] is None  # no seed to record
+    assert seeded[0].parameters["random_state"] == 5
+    fresh = audit_strong_membership(model, X, y, random_state=None, **kw)
+    assert len(fresh) == 2
+
+
 def test_the_return_is_a_typed_report(data, tmp_path):
     model, X, y, population = data
     report = audit_strong_membership(model, X, y, radii=RADII, population=population,

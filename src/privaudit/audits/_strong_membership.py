@@ -687,14 +687,18 @@ def _radii(radii: object) -> Any:
     return tuple(math.inf if r is None else r for r in radii)
 
 
+#: What the function took before the template besides an int seed (numpy's generators).
+_GENERATORS = (np.random.Generator, np.random.RandomState, np.random.SeedSequence)
+
+
 def _seed(random_state: object, results_dir: object, func: str
           ) -> tuple[object, np.random.Generator | None]:
-    """The options' seed, or (0, the caller's generator) for a Generator or None.
+    """The options' seed, or (0, the caller's generator) for a generator or None.
 
     An int (or anything else) goes to :meth:`RunOptions.checked`, which refuses it by
     name; a generator has no seed to key saved results by, so not with ``results_dir``.
     """
-    if random_state is not None and not isinstance(random_state, np.random.Generator):
+    if random_state is not None and not isinstance(random_state, _GENERATORS):
         return random_state, None
     if results_dir is not None:
         raise param_error("random_state", func, "an int when 'results_dir' is given (a "
