@@ -206,9 +206,11 @@ def test_the_cli_config_takes_the_new_names_and_the_old_with_a_warning(tables, t
     checks = "exact_matches, singling_out_univariate" if old else \
         "exact-matches, singling-out-univariate"
     params = "singling_out_univariate" if old else "singling-out-univariate"
+    table = "synthetic" if old else "target"
     (tmp_path / "audit.yaml").write_text(
-        "tables: {synthetic: s.csv, original: o.csv, holdout: h.csv}\n"
-        f"checks: [{checks}]\ncheck_params: {{{params}: {{n_attacks: 30}}}}\n")
+        f"tables: {{{table}: s.csv, original: o.csv, holdout: h.csv}}\n"
+        f"checks: [{checks}]\ncheck_params: {{{params}: {{n_attacks: 30}}}}\n"
+        "executor: {name: local, n_jobs: 1}\ncache_dir: cache\n")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run = load_synthetic_config(tmp_path / "audit.yaml")
@@ -217,10 +219,27 @@ def test_the_cli_config_takes_the_new_names_and_the_old_with_a_warning(tables, t
                                metadata=None, checks=checks.replace(" ", ""))
     assert run.checks == option.checks == ["exact-matches", "singling-out-univariate"]
     assert run.check_params == {"singling-out-univariate": {"n_attacks": 30}}
+    assert run.tables["synthetic"] == tmp_path / "s.csv"
+    assert (run.executor, run.n_jobs, run.cache_dir) == ("local", 1, tmp_path / "cache")
     future = [str(w.message) for w in caught if w.category is FutureWarning]
-    # checks and check_params in the file, --checks: one warning each, only for old names
-    assert len(future) == (3 if old else 0), future
-    assert all("kebab-case" in m for m in future)
+    # tables.synthetic, checks and check_params in the file, --checks: one warning each,
+    # only for old names
+    assert len(future) == (4 if old else 0), future
+    assert sum("kebab-case" in m for m in future) == (3 if old else 0)
+    assert sum("'target'" in m for m in future) == (1 if old else 0)
+
+
+def test_the_cli_config_refuses_both_target_and_synthetic(tables, tmp_path):
+    from privaudit.cli._errors import ConfigError
+    from privaudit.cli._synthetic import load_synthetic_config
+
+    synthetic, original, _ = tables
+    synthetic.to_csv(tmp_path / "s.csv", index=False)
+    original.to_csv(tmp_path / "o.csv", index=False)
+    (tmp_path / "audit.yaml").write_text(
+        "tables: {target: s.csv, synthetic: s.csv, original: o.csv}\n")
+    with pytest.raises(ConfigError, match="synthetic"):
+        load_synthetic_config(tmp_path / "audit.yaml")
 
 
 def test_cache_dir_caches_the_text_embeddings_with_the_same_numbers(tmp_path):

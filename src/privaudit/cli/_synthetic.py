@@ -5,30 +5,42 @@ file in SDV's single-table form. Every problem names the file (and the key).
 
 The configuration file form (``--config``) has these sections::
 
-    tables: {synthetic: S.csv, original: O.csv, holdout: H.csv, control: C.csv}
+    tables: {target: S.csv, original: O.csv, holdout: H.csv, control: C.csv}
     metadata: M.json                           # optional: inferred from the original
     name: my-generator                         # the synthetic table's name in the report
     checks: [exact-matches, ims, dcr, nndr, distinguishability, singling-out-univariate,
              singling-out-multivariate, linkability, inference]
     check_params: {dcr: {quantile: 0.05}, inference: {secrets: [income]}}
     random_state: 0
+    executor: {name: local, n_jobs: 2}         # where the nearest-neighbour scans run
+    cache_dir: CACHE                           # the text checks' embeddings, computed once
     report: {out: DIR, n_bootstrap: 1000}
 
-Check names are kebab-case, as the API's; the old snake_case names (``exact_matches``,
-``singling_out_univariate``...) still work, in ``checks``, ``check_params`` and
+The names are the API's (:func:`privaudit.audit_synthetic`): the synthetic table is the
+``target``; check names are kebab-case. The old names (``tables.synthetic``,
+``exact_matches``, ``singling_out_univariate``...) still work, in the file and in
 ``--checks``, with a one-line warning.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from privaudit.cli._errors import ConfigError
-from privaudit.cli._sections import InputFile, Name, ReportSection, Section, Seed
+from privaudit.cli._errors import ConfigError, KeyProblem
+from privaudit.cli._sections import (
+    ExecutorSection,
+    InputFile,
+    Name,
+    OutputDir,
+    ReportSection,
+    Section,
+    Seed,
+)
 
 if TYPE_CHECKING:  # pandas and the synthetic engines load when a command runs
     import pandas as pd
@@ -40,12 +52,26 @@ __all__ = ["SyntheticAuditFile", "SyntheticRun", "load_synthetic_config", "run_s
 
 
 class TablesSection(Section):
-    """``tables``: the synthetic table, its training data, and the unseen real records."""
+    """``tables``: the synthetic table (``target``), its training data, unseen records."""
 
-    synthetic: InputFile
+    target: InputFile
     original: InputFile
     holdout: InputFile | None = None
     control: InputFile | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_synthetic_key(cls, raw: Any) -> Any:
+        """``synthetic``, the old name of ``target``: read, with a one-line warning."""
+        if not isinstance(raw, dict) or "synthetic" not in raw:
+            return raw
+        if "target" in raw:
+            raise KeyProblem("synthetic", "left out: 'target' names the synthetic table "
+                             "(give one of the two)", raw["synthetic"])
+        warnings.warn("tables: the key 'synthetic' is 'target' now (the audited synthetic "
+                      "table, as in audit_synthetic); the old key will be removed.",
+                      FutureWarning, stacklevel=2)
+        return {("target" if k == "synthetic" else k): v for k, v in raw.items()}
 
 
 class SyntheticAuditFile(Section):
@@ -57,6 +83,8 @@ class SyntheticAuditFile(Section):
     checks: list[Name] | None = None
     check_params: dict[Name, dict[Name, Any]] = Field(default_factory=dict)
     random_state: Seed = 0
+    executor: ExecutorSection = Field(default_factory=ExecutorSection)
+    cache_dir: OutputDir | None = None
     report: ReportSection = Field(default_factory=ReportSection)
 
 
@@ -72,6 +100,10 @@ class SyntheticRun:
     random_state: int = 0
     out: Path = Path("synthetic-audit-report")
     n_bootstrap: int = 1000
+    executor: str = "local"
+    n_jobs: int | None = None
+    address: str | None = None
+    cache_dir: Path | None = None
 
 
 def load_synthetic_config(path: str | Path) -> SyntheticRun:
@@ -85,13 +117,17 @@ def load_synthetic_config(path: str | Path) -> SyntheticRun:
     def at(value: str) -> Path:
         return Path(value) if Path(value).is_absolute() else base / value
 
+    tables = {("synthetic" if k == "target" else k): at(v)  # the --synthetic option's key
+              for k, v in cfg.tables.model_dump().items() if v is not None}
     return SyntheticRun(
-        tables={k: at(v) for k, v in cfg.tables.model_dump().items() if v is not None},
-        metadata=None if cfg.metadata is None else at(cfg.metadata), name=cfg.name,
+        tables=tables, metadata=None if cfg.metadata is None else at(cfg.metadata),
+        name=cfg.name,
         checks=None if cfg.checks is None else _check_names(cfg.checks, f"checks (in {path})"),
         check_params=_check_param_names(cfg.check_params, f"check_params (in {path})"),
         random_state=cfg.random_state,
-        out=at(cfg.report.out or "synthetic-audit-report"), n_bootstrap=cfg.report.n_bootstrap)
+        out=at(cfg.report.out or "synthetic-audit-report"), n_bootstrap=cfg.report.n_bootstrap,
+        executor=cfg.executor.name, n_jobs=cfg.executor.n_jobs, address=cfg.executor.address,
+        cache_dir=None if cfg.cache_dir is None else at(cfg.cache_dir))
 
 
 def synthetic_run(config: Path | None, *, tables: dict[str, Path | None],
@@ -215,7 +251,8 @@ def run_synthetic_audit(run: SyntheticRun, *, progress: Any = None) -> Path:
         control=frames.get("control"), metadata=metadata, checks=run.checks,
         check_params=run.check_params or None, name=name,
         dataset=run.tables["original"].name, random_state=run.random_state,
-        results_dir=run.out / "results", progress=progress)
+        executor=run.executor, n_jobs=run.n_jobs, address=run.address,
+        cache_dir=run.cache_dir, results_dir=run.out / "results", progress=progress)
     return build_report(results, run.out, n_bootstrap=run.n_bootstrap, progress=progress,
                         random_state=run.random_state,
                         title=f"Privacy audit of the synthetic table {name}")
