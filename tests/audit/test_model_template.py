@@ -232,3 +232,56 @@ def test_config_old_attack_names_warn_and_load_as_the_new(tmp_path, monkeypatch,
         cfg = load_audit_config(tmp_path / "audit.yaml")
     assert cfg.attacks == ["loss", "modified-entropy"]
     assert list(cfg.attack_params) == ["modified-entropy"]
+
+
+def test_a_crash_in_the_pool_keeps_the_finished_attacks(data, tmp_path, monkeypatch):
+    import privaudit.audits._model as model_module
+
+    common = {"attacks": ["rmia", "loss"], "population": data["population"],
+              "reference": ReferenceSpec(n_models=2), "results_dir": tmp_path,
+              "check_fidelity": False}
+
+    def crash(audit, name, run):
+        raise RuntimeError(f"crash in {name}")
+
+    monkeypatch.setitem(model_module._RUNNERS, "reference", crash)
+    with pytest.raises(RuntimeError, match="crash in rmia"):
+        _audit(data, **common)
+    monkeypatch.undo()
+    said = []
+    resumed = _audit(data, progress=said.append, **common)
+    assert "running loss" not in said and any("loss: reusing" in m for m in said)
+    assert "running rmia" in said
+    assert [r.attack for r in resumed] == ["rmia", "loss"]
+
+
+@pytest.mark.parametrize(("attacks", "mode", "refused"), [
+    (["rmia"], "auto", True),              # auto without an online attack: offline pool
+    (["shadow", "lira-offline"], "auto", True),
+    (["rmia"], "offline", True),
+    (["lira-online", "rmia"], "auto", False),  # online: audited records are candidates too
+    (["rmia"], "online", False),
+    (["loss"], "offline", False),           # no pool at all
+])
+def test_config_population_rows_are_counted_for_the_pool_planned(tmp_path, attacks, mode,
+                                                                  refused):
+    # Three population rows, 40 audited: too few for an offline pool at half of them (4
+    # needed), enough with the audited rows as candidates. The pool's mode comes from the
+    # attacks' tags, as audit_model plans it, not from their names.
+    import pandas as pd
+
+    from privaudit.cli._audit_config import AuditConfig
+    from privaudit.cli._datafiles import _check_reference_rows, _Table
+    from privaudit.cli._errors import ConfigError
+
+    cfg = AuditConfig(target_path=tmp_path / "m.skops", label_column="y",
+                      membership_column="m", data_path=tmp_path / "d.csv", attacks=attacks,
+                      reference_mode=mode)
+    pop = _Table(pd.DataFrame({"a": range(3)}), tmp_path / "p.csv", "population",
+                 "population.path")
+    data = _Table(pd.DataFrame({"a": range(40)}), tmp_path / "d.csv", "data", "data.path")
+    if refused:
+        with pytest.raises(ConfigError, match=r"has 3 row\(s\): too few"):
+            _check_reference_rows(pop, data, cfg)
+    else:
+        _check_reference_rows(pop, data, cfg)

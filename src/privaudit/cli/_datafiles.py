@@ -482,10 +482,14 @@ def _check_reference_rows(pop: _Table, data: _Table, cfg: AuditConfig) -> None:
 
     from privaudit.attacks import get_tags
 
-    needs = [a for a in cfg.attacks if get_tags(a).needs_reference_models]
+    tags = {a: get_tags(a) for a in cfg.attacks}
+    needs = [a for a in cfg.attacks if tags[a].needs_reference_models]
     if not needs:
         return
-    offline = cfg.reference_mode == "offline" or all(a.endswith("-offline") for a in needs)
+    # The pool's mode as audit_model plans it (plan_model_audit, from the tags): "auto"
+    # trains offline, on the population alone, unless an attack needs an online pool.
+    offline = cfg.reference_mode == "offline" or (
+        cfg.reference_mode == "auto" and not any(t.needs_online_pool for t in tags.values()))
     rows = len(pop.frame) + (0 if offline else len(data.frame))
     fraction = cfg.train_fraction or 0.5  # the default is at most a half
     need = math.ceil(2 / fraction)
