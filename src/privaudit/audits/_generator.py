@@ -197,8 +197,15 @@ class GeneratorSettings(AuditSettings):
     NOT_IN_KEY: ClassVar[frozenset[str]] = frozenset({"attacks", "attack_params"})
 
     def check(self, func: str) -> None:
-        """The declared rules, then what the game reads of ``reference``: its count only."""
+        """The declared rules, then two that join fields.
+
+        ``candidates`` only with a ``sensitive`` column; of ``reference`` the game reads
+        its count only.
+        """
         super().check(func)
+        if self.candidates is not None and self.sensitive is None:
+            raise param_error("candidates", func, "None unless 'sensitive' is given",
+                              self.candidates)
         spec = self.reference
         if not EVEN_RUNS.ok(spec.n_models) or spec.recipe is not None or (
                 spec.mode not in ("auto", "online") or spec.train_fraction is not None
@@ -247,13 +254,7 @@ def _check_secret(sensitive: Hashable | None, candidates: Sequence[Any] | None,
     population never holds.
     """
     if sensitive is None:
-        if candidates is not None:
-            raise param_error("candidates", _FUNC, "None unless 'sensitive' is given",
-                              candidates)
         return
-    if sensitive not in setup.pool.columns:
-        raise param_error("sensitive", _FUNC, f"a column of auxiliary_data "
-                          f"{list(setup.pool.columns)[:8]}", sensitive)
     if candidates is None:
         candidates = _two_frequent_values(setup.pool[sensitive], sensitive)
     values = list(dict.fromkeys(candidates))
@@ -371,15 +372,22 @@ def _target_positions(targets: Sequence[int], n_rows: int) -> np.ndarray:
     return chosen
 
 
-def _check_setup(auxiliary_data: pd.DataFrame, targets: pd.DataFrame | Sequence[int] | None,
-                 settings: GeneratorSettings, rng: np.random.Generator,
-                 scan: dict[str, Any]) -> _Setup:
-    """The game's tables and sizes: what depends on the data, checked before any run."""
+def _check_auxiliary(auxiliary_data: Any, sensitive: Hashable | None) -> None:
+    """The auxiliary data: a table of several records, holding the sensitive column."""
     import pandas as pd
 
     if not isinstance(auxiliary_data, pd.DataFrame) or len(auxiliary_data) < 4:
         raise param_error("auxiliary_data", _FUNC, "a pandas DataFrame of several records",
                           f"<{type(auxiliary_data).__name__}>", error=TypeError)
+    if sensitive is not None and sensitive not in auxiliary_data.columns:
+        raise param_error("sensitive", _FUNC, f"a column of auxiliary_data "
+                          f"{list(auxiliary_data.columns)[:8]}", sensitive)
+
+
+def _check_setup(auxiliary_data: pd.DataFrame, targets: pd.DataFrame | Sequence[int] | None,
+                 settings: GeneratorSettings, rng: np.random.Generator,
+                 scan: dict[str, Any]) -> _Setup:
+    """The game's tables and sizes: what depends on the data, checked before any run."""
     s = settings
     if targets is not None and s.n_targets is not None:
         raise param_error("n_targets", _FUNC, "None when 'targets' is given (the targets "
@@ -598,6 +606,7 @@ class GeneratorAudit(AuditKind):
         params = dict(s.generator_params or {})
         if isinstance(target, str):
             _check_builtin_params(target, params)
+        _check_auxiliary(auxiliary_data, s.sensitive)  # before the neighbours scan
         seeds = np.random.SeedSequence(int(options.random_state)).spawn(3)
         self.setup = _check_setup(auxiliary_data, targets, s,
                                   np.random.default_rng(seeds[0]), _scan_executor(options))
@@ -927,24 +936,24 @@ def audit_generator(
                                        ("reference_fraction", reference_fraction),
                                        ("secret", secret), ("secret_values", secret_values))
                 if value is not None]
+    kw = {"func": _FUNC, "category": FutureWarning}
+    target = renamed(generator, "generator", target, "target", None, **kw)
+    reserved_fraction = renamed(reference_fraction, "reference_fraction", reserved_fraction,
+                                "reserved_fraction", 0.2, **kw)
+    sensitive = renamed(secret, "secret", sensitive, "sensitive", None, **kw)
+    candidates = renamed(secret_values, "secret_values", candidates, "candidates", None,
+                         **kw)
     with _errors_name_as_given(old_used):
-        kw = {"func": _FUNC, "category": FutureWarning}
-        target = renamed(generator, "generator", target, "target", None, **kw)
-        reserved_fraction = renamed(reference_fraction, "reference_fraction",
-                                    reserved_fraction, "reserved_fraction", 0.2, **kw)
-        sensitive = renamed(secret, "secret", sensitive, "sensitive", None, **kw)
-        candidates = renamed(secret_values, "secret_values", candidates, "candidates",
-                             None, **kw)
         for param, value in (("target", target), ("auxiliary_data", auxiliary_data)):
             if value is None:
                 raise param_error(param, _FUNC, "given (it is required)", None,
                                   error=TypeError)
-        if n_shadow_runs is not None:  # refused under the keyword the caller used
-            check_declared(n_shadow_runs, [EVEN_RUNS], param="n_shadow_runs", func=_FUNC)
         spec = (ReferenceSpec(n_models=DEFAULT_SHADOW_RUNS)
                 if reference is None and n_shadow_runs is None else
                 reference_spec(reference, func=_FUNC, names={"n_shadow_runs": "n_models"},
                                category=FutureWarning, n_shadow_runs=n_shadow_runs))
+        if n_shadow_runs is not None:  # refused under the keyword the caller used
+            check_declared(n_shadow_runs, [EVEN_RUNS], param="n_shadow_runs", func=_FUNC)
         options = RunOptions.checked(
             _FUNC, random_state=random_state, executor=executor, n_jobs=n_jobs,
             address=address, cache_dir=cache_dir, results_dir=results_dir,

@@ -31,7 +31,8 @@ The configuration (``--config``, YAML) has these sections::
 Naming code (``callable``) is how the user opts in to running it; nothing is unpickled.
 The keys are the API's names (issue 21's one vocabulary); the old keys
 ``game.n_shadow_runs``, ``game.reference_fraction``, ``secret`` and ``secret_values`` are
-read with a :class:`FutureWarning` naming the new key, and errors name the key written.
+read as the new ones (``renamed_keys``) with a :class:`FutureWarning`, and errors name
+the key the file wrote.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -74,12 +75,13 @@ _PARAM_KEYS = {"auxiliary_data": "data.path", "targets": "targets", "n_targets":
                "n_test_runs": "game.n_test_runs", "reference": "reference.n_models",
                "reserved_fraction": "game.reserved_fraction", "sensitive": "sensitive",
                "candidates": "candidates", "generator_params": "generators[{i}].params"}
-#: Old configuration keys, read with a FutureWarning: old key -> (API parameter, new key).
-_OLD_KEYS = {"game.n_shadow_runs": ("reference", "reference.n_models"),
-             "game.reference_fraction": ("reserved_fraction", "game.reserved_fraction"),
-             "secret": ("sensitive", "sensitive"), "secret_values": ("candidates", "candidates")}
-#: Old keys read together: a file that writes one is answered with the other's old key too.
-_OLD_PAIRS = {"secret": "secret_values", "secret_values": "secret"}
+#: The API parameters whose configuration keys were renamed (issue 21): their new keys.
+_RENAMED_PARAMS = {"reference": "reference.n_models",
+                   "reserved_fraction": "game.reserved_fraction",
+                   "sensitive": "sensitive", "candidates": "candidates"}
+#: Keys read together: param -> (its pair, its old key), for a file in the old words.
+_OLD_PAIRS = {"candidates": ("sensitive", "secret_values"),
+              "sensitive": ("candidates", "secret")}
 #: Shadow runs when the file leaves them out (the API's DEFAULT_SHADOW_RUNS).
 _DEFAULT_SHADOW_RUNS = 100
 #: Functions whose parameters are a built-in generator's (``generators[i].params.<p>``).
@@ -137,9 +139,6 @@ class GameSection(Section):
     n_test_runs: Runs = 100
     knowledge: Literal["auxiliary", "exact"] = "auxiliary"
     reserved_fraction: Fraction = 0.2
-    # Old keys, read with a FutureWarning: reference.n_models, game.reserved_fraction.
-    n_shadow_runs: Runs | None = None
-    reference_fraction: Fraction | None = None
 
 
 class GeneratorReference(Section):
@@ -155,6 +154,12 @@ class GeneratorReference(Section):
 class GeneratorAuditFile(Section):
     """The configuration of ``privaudit audit generator``."""
 
+    #: Old keys, read as the new ones with a FutureWarning (issue 21's one vocabulary).
+    renamed_keys: ClassVar[Mapping[str, str]] = {
+        "game.n_shadow_runs": "reference.n_models",
+        "game.reference_fraction": "game.reserved_fraction",
+        "secret": "sensitive", "secret_values": "candidates"}
+
     data: DataPath
     targets: TargetsSection | None = None
     n_targets: Annotated[int, Field(ge=1)] | None = None
@@ -165,9 +170,6 @@ class GeneratorAuditFile(Section):
     attack_params: dict[Name, dict[Name, Any]] = Field(default_factory=dict)
     sensitive: Name | None = None
     candidates: TwoValues | None = None
-    # Old keys of sensitive and candidates, read with a FutureWarning.
-    secret: Name | None = None
-    secret_values: TwoValues | None = None
     executor: ExecutorSection = Field(default_factory=ExecutorSection)
     cache_dir: OutputDir | None = None
     random_state: Seed = 0
@@ -184,62 +186,22 @@ class GeneratorAuditFile(Section):
             raise KeyProblem("n_targets", "left out when 'targets' is given (the targets "
                              "are then those records)", self.n_targets)
         self._check_attack_params()
-        self._read_old_keys()
-        keys = self.written_keys()
         if self.candidates is not None and self.sensitive is None:
-            raise KeyProblem(keys["candidates"], f"left out unless '{keys['sensitive']}' is "
-                             "given", self.candidates)
+            raise KeyProblem("candidates", "left out unless 'sensitive' is given",
+                             self.candidates)
         return self
 
-    def old_keys(self) -> list[str]:
-        """The old keys written in the file (each read as its new key)."""
-        return [old for old in _OLD_KEYS if self._given(old)]
-
-    def _given(self, dotted: str) -> bool:
-        """Whether the file writes the key ``dotted`` (a section's key: the section)."""
-        section, _, key = dotted.rpartition(".")
-        if section == "game":
-            return key in self.game.model_fields_set
-        return (section or key) in self.model_fields_set
-
     def written_keys(self) -> dict[str, str]:
-        """The key written for each renamed parameter of the API: the old key or the new.
+        """The key the file wrote for each API parameter of a renamed key: old or new.
 
         A file in the old words (``secret``) is answered in them, its pair included
         (``secret_values``, even when left out), unless it wrote the pair's new key.
         """
-        keys = {param: new for param, new in _OLD_KEYS.values()}
-        for old in self.old_keys():
-            for key in (old, _OLD_PAIRS.get(old)):
-                if key is not None and not self._given(_OLD_KEYS[key][1]):
-                    keys[_OLD_KEYS[key][0]] = key
+        keys = {param: self.written_key(key) for param, key in _RENAMED_PARAMS.items()}
+        for param, (other, old) in _OLD_PAIRS.items():
+            if keys[other] != _RENAMED_PARAMS[other] and param not in self.model_fields_set:
+                keys[param] = old
         return keys
-
-    def _read_old_keys(self) -> None:
-        """Each old key as its new one, with a FutureWarning; both given is refused."""
-        import warnings
-
-        for old in self.old_keys():
-            new = _OLD_KEYS[old][1]
-            if self._given(new):
-                raise KeyProblem(old, f"left out when '{new}' is given (its old key)",
-                                 self._value(old))
-            warnings.warn(f"The '{old}' key of the audit configuration is now called "
-                          f"'{new}'; the old key will be removed.", FutureWarning,
-                          stacklevel=2)
-        g = self.game
-        if g.n_shadow_runs is not None:
-            self.reference = GeneratorReference(n_models=g.n_shadow_runs)
-        if g.reference_fraction is not None:
-            g.reserved_fraction = g.reference_fraction
-        if self.secret is not None:
-            self.sensitive = self.secret
-        if self.secret_values is not None:
-            self.candidates = self.secret_values
-
-    def _value(self, dotted: str) -> Any:
-        section, _, key = dotted.rpartition(".")
-        return getattr(getattr(self, section) if section else self, key)
 
     def _check_attack_params(self) -> None:
         """Known attack names; ``attack_params`` by the API's one check, named as keys."""
