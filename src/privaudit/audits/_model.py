@@ -311,14 +311,14 @@ class ModelAudit(AuditKind):
                                            reference_mode=spec.mode,
                                            augmentations=s.augmentations)
         _check_attack_plan(self.audit_plan, self.target, self._labels, spec.n_models)
-        self.X_pop, self.y_pop = check_population(population, X, self.y)
+        self.X_pop, self.y_pop = check_population(population, self.X, self.y)
         _require_population(self.audit_plan, self.X_pop)
         reference_names = self.audit_plan.of_kind("reference")
         # Before any work: a reference pool needs a recipe (a clone of a sklearn target).
         self.recipe = (_default_recipe(spec.recipe, self.target, reference_names)
                        if reference_names else None)
         self._audited: ModelOutputs | None = None
-        self._augmented: Any = None
+        self._augmented: tuple[ModelOutputs, ...] | None = None
         self._population: ModelOutputs | None = None
         self._pool: ReferenceOutputs | None = None
         self._model_part: str | None = None
@@ -404,7 +404,7 @@ class ModelAudit(AuditKind):
         """The outputs if some attack queried them, else None (slicing spends no query)."""
         return self._audited
 
-    def augmented(self) -> Any:
+    def augmented(self) -> tuple[ModelOutputs, ...]:
         """The target's outputs on the augmented records (once for every attack)."""
         if self._augmented is None:
             from privaudit.attacks.membership import query_augmented
