@@ -78,6 +78,7 @@ def _quiet():
                                                     "retain_accuracy"),
     ({"red_flag_thresholds": [0.5]}, "red_flag_thresholds"),
     ({"attacks": ["loss", "perplexity"]}, "attacks"), ({"attacks": []}, "attacks"),
+    ({"attacks": 5}, "attacks"), ({"attacks": [["loss"]]}, "attacks"),
     ({"random_state": "abc"}, "random_state"), ({"random_state": 1.5}, "random_state"),
     ({"executor": "bogus"}, "executor"), ({"n_jobs": 0}, "n_jobs"),
     ({"address": "ray://x"}, "address"), ({"dataset": 3}, "dataset"),
@@ -247,3 +248,15 @@ def test_old_statistic_names_in_the_cli_config_warn_and_are_renamed(tmp_path):
         run = llm_run(None, model=tmp_path / "model", texts=texts, text_column="text",
                       reference=None, retrained=None, attacks="loss,min_k")
     assert run.attacks == ["loss", "min-k"]
+
+
+def test_the_run_options_shard_the_scoring_without_changing_a_number(tiny, tmp_path):
+    args = {"members": tiny["texts"][:10], "non_members": tiny["texts"][10:20],
+            "attacks": ["loss", "min-k"], "blind_baseline": False, "subgroups": False}
+    target = (tiny["model"], tiny["tokenizer"])
+    plain = privaudit.audit_llm(target, **args)
+    sharded = privaudit.audit_llm(target, **args, executor="local", n_jobs=1,
+                                  cache_dir=tmp_path / "shards")
+    assert list((tmp_path / "shards").glob("shard-*.npz"))  # scored shard by shard
+    for a, b in zip(plain, sharded, strict=True):
+        np.testing.assert_array_equal(a.scores, b.scores)

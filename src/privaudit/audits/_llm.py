@@ -116,9 +116,10 @@ DEFAULT_LLM_STATISTICS: tuple[str, ...] = tuple(
     s.name for s in LLM_STATISTIC_REGISTRY.values() if s.default and s.needs is None)
 
 
-def _known_statistics(names: Sequence[str]) -> bool:
-    return (not isinstance(names, str) and len(names) > 0
-            and all(n in LLM_STATISTIC_REGISTRY for n in names))
+def _known_statistics(names: object) -> bool:
+    # A tuple: _attack_names made one of every sequence of names it was given.
+    return (isinstance(names, tuple) and len(names) > 0
+            and all(isinstance(n, str) and n in LLM_STATISTIC_REGISTRY for n in names))
 
 
 def _p_ok(value: object) -> bool:
@@ -358,8 +359,7 @@ class LLMAudit(SharedPassKind):
     def _parallel(self) -> dict[str, Any]:
         """How :func:`~privaudit.llm.score_texts` shards: in this process unless asked."""
         o = self.options
-        if isinstance(o.executor, str) and o.executor == "local" and o.n_jobs is None \
-                and o.cache_dir is None:
+        if o.executor == "local" and o.n_jobs is None and o.cache_dir is None:
             return {}
         return {"executor": o.resolved_executor, "cache_dir": o.cache_dir}
 
@@ -606,13 +606,11 @@ def _attack_names(attacks: Sequence[str] | str | None) -> tuple[str, ...] | None
     """The requested statistics, old names replaced (one FutureWarning), repeats dropped."""
     if attacks is None:
         return None
-    if isinstance(attacks, str):
-        attacks = [attacks]
-    if isinstance(attacks, (list, tuple)):
-        attacks = canonical_names(list(attacks), param="attacks", func=_FUNC, stacklevel=4)
     try:
-        return tuple(dict.fromkeys(attacks))
-    except TypeError:  # not a sequence of names: the settings' check names it
+        names = [attacks] if isinstance(attacks, str) else list(attacks)
+        names = canonical_names(names, param="attacks", func=_FUNC, stacklevel=4)
+        return tuple(dict.fromkeys(names))
+    except TypeError:  # not names: the settings' check refuses it, naming 'attacks'
         return attacks  # type: ignore[return-value]
 
 
