@@ -258,33 +258,19 @@ def _check_finite(table: pd.DataFrame, name: str) -> None:
                              "them with finite numbers or leave them missing.")
 
 
-#: The rows a check needs in a table: (check, table, parameter or None, fixed minimum, why).
-_MIN_ROWS = (
-    ("linkability", "synthetic", "n_neighbors", 1,
-     "it links two pieces of a record through their n_neighbors nearest synthetic rows"),
-    ("distinguishability", "synthetic", "n_splits", 1,
-     "one row per cross-validation fold (n_splits)"),
-    ("distinguishability", "original", "n_splits", 1,
-     "one row per cross-validation fold (n_splits)"),
-    ("dcr", "original", None, 2,
-     "its baseline is each training row's distance to its closest OTHER training row"),
-    ("nndr", "original", None, 2,
-     "it divides the distance to the closest training row by the second closest"),
-)
-
-
 def check_sizes(tables: SyntheticTables, params: Mapping[str, Mapping[str, Any]]) -> None:
     """Refuse, before any work, a table too small for a check: in the user's terms."""
-    for check, table, param, minimum, why in _MIN_ROWS:
-        if check not in params:
-            continue
-        need = max(minimum, int(params[check][param]) if param else minimum)
-        rows = len(getattr(tables, table))
-        if rows < need:
-            fix = (f"lower check_params[{check!r}][{param!r}], " if param else "")
-            raise ValueError(f"The {table} table has {rows} row{'s' * (rows != 1)}; {check} "
-                             f"needs at least {need} ({why}): give a larger table, {fix}or "
-                             f"leave {check} out of the checks.")
+    for check in params:
+        for need in SYNTHETIC_REGISTRY[check].min_rows:
+            n = max(need.minimum, int(params[check][need.param]) if need.param
+                    else need.minimum)
+            rows = len(getattr(tables, need.table))
+            if rows >= n:
+                continue
+            fix = f"lower check_params[{check!r}][{need.param!r}], " if need.param else ""
+            raise ValueError(f"The {need.table} table has {rows} row{'s' * (rows != 1)}; "
+                             f"{check} needs at least {n} ({need.why}): give a larger "
+                             f"table, {fix}or leave {check} out of the checks.")
 
 
 # --------------------------------------------------------------------------- the kind
@@ -321,9 +307,10 @@ class SyntheticAudit(AuditKind):
         self.settings: SyntheticSettings = settings
         self.tables = check_tables(target, original, holdout, control, metadata)
         has_text = bool(self.tables.metadata.text)
-        if not has_text and "text-memorization" in (settings.checks or ()):
-            raise param_error("checks", _FUNC, "text-memorization only with text columns "
-                              "in the metadata", "text-memorization")
+        for name in settings.checks or ():
+            if SYNTHETIC_REGISTRY[name].needs_text and not has_text:
+                raise param_error("checks", _FUNC, f"{name} only with text columns in the "
+                                  "metadata", name)
         self.params = settings.planned(has_text)
         check_sizes(self.tables, self.params)
         self.jobs = self._jobs()  # the secret columns checked here, before any work

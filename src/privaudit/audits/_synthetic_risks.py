@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # pandas (and pyarrow behind it) load when an audit runs
     #: The anonymeter evaluators a risk's counts come from.
     RiskEvaluator = SinglingOutEvaluator | LinkabilityEvaluator | InferenceEvaluator
 
-__all__ = ["SYNTHETIC_REGISTRY", "SyntheticCheck", "SyntheticTables", "SyntheticWork",
+__all__ = ["SYNTHETIC_REGISTRY", "MinRows", "SyntheticCheck", "SyntheticTables", "SyntheticWork",
            "check_of", "default_aux_cols", "inference_secrets"]
 
 #: One result of a check.
@@ -100,6 +100,22 @@ Runner = Callable[[SyntheticWork, Mapping[str, Any], "str | None"], CheckResult]
 
 
 @dataclass(frozen=True)
+class MinRows:
+    """The rows a check needs in one table: ``minimum``, or its parameter ``param``'s value.
+
+    ``why`` says why, in the user's terms (the error quotes it).
+    """
+
+    table: Literal["synthetic", "original"]
+    minimum: int
+    why: str
+    param: str | None = None
+
+
+_FOLDS = "one row per cross-validation fold (n_splits)"
+
+
+@dataclass(frozen=True)
 class SyntheticCheck:
     """One check of ``audit_synthetic``, declared once.
 
@@ -122,6 +138,8 @@ class SyntheticCheck:
         Runs only on tables with text columns (and only then by default).
     fractions : tuple of str
         Its parameters that are fractions in (0, 1).
+    min_rows : tuple of MinRows
+        The rows it needs in a table, checked before any work.
     """
 
     run: Runner
@@ -131,6 +149,7 @@ class SyntheticCheck:
     per_secret: bool = False
     needs_text: bool = False
     fractions: tuple[str, ...] = ()
+    min_rows: tuple[MinRows, ...] = ()
 
 
 def check_of(result_name: str) -> str:
@@ -301,18 +320,28 @@ def inference_secrets(tables: SyntheticTables, params: Mapping[str, Any]) -> lis
 SYNTHETIC_REGISTRY: dict[str, SyntheticCheck] = {
     "exact-matches": SyntheticCheck(_exact_matches),
     "ims": SyntheticCheck(_ims),
-    "dcr": SyntheticCheck(_closeness(0), {"quantile": 0.05}, fractions=("quantile",)),
-    "nndr": SyntheticCheck(_closeness(1), {"quantile": 0.05}, fractions=("quantile",)),
+    "dcr": SyntheticCheck(
+        _closeness(0), {"quantile": 0.05}, fractions=("quantile",),
+        min_rows=(MinRows("original", 2, "its baseline is each training row's distance to "
+                          "its closest OTHER training row"),)),
+    "nndr": SyntheticCheck(
+        _closeness(1), {"quantile": 0.05}, fractions=("quantile",),
+        min_rows=(MinRows("original", 2, "it divides the distance to the closest training "
+                          "row by the second closest"),)),
     "distinguishability": SyntheticCheck(
         _distinguishability, {"n_estimators": 100, "n_splits": 5, "max_text_features": 1000},
-        baseline="random-guess", labelled=True),
+        baseline="random-guess", labelled=True,
+        min_rows=(MinRows("synthetic", 1, _FOLDS, "n_splits"),
+                  MinRows("original", 1, _FOLDS, "n_splits"))),
     "singling-out-univariate": SyntheticCheck(
         _singling_out("univariate"), {"n_attacks": 500}, baseline="control"),
     "singling-out-multivariate": SyntheticCheck(
         _singling_out("multivariate"), {"n_attacks": 500, "n_cols": 3}, baseline="control"),
     "linkability": SyntheticCheck(
         _linkability, {"n_attacks": 500, "aux_cols": None, "n_neighbors": 10},
-        baseline="control"),
+        baseline="control",
+        min_rows=(MinRows("synthetic", 1, "it links two pieces of a record through their "
+                          "n_neighbors nearest synthetic rows", "n_neighbors"),)),
     "inference": SyntheticCheck(
         _inference, {"n_attacks": 500, "secrets": None, "aux_cols": None},
         baseline="control", per_secret=True),
