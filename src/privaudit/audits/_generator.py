@@ -69,7 +69,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from privaudit.attacks.generator import GeneratorAttack
     from privaudit.report import AuditReport
     from privaudit.results import AttackResult
-    from privaudit.training import GeneratorRuns, ReferenceSpec
+    from privaudit.training import Executor, GeneratorRuns, ReferenceSpec
 
 __all__ = ["DEFAULT_GENERATOR_ATTACKS", "DEFAULT_SHADOW_RUNS", "EVEN_RUNS", "GeneratorAudit",
            "GeneratorSettings", "TargetRuns", "audit_generator", "model_free_guesses",
@@ -101,7 +101,8 @@ EVEN_RUNS = _EvenCount(low=2)
 
 
 def vulnerable_records(data: pd.DataFrame, n_records: int, *, n_neighbors: int = 5,
-                       executor: Any = None, n_jobs: int | None = None) -> np.ndarray:
+                       executor: str | Executor | None = None,
+                       n_jobs: int | None = None) -> np.ndarray:
     """Positions of the ``n_records`` rows farthest from their nearest neighbours.
 
     A row's vulnerability is its mean Gower distance to its ``n_neighbors`` nearest other
@@ -506,8 +507,8 @@ class TargetRuns:
     target shares. This holds one :class:`~privaudit.audits.AuditRun` per target, routes
     each job by its name to its target's run and the attack key it is filed under there,
     and counts every job on one progress bar. It has the part of ``AuditRun``'s interface
-    that :func:`drive` and the kinds use (``tracking``, ``reuse``, ``finish``, ``say``,
-    ``seed``, ``progress``).
+    that :func:`drive` and the kinds use (``tracking``, ``reuse``, ``finish``, ``enrich``,
+    ``say``, ``seed``, ``progress``).
 
     Parameters
     ----------
@@ -561,6 +562,11 @@ class TargetRuns:
         if self._step is not None:
             self._step.advance()
         return finished
+
+    def enrich(self, job: str, result: AttackResult, *, save: bool = False) -> bool:
+        """Run the enrichers on a reused ``result`` as its target's run does."""
+        target, attack = self.route[job]
+        return self.runs[target].enrich(attack, result, save=save)
 
 
 # --- the kind ---------------------------------------------------------------------------------
@@ -680,13 +686,11 @@ class GeneratorAudit(AuditKind):
         from privaudit.training import data_fingerprint
 
         o, setup = self.options, self.setup
-        shared = (self.kind, *self.identity(), self.settings.key_items(), o.dataset,
-                  o.random_state)
-        store = o.store()
+        shared, store = self.run_identity(), o.store()
         runs = [AuditRun(func=self.func, target_name=name, random_state=o.random_state,
                          identity=(*shared, data_fingerprint(setup.targets.iloc[[t]])),
                          store=store, baseline=self.baseline(), enrichers=self.enrichers(),
-                         progress=o.progress, dataset=o.dataset, kind=self.kind)
+                         progress=self.progress, dataset=o.dataset, kind=self.kind)
                 for t, name in enumerate(setup.target_names)]
         route = {name: (r.target, r.filed_as) for name, r in self.routes.items()}
         return TargetRuns(runs, route, self.generator)
@@ -718,7 +722,7 @@ class GeneratorAudit(AuditKind):
         phases: dict[str, Any] = {}
         for part, label in (("train", "shadow_runs"), ("test", "test_runs")):
             start = time.perf_counter()
-            runs = self.runs[part].run(progress=self.options.progress)
+            runs = self.runs[part].run(progress=self.progress)
             phases[label] = {
                 "seconds": time.perf_counter() - start,
                 "generator_seconds": float(np.nansum(runs.run_seconds_)),
@@ -823,12 +827,12 @@ def audit_generator(
     name: str | None = None,
     dataset: str = "",
     random_state: int = 0,
-    executor: Any = "local",
+    executor: str | Executor = "local",
     n_jobs: int | None = None,
     address: str | None = None,
     cache_dir: str | Path | None = None,
     results_dir: str | Path | None = None,
-    progress: Any = None,
+    progress: Callable[[str], object] | Progress | None = None,
     generator: Any = None,
     n_shadow_runs: int | None = None,
     reference_fraction: float | None = None,
@@ -971,7 +975,7 @@ def audit_generator(
     return drive(audit)
 
 
-def _recipe_print(runs: Any) -> str:
+def _recipe_print(runs: GeneratorRuns) -> str:
     from privaudit.training import GeneratorRecipe
 
     generator = runs.generator
