@@ -226,7 +226,7 @@ def test_the_cli_config_takes_the_new_names_and_the_old_with_a_warning(tables, t
     # only for old names
     assert len(future) == (4 if old else 0), future
     assert sum("kebab-case" in m for m in future) == (3 if old else 0)
-    assert sum("'target'" in m for m in future) == (1 if old else 0)
+    assert sum("'tables.target'" in m for m in future) == (1 if old else 0)
 
 
 def test_the_cli_config_refuses_both_target_and_synthetic(tables, tmp_path):
@@ -238,7 +238,7 @@ def test_the_cli_config_refuses_both_target_and_synthetic(tables, tmp_path):
     original.to_csv(tmp_path / "o.csv", index=False)
     (tmp_path / "audit.yaml").write_text(
         "tables: {target: s.csv, synthetic: s.csv, original: o.csv}\n")
-    with pytest.raises(ConfigError, match="synthetic"):
+    with pytest.raises(ConfigError, match=r"'tables\.synthetic'.*'tables\.target'"):
         load_synthetic_config(tmp_path / "audit.yaml")
 
 

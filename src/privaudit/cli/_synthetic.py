@@ -24,14 +24,14 @@ The names are the API's (:func:`privaudit.audit_synthetic`): the synthetic table
 
 from __future__ import annotations
 
-import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from privaudit.cli._errors import ConfigError, KeyProblem
+from privaudit.cli._errors import ConfigError
 from privaudit.cli._sections import (
     ExecutorSection,
     InputFile,
@@ -59,23 +59,13 @@ class TablesSection(Section):
     holdout: InputFile | None = None
     control: InputFile | None = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _old_synthetic_key(cls, raw: Any) -> Any:
-        """``synthetic``, the old name of ``target``: read, with a one-line warning."""
-        if not isinstance(raw, dict) or "synthetic" not in raw:
-            return raw
-        if "target" in raw:
-            raise KeyProblem("synthetic", "left out: 'target' names the synthetic table "
-                             "(give one of the two)", raw["synthetic"])
-        warnings.warn("tables: the key 'synthetic' is 'target' now (the audited synthetic "
-                      "table, as in audit_synthetic); the old key will be removed.",
-                      FutureWarning, stacklevel=2)
-        return {("target" if k == "synthetic" else k): v for k, v in raw.items()}
 
 
 class SyntheticAuditFile(Section):
     """The configuration of ``privaudit audit synthetic``."""
+
+    #: Old key -> the API's name (read with a FutureWarning by ``read_config``).
+    renamed_keys: ClassVar[Mapping[str, str]] = {"tables.synthetic": "tables.target"}
 
     tables: TablesSection
     metadata: InputFile | None = None
