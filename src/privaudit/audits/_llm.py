@@ -5,7 +5,7 @@ model (the target, each ``compare=`` model, the ``retrained=`` model) and one
 :class:`BlindBaselineAudit` for the texts alone, each driven through the shared run key,
 reuse and finish. Every statistic of one model comes from one scoring pass
 (:func:`privaudit.llm.score_texts`), so a model's statistics are jobs that share their
-work (:class:`SharedPassKind`, :func:`drive_shared`): the pass is skipped entirely when
+work (a :class:`~privaudit.audits._template.SharedPassKind`): the pass is skipped entirely when
 the store already holds every result of that model under the same run key, and scores
 only the missing statistics otherwise.
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +44,14 @@ from privaudit.audits._llm_checks import (
     red_flags,
 )
 from privaudit.audits._run import AuditRun, Enricher
-from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions, drive
+from privaudit.audits._template import (
+    AuditKind,
+    AuditSettings,
+    Job,
+    RunOptions,
+    SharedPassKind,
+    drive,
+)
 from privaudit.exceptions import DegenerateInputWarning
 from privaudit.results import AttackResult, Finding, SliceSummary
 
@@ -59,7 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DEFAULT_LLM_STATISTICS", "LLM_STATISTICS", "LLM_STATISTIC_REGISTRY",
            "BlindBaselineAudit", "LLMAudit", "LLMSettings", "LLMStatistic",
-           "SharedPassKind", "audit_llm", "drive_shared", "guide_output"]
+           "audit_llm", "guide_output"]
 
 _FUNC = "audit_llm"
 
@@ -239,52 +245,6 @@ class _Corpus:
 
 
 # --- the template's extension: jobs that share one pass of work -------------------------
-
-class SharedPassKind(AuditKind):
-    """An audit kind whose jobs share one pass of work (e.g. one scoring pass per model).
-
-    :meth:`run_jobs` computes every missing job together; :func:`drive_shared` reuses
-    what the store holds first, so the pass is skipped when nothing is missing.
-    """
-
-    @abstractmethod
-    def run_jobs(self, jobs: list[Job], run: AuditRun) -> dict[str, Any]:
-        """The results of ``jobs`` (not yet finished), by job name, from one pass."""
-
-    def run_job(self, job: Job, run: AuditRun) -> Any:
-        return self.run_jobs([job], run)[job.name]
-
-
-def drive_shared(audit: SharedPassKind) -> AuditReport:
-    """:func:`~privaudit.audits._template.drive` for jobs that share one pass of work.
-
-    Reuse every saved result first, then compute the missing jobs in one
-    :meth:`SharedPassKind.run_jobs` and finish each; results reused from the store are
-    enriched again (enrichers add only what is missing) and saved when that changed them.
-    """
-    jobs = audit.plan()
-    names = [j.name for j in jobs]
-    if len(set(names)) != len(names):
-        raise param_error("attacks", audit.func, "names without repetition", names)
-    run = audit.make_run()
-    done: dict[str, Any] = {}
-    with run.tracking(len(jobs), audit.description):
-        for job in jobs:
-            saved = run.reuse(job.name, job.key_parts, audit.consistent(job))
-            if saved is not None:
-                done[job.name] = saved
-        reused = set(done)
-        missing = [j for j in jobs if j.name not in reused]
-        if missing:
-            computed = audit.run_jobs(missing, run)
-            for job in missing:
-                done[job.name] = run.finish(job.name, job.key_parts, computed[job.name])
-    for job in jobs:
-        if job.name in reused:
-            run.enrich(job.name, done[job.name], save=True)
-    ordered = [done[j.name] for j in sorted(jobs, key=lambda j: j.order)]
-    return audit.report(audit.finished(ordered, run))
-
 
 # --- the kinds --------------------------------------------------------------------------
 
@@ -591,10 +551,10 @@ def _run_llm_audit(main: LLMAudit, others: list[LLMAudit], blind: BlindBaselineA
     from privaudit.report import AuditReport
 
     baselines = () if blind is None else drive(blind).baselines
-    compared = {other.target_name(): drive_shared(other).results for other in others}
+    compared = {other.target_name(): drive(other).results for other in others}
     findings.retrained = {r.attack: r for r in compared.get("retrained", ())}
     main.compare_with(baselines[0] if baselines else None)
-    results = drive_shared(main).results
+    results = drive(main).results
     others_results = [r for rs in compared.values() for r in rs]
     return AuditReport(results, baselines=baselines, compared=others_results, kind="llm",
                        func=_FUNC, flat=[*results, *baselines, *others_results])

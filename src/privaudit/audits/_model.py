@@ -296,7 +296,6 @@ class ModelAudit(AuditKind):
     def __init__(self, target: object, X: ArrayLike, y: ArrayLike, labels: ArrayLike, *,
                  population: tuple[Any, ArrayLike] | None, record_ids: ArrayLike | None,
                  settings: ModelSettings, options: RunOptions) -> None:
-        from privaudit._progress import as_progress
         from privaudit.targets import as_target
 
         super().__init__(settings, options)
@@ -322,7 +321,6 @@ class ModelAudit(AuditKind):
         self._population: ModelOutputs | None = None
         self._pool: ReferenceOutputs | None = None
         self._model_part: str | None = None
-        self.progress: Progress = as_progress(options.progress, func=_FUNC)
 
     # --- what the driver reads ---------------------------------------------------------
     @property
@@ -360,7 +358,7 @@ class ModelAudit(AuditKind):
         return [SliceEnricher(self.audited_if_queried, self._labels,
                               self.options.random_state)]
 
-    def make_run(self) -> AuditRun:
+    def run_identity(self) -> tuple[Any, ...]:
         """The run keyed as earlier releases keyed it: their saved results are reused.
 
         The template's key would add the kind and the settings' key items, but every
@@ -368,12 +366,7 @@ class ModelAudit(AuditKind):
         identity, the dataset and the seed enter, in the order results were saved with.
         """
         o = self.options
-        identity = (*self.identity(), o.dataset, o.random_state)
-        return AuditRun(func=self.func, target_name=self.target_name(), identity=identity,
-                        random_state=o.random_state, store=o.store(),
-                        baseline=self.baseline(), enrichers=self.enrichers(),
-                        progress=self.progress, dataset=o.dataset, answers=self.answers(),
-                        kind=self.kind)
+        return (*self.identity(), o.dataset, o.random_state)
 
     def plan(self) -> list[Job]:
         p, ref = self.audit_plan, self.settings.reference

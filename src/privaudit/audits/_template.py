@@ -42,7 +42,7 @@ from privaudit._validation import (
 from privaudit.audits._baselines import Baseline, RandomGuessBaseline
 from privaudit.audits._run import AuditRun, Enricher
 
-__all__ = ["AuditKind", "AuditSettings", "Job", "RunOptions", "drive"]
+__all__ = ["AuditKind", "AuditSettings", "Job", "RunOptions", "SharedPassKind", "drive"]
 
 
 @dataclass(frozen=True)
@@ -202,13 +202,20 @@ class AuditKind(ABC):
     Settings: ClassVar[type[AuditSettings]]
     #: What the progress bar counts ("Attacks on <target>").
     description: ClassVar[str] = "Attacks"
+    #: Whether the jobs share one pass of work (:class:`SharedPassKind`): :func:`drive`
+    #: then computes every missing job in one :meth:`run_jobs` call.
+    shared_pass: ClassVar[bool] = False
 
     def __init__(self, settings: AuditSettings, options: RunOptions) -> None:
         if not isinstance(settings, self.Settings):
             raise TypeError(f"{type(self).__name__} takes {self.Settings.__name__}, "
                             f"not {type(settings).__name__}")
+        from privaudit._progress import as_progress
+
         settings.check(self.func)
         self.settings, self.options = settings, options
+        #: One progress object for the kind's own messages and its run's.
+        self.progress = as_progress(options.progress, func=self.func)
 
     @abstractmethod
     def target_name(self) -> str:
@@ -228,6 +235,10 @@ class AuditKind(ABC):
     @abstractmethod
     def run_job(self, job: Job, run: AuditRun) -> Any:
         """Compute the result of ``job`` (not yet finished: the driver finishes it)."""
+
+    def run_jobs(self, jobs: list[Job], run: AuditRun) -> dict[str, Any]:
+        """The results of ``jobs``, by job name (one :meth:`run_job` each by default)."""
+        return {job.name: self.run_job(job, run) for job in jobs}
 
     @property
     @abstractmethod
@@ -258,25 +269,55 @@ class AuditKind(ABC):
 
         return AuditReport(results, kind=self.kind, func=self.func)
 
-    def make_run(self) -> AuditRun:
-        """The :class:`AuditRun` keyed on the identity, the settings and the options."""
+    def run_identity(self) -> tuple[Any, ...]:
+        """What the run key digests.
+
+        The kind, :meth:`identity`, the settings' key items
+        (:meth:`AuditSettings.key_items`), the dataset and the seed. A kind whose saved
+        results predate the template may keep its old key here, so they are still reused
+        (the model kind does).
+        """
         o = self.options
-        identity = (self.kind, *self.identity(), self.settings.key_items(),
-                    o.dataset, o.random_state)
-        return AuditRun(func=self.func, target_name=self.target_name(), identity=identity,
-                        random_state=o.random_state, store=o.store(),
-                        baseline=self.baseline(), enrichers=self.enrichers(),
-                        progress=o.progress, dataset=o.dataset, answers=self.answers(),
-                        kind=self.kind)
+        return (self.kind, *self.identity(), self.settings.key_items(), o.dataset,
+                o.random_state)
+
+    def make_run(self) -> AuditRun:
+        """The :class:`AuditRun` keyed on :meth:`run_identity`, with the run options."""
+        o = self.options
+        return AuditRun(func=self.func, target_name=self.target_name(),
+                        identity=self.run_identity(), random_state=o.random_state,
+                        store=o.store(), baseline=self.baseline(),
+                        enrichers=self.enrichers(), progress=self.progress,
+                        dataset=o.dataset, answers=self.answers(), kind=self.kind)
+
+
+class SharedPassKind(AuditKind):
+    """An audit kind whose jobs share one pass of work (one scoring pass per LLM).
+
+    :meth:`run_jobs` computes every missing job together; :func:`drive` reuses what the
+    store holds first, so the pass is skipped when nothing is missing and otherwise
+    computes only the missing jobs.
+    """
+
+    shared_pass = True
+
+    @abstractmethod
+    def run_jobs(self, jobs: list[Job], run: AuditRun) -> dict[str, Any]:
+        """The results of ``jobs`` (not yet finished), by job name, from one pass."""
+
+    def run_job(self, job: Job, run: AuditRun) -> Any:
+        return self.run_jobs([job], run)[job.name]
 
 
 def drive(audit: AuditKind) -> Any:
     """Run ``audit``: plan -> reuse or run each job -> finish -> its report.
 
-    The one loop of every audit kind. Saved results of the same audit are reused (a
-    damaged one recomputed, with a warning); every new result is finished (provenance,
-    baseline, enrichers, atomic save) as soon as it is computed, so a crash loses only
-    the result being computed and a rerun resumes.
+    The one loop of every audit kind. Saved results of the same audit are reused first (a
+    damaged one recomputed, with a warning) and enriched again (an enricher adds only what
+    they lack, saved when it changed them); every new result is finished (provenance,
+    baseline, enrichers, atomic save) as soon as it is computed, so a crash loses only the
+    result being computed and a rerun resumes. A :class:`SharedPassKind` computes its
+    missing jobs in one pass, then finishes each.
     """
     jobs = audit.plan()
     _check_jobs(jobs, audit.func)
@@ -285,8 +326,20 @@ def drive(audit: AuditKind) -> Any:
     with run.tracking(len(jobs), audit.description):
         for job in jobs:
             saved = run.reuse(job.name, job.key_parts, audit.consistent(job))
-            done[job.name] = saved if saved is not None else run.finish(
-                job.name, job.key_parts, audit.run_job(job, run))
+            if saved is not None:
+                done[job.name] = saved
+        reused = set(done)
+        missing = [job for job in jobs if job.name not in reused]
+        if audit.shared_pass and missing:
+            computed = audit.run_jobs(missing, run)
+            for job in missing:
+                done[job.name] = run.finish(job.name, job.key_parts, computed[job.name])
+        else:
+            for job in missing:
+                done[job.name] = run.finish(job.name, job.key_parts, audit.run_job(job, run))
+    for job in jobs:
+        if job.name in reused:
+            run.enrich(job.name, done[job.name], save=True)
     ordered = [done[j.name] for j in sorted(jobs, key=lambda j: j.order)]
     return audit.report(audit.finished(ordered, run))
 
