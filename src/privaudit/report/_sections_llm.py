@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from privaudit._validation import canonical_name
 from privaudit.report._format import cell, fmt
 from privaudit.report._section import Finding, ReportSection, ReportView
 from privaudit.report._sections_membership import result_finding, tpr_cell
@@ -20,10 +21,16 @@ from privaudit.results import AttackResult, result_type_of
 
 __all__ = ["LLMSection", "llm_context"]
 
-#: How the statistics are named on the page.
-STATISTIC_LABELS = {"loss": "LOSS", "min_k": "Min-K%", "min_k_plus_plus": "Min-K%++",
+#: How the statistics are named on the page (by their kebab-case names; results saved
+#: under an older name are read through :func:`~privaudit._validation.canonical_name`).
+STATISTIC_LABELS = {"loss": "LOSS", "min-k": "Min-K%", "min-k-plus-plus": "Min-K%++",
                     "zlib": "zlib", "reference": "Reference", "gradnorm": "GradNorm",
-                    "dc_pdd": "DC-PDD", "recall": "ReCaLL"}
+                    "dc-pdd": "DC-PDD", "recall": "ReCaLL"}
+
+
+def statistic_label(name: str) -> str:
+    """The page's name of LLM statistic ``name`` (old names too), else ``name`` itself."""
+    return STATISTIC_LABELS.get(canonical_name(name), name)
 BLIND = "blind-baseline"
 
 
@@ -49,7 +56,7 @@ def _row(result: AttackResult, metrics: dict[str, Any]) -> dict[str, Any]:
     baseline = result.audit.baseline
     leak = next((f.value for f in result.audit.findings if f.code == "privleak"), None)
     return {
-        "statistic": STATISTIC_LABELS.get(result.attack, result.attack),
+        "statistic": statistic_label(result.attack),
         "auc": cell(metrics["auc"]), "tpr1": _tpr(metrics, 0.01),
         "tpr01": _tpr(metrics, 0.001),
         "blind": fmt(baseline.details.get("blind_auc")) if baseline else "—",
@@ -85,7 +92,7 @@ def llm_context(results: Sequence[Any], metric_dicts: Sequence[dict[str, Any]]
                        "findings": [{"severity": s, "message": msg}
                                     for s, msg in sorted(findings, reverse=True)]})
     statistics = list(dict.fromkeys(r.attack for rows in models.values() for r, _ in rows))
-    side_by_side = [{"statistic": STATISTIC_LABELS.get(s, s), "cells": [
+    side_by_side = [{"statistic": statistic_label(s), "cells": [
         next((cell(m["auc"]) for r, m in models[name] if r.attack == s), cell(None))
         for name in models]} for s in statistics]
     return {"llm_tables": tables, "llm_models": [key[0] for key in models],
