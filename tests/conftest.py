@@ -34,6 +34,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.timeout(limit))
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``-n N`` (xdist's ``load``): keep the tests that share a setup on one worker."""
+    if config.getvalue("dist") != "load":
+        return None
+    from _xdist_shared_setup import SharedSetupScheduling
+
+    return SharedSetupScheduling(config, log)
+
+
 _modules_seen = 0
 
 

@@ -1,0 +1,56 @@
+"""pytest-xdist scheduling that keeps the tests sharing a setup on one worker.
+
+xdist's ``load`` distribution (``pytest -n 2``) sends tests to whichever worker is free, so
+the tests of one module are split between the workers, and a module-scoped fixture (a
+fitted model, a study's run, a tiny GPT-2) or a module's cached function is then built
+once per worker instead of once. ``SharedSetupScheduling`` is xdist's ``loadscope``
+scheduler with a finer scope: the whole module for a module that builds such a setup,
+the test alone for every other test (which is ``load``). xdist sends the largest scopes
+first, so a shared module starts early and does not hold the last worker alone.
+
+xdist's own ``--dist loadgroup`` cannot be used for this: with pytest 9 its
+``xdist_group`` marks no longer reach the test ids the scheduler reads, and the
+controller, which does not collect, cannot see the marks itself. The test files are read
+as text instead (nothing imported), once each.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+from xdist.scheduler import LoadScopeScheduling
+
+#: A fixture built once per module (or class) or a function whose results a module caches.
+SHARED_SETUP = re.compile(
+    r"""@pytest\.fixture\([^)]*scope=["'](?:module|class|session)["']"""
+    r"|@(?:functools\.)?(?:lru_cache|cache)\b"
+)
+
+#: Tests of different modules that share one process-wide setup: they run on one worker.
+SHARED_ACROSS_MODULES: dict[str, str] = {}
+
+
+@cache
+def shares_a_setup(path: Path) -> bool:
+    """Whether the test module at ``path`` builds a setup its tests share."""
+    try:
+        return SHARED_SETUP.search(path.read_text(encoding="utf-8")) is not None
+    except OSError:
+        return False
+
+
+def scope_of(nodeid: str, root: Path) -> str:
+    """The unit of work of the test ``nodeid``: its group, its module or itself."""
+    if nodeid in SHARED_ACROSS_MODULES:
+        return SHARED_ACROSS_MODULES[nodeid]
+    path = nodeid.split("::", 1)[0]
+    return path if shares_a_setup(root / path) else nodeid
+
+
+class SharedSetupScheduling(LoadScopeScheduling):
+    """``load``, except that a module building a shared setup is one unit of work."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return scope_of(nodeid, Path(self.config.rootpath))

@@ -1,0 +1,73 @@
+"""``pytest -n N`` keeps the tests that share a module's setup on one worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from _xdist_shared_setup import SharedSetupScheduling, scope_of, shares_a_setup
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("source", [
+    '@pytest.fixture(scope="module")\ndef model():\n    return 1\n',
+    "@pytest.fixture(autouse=True, scope='class')\ndef model():\n    return 1\n",
+    '@pytest.fixture(scope="session", params=[1, 2])\ndef model(request):\n    return 1\n',
+    "@functools.lru_cache(maxsize=1)\ndef fitted():\n    return 1\n",
+    "@functools.cache\ndef fitted(name):\n    return name\n",
+    "@lru_cache\ndef fitted():\n    return 1\n",
+])
+def test_a_module_building_a_shared_setup_is_one_unit(tmp_path: Path, source: str) -> None:
+    (tmp_path / "test_a.py").write_text(source)
+    assert shares_a_setup(tmp_path / "test_a.py")
+    for test in ("test_a.py::test_one", "test_a.py::test_two[x-1]", "test_a.py::Cls::test"):
+        assert scope_of(test, tmp_path) == "test_a.py"
+
+
+@pytest.mark.parametrize("source", [
+    "@pytest.fixture\ndef model():\n    return 1\n",
+    '@pytest.fixture(scope="function")\ndef model():\n    return 1\n',
+    "# a module-scoped fixture would be costly here\ndef test_x():\n    pass\n",
+])
+def test_any_other_test_is_a_unit_of_its_own(tmp_path: Path, source: str) -> None:
+    (tmp_path / "test_b.py").write_text(source)
+    assert scope_of("test_b.py::test_one", tmp_path) == "test_b.py::test_one"
+    assert scope_of("test_b.py::test_two", tmp_path) == "test_b.py::test_two"
+
+
+def test_a_missing_file_is_a_unit_per_test(tmp_path: Path) -> None:
+    assert scope_of("gone.py::test_one", tmp_path) == "gone.py::test_one"
+
+
+def test_the_suites_shared_setups_are_grouped() -> None:
+    for path in ("tests/security/test_security_allowlist.py",  # an lru_cache of fits
+                 "tests/report/test_report_size.py",           # a module fixture
+                 "tests/training/test_stacked.py"):
+        assert scope_of(f"{path}::test_x", ROOT) == path
+    single = "tests/test_rows.py::test_empty_candidates_match_nothing"
+    assert scope_of(single, ROOT) == single
+
+
+class _Config:
+    """The parts of pytest's config the schedulers read."""
+
+    rootpath = ROOT
+
+    def __init__(self, dist: str) -> None:
+        self.values = {"dist": dist, "tx": ["popen", "popen"]}
+
+    def getvalue(self, name: str) -> object:
+        return self.values[name]
+
+
+def test_plain_n_uses_the_shared_setup_scheduler_and_other_modes_their_own() -> None:
+    import conftest
+
+    scheduler = conftest.pytest_xdist_make_scheduler(_Config("load"), None)
+    assert isinstance(scheduler, SharedSetupScheduling) and scheduler.numnodes == 2
+    assert scheduler._split_scope("tests/training/test_stacked.py::test_x[1]") == (
+        "tests/training/test_stacked.py")
+    for dist in ("loadfile", "loadscope", "worksteal", "each"):
+        assert conftest.pytest_xdist_make_scheduler(_Config(dist), None) is None
