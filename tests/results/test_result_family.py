@@ -260,3 +260,32 @@ def test_the_report_is_the_same_from_results_made_the_old_and_new_way() -> None:
     page = _page(new)
     assert 'id="study"' in page and "duplicated within the training data" in page
     assert _page(old) == page
+
+
+@pytest.mark.parametrize("maker", [_attack, _attribute, _proximity])
+def test_the_extra_view_is_a_plain_dict_to_json_copy_and_pickle(maker) -> None:
+    import copy
+    import pickle
+
+    key = next(iter(maker().DETAIL_FIELDS))
+    result = maker(extra={key: "x", "free": [1, 2]})
+    assert json.loads(json.dumps(result.extra)) == {key: "x", "free": [1, 2]}
+    for detached in (copy.deepcopy(result.extra), pickle.loads(pickle.dumps(result.extra)),
+                     result.extra.copy(), {**result.extra}):
+        assert type(detached) is dict and detached == {key: "x", "free": [1, 2]}
+    again = pickle.loads(pickle.dumps(result))
+    assert again.details() == {key: "x"} and again.free_extra() == {"free": [1, 2]}
+
+
+def test_the_extra_view_writes_through_every_mutator() -> None:
+    result = _attack(extra={"free": 1})
+    assert result.extra.setdefault("queries_per_record", 3.0) == 3.0
+    assert result.queries_per_record == 3.0
+    assert result.extra.setdefault("queries_per_record", 9.0) == 3.0
+    extra = result.extra
+    extra |= {"study": "unlearning"}
+    assert result.study == "unlearning"
+    assert result.extra.pop("study") == "unlearning" and result.study is None
+    assert result.extra.pop("study", "gone") == "gone"
+    result.extra.clear()
+    assert result.free_extra() == {} and result.details() == {}

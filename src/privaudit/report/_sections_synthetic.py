@@ -67,8 +67,9 @@ def fidelity_row(result: AttackResult, metrics: dict[str, Any],
     reading, css = fidelity_reading(auc, threshold)
     return {
         "target": result.target or "—", "auc": cell(auc),
-        "synthetic_confidence": fmt(result.synthetic_confidence),
-        "original_confidence": fmt(result.original_confidence),
+        # getattr: a result-like stand-in without the typed details shows no confidence.
+        "synthetic_confidence": fmt(getattr(result, "synthetic_confidence", None)),
+        "original_confidence": fmt(getattr(result, "original_confidence", None)),
         "reading": reading, "css": css,
         "n": f"{result.n_members:,} / {result.n_non_members:,}",
     }

@@ -27,6 +27,14 @@ undefined (both ``null``) with a ``<key>_status`` key. The file helpers (:func:`
 :func:`dump_json`...) and the checks of report settings (:func:`check_fprs`,
 :func:`check_n_bootstrap`) are public for the reports.
 
+The four classes are one family (:class:`ResultFamily`, :class:`Result`): each has the
+header ``target``, ``attack``, ``dataset``, ``generator``, ``kind`` (what it infers),
+``parameters``, ``provenance`` and ``audit`` (with ``audit_kind``, the audit that made
+it), and a class attribute ``RESULT_TYPE`` (``"attack"``, ``"attribute"``, ``"risk"``,
+``"proximity"``; :func:`result_type_of` for any object) that reports dispatch on. The
+numbers a report reads beside the metrics (a study's tag, Apollo's heatmap...) are typed
+attributes, saved under ``"details"``; results that kept them in ``extra`` still load.
+
 Layering: DESIGN.md places results beside the reports, but attacks build results and may
 not import :mod:`privaudit.report`; this package therefore sits just above
 :mod:`privaudit.metrics` (the only privaudit module it imports), and reports only consume it.

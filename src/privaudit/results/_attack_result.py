@@ -148,7 +148,8 @@ class AttackResult(ResultFamily):
         Provenance: names of the attack, the audited artefact, the dataset and (for
         synthetic data) the generator.
     kind : {"membership", "attribute"}
-        Which inference the labels answer.
+        Which inference the labels answer (the family's ``kind``); the audit that made
+        the result is ``audit.kind`` (:attr:`audit_kind`).
     predictions : ndarray of shape (n_records,), optional
         Hard 0/1 guesses, when the attack makes them (e.g. at a calibrated threshold).
     raw_statistic : ndarray of shape (n_records,), optional

@@ -31,7 +31,7 @@ that still reads and writes them under their old keys.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from privaudit._validation import param_error
@@ -77,62 +77,69 @@ class Result(Protocol):
     def provenance(self) -> dict[str, str]: ...
 
 
-class ExtraView(MutableMapping[str, Any]):
+class ExtraView(dict[str, Any]):
     """``result.extra``: the free-form details, plus the typed ones under their old keys.
 
-    Reads, writes and deletions of a key of ``DETAIL_FIELDS`` go to the typed attribute
-    (an unset attribute, None, is absent from the view); any other key lives in the
-    result's own free-form dict. So ``result.extra["heatmap"]`` and
-    ``result.extra.update(study="overfitting")`` keep working for old code.
+    A plain dict of both (so ``json.dumps(result.extra)`` and ``{**result.extra}`` work as
+    when ``extra`` was a dict), made afresh at each read of ``result.extra``, whose
+    writes go through to the result: a key of ``DETAIL_FIELDS`` to its typed attribute,
+    any other to the free-form details. So ``result.extra["heatmap"]`` and
+    ``result.extra.update(study="overfitting")`` keep working for old code. The typed
+    attributes are the truth: a view kept across a later change of one is stale.
     """
 
     def __init__(self, owner: ResultFamily) -> None:
+        super().__init__({**owner.free_extra(), **owner.details()})
         self._owner = owner
 
-    def _free(self) -> dict[str, Any]:
-        return self._owner.__dict__["_free_extra"]
-
-    def _attribute(self, key: str) -> str | None:
-        return self._owner.DETAIL_FIELDS.get(key)
-
-    def __getitem__(self, key: str) -> Any:
-        attribute = self._attribute(key)
-        if attribute is not None:
-            value = getattr(self._owner, attribute)
-            if value is None:
-                raise KeyError(key)
-            return value
-        return self._free()[key]
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy or a pickle of the view is a plain dict, detached from the result.
+        return dict, (dict(self),)
 
     def __setitem__(self, key: str, value: Any) -> None:
-        attribute = self._attribute(key)
-        if attribute is None:
-            self._free()[key] = value
-        else:
-            object.__setattr__(self._owner, attribute, value)
+        super().__setitem__(key, value)
+        self._owner._write_extra(key, value)
 
     def __delitem__(self, key: str) -> None:
-        attribute = self._attribute(key)
-        if attribute is None:
-            del self._free()[key]
-        elif getattr(self._owner, attribute) is None:
-            raise KeyError(key)
-        else:
-            object.__setattr__(self._owner, attribute, None)
+        super().__delitem__(key)
+        self._owner._delete_extra(key)
 
-    def __iter__(self) -> Iterator[str]:
-        yield from self._free()
-        yield from self._owner.details()
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """Set each key as ``view[key] = value`` does (through to the result)."""
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
 
-    def __len__(self) -> int:
-        return len(self._free()) + len(self._owner.details())
+    def __ior__(self, other: Any) -> ExtraView:  # type: ignore[override,misc]
+        self.update(other)
+        return self
 
-    def copy(self) -> dict[str, Any]:
-        """A plain dict of every key (as ``dict.copy`` gave when ``extra`` was a dict)."""
-        return dict(self.items())
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        """``view[key]``, set to ``default`` first when missing (through to the result)."""
+        if key not in self:
+            self[key] = default
+        return self[key]
 
-    def __repr__(self) -> str:
-        return repr(dict(self.items()))
+    def pop(self, key: str, *default: Any) -> Any:  # type: ignore[override]
+        """Remove ``key`` (from the result too) and return its value."""
+        if key in self:
+            value = self[key]
+            del self[key]
+            return value
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def popitem(self) -> tuple[str, Any]:
+        """Remove the last key (from the result too) and return it with its value."""
+        if not self:
+            raise KeyError("popitem(): the extra details are empty")
+        key = next(reversed(self))
+        return key, self.pop(key)
+
+    def clear(self) -> None:
+        """Remove every key, from the result too."""
+        for key in list(self):
+            del self[key]
 
 
 class ResultFamily:
@@ -194,6 +201,22 @@ class ResultFamily:
     def free_extra(self) -> dict[str, Any]:
         """The free-form details alone (what is saved under ``"extra"``)."""
         return self.__dict__["_free_extra"]
+
+    def _write_extra(self, key: str, value: Any) -> None:
+        """``extra[key] = value``: to the typed attribute of ``key``, or the free details."""
+        attribute = self.DETAIL_FIELDS.get(key)
+        if attribute is None:
+            self.__dict__["_free_extra"][key] = value
+        else:
+            object.__setattr__(self, attribute, value)
+
+    def _delete_extra(self, key: str) -> None:
+        """``del extra[key]``: the typed attribute of ``key`` unset, or the key removed."""
+        attribute = self.DETAIL_FIELDS.get(key)
+        if attribute is None:
+            self.__dict__["_free_extra"].pop(key, None)
+        else:
+            object.__setattr__(self, attribute, None)
 
     def _adopt_details(self) -> None:
         """Check ``extra`` and move the keys of :attr:`DETAIL_FIELDS` to their attributes.
