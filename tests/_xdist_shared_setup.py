@@ -29,7 +29,12 @@ SHARED_SETUP = re.compile(
 )
 
 #: Tests of different modules that share one process-wide setup: they run on one worker.
-SHARED_ACROSS_MODULES: dict[str, str] = {}
+SHARED_ACROSS_MODULES: dict[str, str] = {
+    # The session's Ray instance (the ray_executor fixture of tests/conftest.py).
+    "tests/training/test_training_ray.py::test_ray_executor": "ray",
+    "tests/security/test_config_code_imports.py::"
+    "test_functions_of_a_loaded_module_reach_ray_workers": "ray",
+}
 
 
 @cache

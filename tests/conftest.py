@@ -70,6 +70,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     _one_thread_per_library()
 
 
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    stop_idle_ray(item, nextitem)
+
+
+def stop_idle_ray(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop the ``ray_executor`` fixture's Ray instance when the next test does not use it."""
+    if "ray_executor" not in getattr(item, "fixturenames", ()):
+        return
+    if nextitem is not None and "ray_executor" in getattr(nextitem, "fixturenames", ()):
+        return
+    executor = getattr(item, "funcargs", {}).get("ray_executor")
+    if executor is not None:
+        executor.shutdown()
+
+
 def gaussian_result(
     n_members: int = 200,
     n_non_members: int = 200,
@@ -96,3 +111,24 @@ def gaussian_result(
 @pytest.fixture(scope="session")
 def make_result():
     return gaussian_result
+
+
+@pytest.fixture(scope="session")
+def ray_executor():
+    """A local Ray instance (2 CPUs) shared by the Ray tests of this process.
+
+    Ray takes several seconds of CPU to start (and its workers more to warm up); the Ray
+    tests run one after the other on one pytest-xdist worker
+    (``_xdist_shared_setup.SHARED_ACROSS_MODULES``), which starts it once, through
+    privaudit's own code path. It is stopped after the last of them (``stop_idle_ray``):
+    an idle Ray still costs CPU; a later Ray test starts it again.
+    """
+    ray = pytest.importorskip("ray")
+    from privaudit.training import RayExecutor
+
+    if ray.is_initialized():
+        ray.shutdown()
+    executor = RayExecutor(num_cpus=2, init_kwargs={"log_to_driver": False})
+    executor._ensure_ray()
+    yield executor
+    executor.shutdown()

@@ -71,3 +71,43 @@ def test_plain_n_uses_the_shared_setup_scheduler_and_other_modes_their_own() -> 
         "tests/training/test_stacked.py")
     for dist in ("loadfile", "loadscope", "worksteal", "each"):
         assert conftest.pytest_xdist_make_scheduler(_Config(dist), None) is None
+
+
+RAY_TESTS = ("tests/training/test_training_ray.py::test_ray_executor",
+             "tests/security/test_config_code_imports.py::"
+             "test_functions_of_a_loaded_module_reach_ray_workers")
+
+
+def test_the_ray_tests_are_one_unit_and_exist() -> None:
+    assert {scope_of(test, ROOT) for test in RAY_TESTS} == {"ray"}
+    for test in RAY_TESTS:  # a renamed test would silently leave the group
+        path, name = test.split("::")
+        assert f"def {name}(" in (ROOT / path).read_text()
+        assert "ray_executor" in (ROOT / path).read_text()
+
+
+class _Item:
+    def __init__(self, *fixtures: str, executor: object = None) -> None:
+        self.fixturenames = list(fixtures)
+        self.funcargs = {"ray_executor": executor} if executor else {}
+
+
+class _Executor:
+    stopped = 0
+
+    def shutdown(self) -> None:
+        self.stopped += 1
+
+
+@pytest.mark.parametrize(("nextitem", "stopped"), [
+    (None, 1),                                   # the last test of the run
+    (_Item("tmp_path"), 1),                      # the next test does not use Ray
+    (_Item("tmp_path", "ray_executor"), 0),      # the next one does: Ray stays up
+])
+def test_ray_stops_after_its_last_consecutive_user(nextitem, stopped) -> None:
+    import conftest
+
+    executor = _Executor()
+    conftest.stop_idle_ray(_Item("ray_executor", executor=executor), nextitem)
+    assert executor.stopped == stopped
+    conftest.stop_idle_ray(_Item("tmp_path"), None)  # a test without Ray: nothing to stop

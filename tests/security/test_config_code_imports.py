@@ -236,16 +236,8 @@ def test_functions_and_classes_of_a_loaded_module_reach_workers_by_value(tmp_pat
     assert got == [(0, 3), (1, 6)]
 
 
-def test_functions_of_a_loaded_module_reach_ray_workers(tmp_path):
-    ray = pytest.importorskip("ray")
-    from privaudit.training import RayExecutor
-
+def test_functions_of_a_loaded_module_reach_ray_workers(tmp_path, ray_executor):
+    # ray_executor: the session's local Ray instance (skips when Ray is not installed).
     (tmp_path / "double.py").write_text("def twice(x):\n    return 2 * x\n")
     twice = import_named("double:twice", tmp_path, key="k")
-    if ray.is_initialized():
-        ray.shutdown()
-    ex = RayExecutor(num_cpus=2, init_kwargs={"log_to_driver": False})
-    try:
-        assert sorted(ex.map_unordered(twice, [(1,), (5,)])) == [(0, 2), (1, 10)]
-    finally:
-        ex.shutdown()
+    assert sorted(ray_executor.map_unordered(twice, [(1,), (5,)])) == [(0, 2), (1, 10)]

@@ -6,27 +6,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import ray
+import ray  # noqa: F401 - Ray is needed here: a missing Ray fails, not skips
 from sklearn.datasets import load_digits
 from sklearn.neural_network import MLPClassifier
 
 from privaudit.training import CallableRecipe, ReferencePool
-from privaudit.training._executors import RayExecutor
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
-@pytest.fixture
-def ray_executor():
-    # Started through our own code path (a local instance). Ray takes several seconds to
-    # start, so every Ray check lives in the one test below: with pytest-xdist a module
-    # fixture would start one instance per xdist worker that runs a test of this module.
-    if ray.is_initialized():
-        ray.shutdown()
-    ex = RayExecutor(num_cpus=2, init_kwargs={"log_to_driver": False})
-    ex._ensure_ray()
-    yield ex
-    ex.shutdown()
+# ray_executor (tests/conftest.py): one local Ray instance started through our own code path
+# for every Ray test of the process; every Ray check of this module lives in the one test
+# below.
 
 
 def proba(model, X, y):
