@@ -14,6 +14,7 @@ __all__ = [
     "NotFittedError",
     "OutsideFolderError",
     "PrivauditWarning",
+    "StaleResultWarning",
 ]
 
 
@@ -33,6 +34,14 @@ class FidelityWarning(PrivauditWarning):
     """Reference models differ clearly from the target (accuracy, data size, model type).
 
     Such a pool silently invalidates reference-model attacks in other tools.
+    """
+
+
+class StaleResultWarning(PrivauditWarning):
+    """A saved result was keyed by an earlier release's run keys: it is recomputed.
+
+    Its file still loads (``privaudit report`` reads it); an audit cannot tell whether
+    it answers the same question, so it computes the result again and overwrites it.
     """
 
 

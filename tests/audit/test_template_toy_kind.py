@@ -152,3 +152,31 @@ def test_a_setting_without_a_declared_constraint_is_refused():
 
     with pytest.raises(TypeError, match="declares no constraint"):
         Loose().check("audit_loose")
+
+
+def test_a_result_saved_under_an_earlier_key_scheme_is_recomputed_with_one_warning(tmp_path):
+    import json
+    import warnings
+
+    from privaudit.exceptions import StaleResultWarning
+    from privaudit.results import ResultsStore
+
+    first = audit_lookup(TABLE, RECORDS, results_dir=tmp_path)
+    assert all(r.audit.key.startswith("t1:") for r in first)
+    store = ResultsStore(tmp_path)
+    for r in first:  # rewrite each saved result as an earlier release keyed it
+        r.audit.key = r.audit.key.removeprefix("t1:")
+        store.save(r, attack=r.attack)
+    LookupAudit.runs.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = audit_lookup(TABLE, RECORDS, results_dir=tmp_path)
+    stale = [w for w in caught if issubclass(w.category, StaleResultWarning)]
+    assert LookupAudit.runs == ["lookup", "lookup-noisy"] and len(stale) == 1
+    assert "earlier release" in str(stale[0].message)
+    np.testing.assert_array_equal(again[1].scores, first[1].scores)
+    with warnings.catch_warnings():  # another audit's result: recomputed silently
+        warnings.simplefilter("error", StaleResultWarning)
+        audit_lookup(TABLE, RECORDS, results_dir=tmp_path, noise=0.5)
+    saved = [json.loads(p.read_text()) for p in tmp_path.rglob("result.json")]
+    assert saved and all(d["audit"]["key"].startswith("t1:") for d in saved)

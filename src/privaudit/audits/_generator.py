@@ -690,7 +690,8 @@ class GeneratorAudit(AuditKind):
         runs = [AuditRun(func=self.func, target_name=name, random_state=o.random_state,
                          identity=(*shared, data_fingerprint(setup.targets.iloc[[t]])),
                          store=store, baseline=self.baseline(), enrichers=self.enrichers(),
-                         progress=self.progress, dataset=o.dataset, kind=self.kind)
+                         progress=self.progress, dataset=o.dataset, kind=self.kind,
+                         key_scheme=self.key_scheme)
                 for t, name in enumerate(setup.target_names)]
         route = {name: (r.target, r.filed_as) for name, r in self.routes.items()}
         return TargetRuns(runs, route, self.generator)

@@ -292,6 +292,8 @@ class ModelAudit(AuditKind):
     kind = "model"
     func = _FUNC
     Settings = ModelSettings
+    #: The run keys of earlier releases (see :meth:`run_identity`): saved results reused.
+    key_scheme = None
 
     def __init__(self, target: object, X: ArrayLike, y: ArrayLike, labels: ArrayLike, *,
                  population: tuple[Any, ArrayLike] | None, record_ids: ArrayLike | None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -67,6 +68,11 @@ class AuditRun:
     kind : str, optional
         The audit kind stamped on results (``result.audit.kind``), for the report's
         sections; default ``func`` without its ``audit_`` prefix (``"model"``, ``"llm"``).
+    key_scheme : str, optional
+        Prefixed to every key (``"t1:<digest>"``): the audit template's keys differ from
+        those earlier releases saved, and a saved result with an unprefixed key that
+        does not match is recomputed with one
+        :class:`~privaudit.exceptions.StaleResultWarning` instead of silently.
 
     Examples
     --------
@@ -86,6 +92,7 @@ class AuditRun:
         store: Any = None, baseline: Baseline | None = None,
         enrichers: Sequence[Enricher] = (), progress: Any = None, dataset: str = "",
         answers: Callable[[], Any] | None = None, kind: str | None = None,
+        key_scheme: str | None = None,
     ) -> None:
         self.func, self.target_name, self.random_state = func, target_name, random_state
         self.store, self.baseline, self.enrichers = store, baseline, list(enrichers)
@@ -95,6 +102,8 @@ class AuditRun:
         self.kind = kind or func.removeprefix("audit_")
         self._step: Any = None
         self._answers = answers
+        self.key_scheme = key_scheme
+        self._stale_warned = False
 
     @contextmanager
     def tracking(self, n_attacks: int, description: str = "Attacks") -> Iterator[None]:
@@ -126,7 +135,8 @@ class AuditRun:
         answers = None
         if self._answers is not None and self.store is not None:
             answers = np.asarray(self._answers())
-        return digest(self.base_key, attack, *parts, answers)
+        key = digest(self.base_key, attack, *parts, answers)
+        return key if self.key_scheme is None else f"{self.key_scheme}:{key}"
 
     def reuse(self, attack: str, parts: tuple,
               labels: np.ndarray | Callable[[Any], bool]) -> Any:
@@ -151,6 +161,7 @@ class AuditRun:
             reason = str(exc)
         else:
             if saved.audit.key != self.key(attack, *parts):
+                self._warn_if_stale(saved.audit.key, path)
                 return None  # another audit's result: silently recomputed
             if (labels(saved) if callable(labels) else np.array_equal(saved.labels, labels)):
                 self.say(f"{attack}: reusing the finished result in {path}")
@@ -162,6 +173,19 @@ class AuditRun:
             "recomputed and overwritten.", DamagedResultWarning, stacklevel=3,
         )
         return None
+
+    def _warn_if_stale(self, saved_key: Any, path: Any) -> None:
+        """One warning per run when ``saved_key`` predates this run's key scheme."""
+        if (self.key_scheme is None or self._stale_warned
+                or (isinstance(saved_key, str) and ":" in saved_key)):
+            return
+        self._stale_warned = True
+        from privaudit.exceptions import StaleResultWarning
+
+        warnings.warn(
+            f"{self.func}: results saved in {Path(path).parent} by an earlier release of "
+            "privaudit carry run keys of an older scheme; they are recomputed and "
+            "overwritten (they still load for reports).", StaleResultWarning, stacklevel=4)
 
     def finish(self, attack: str, parts: tuple, result: Any) -> Any:
         """Stamp provenance, check the baseline, enrich, save atomically; return ``result``.

@@ -205,6 +205,10 @@ class AuditKind(ABC):
     #: Whether the jobs share one pass of work (:class:`SharedPassKind`): :func:`drive`
     #: then computes every missing job in one :meth:`run_jobs` call.
     shared_pass: ClassVar[bool] = False
+    #: Prefix of the run keys (``AuditRun(key_scheme=...)``): results saved under an
+    #: earlier release's keys are recomputed with one warning. ``None`` keeps the earlier
+    #: keys themselves (the model kind, whose saved results stay reusable).
+    key_scheme: ClassVar[str | None] = "t1"
 
     def __init__(self, settings: AuditSettings, options: RunOptions) -> None:
         if not isinstance(settings, self.Settings):
@@ -288,7 +292,8 @@ class AuditKind(ABC):
                         identity=self.run_identity(), random_state=o.random_state,
                         store=o.store(), baseline=self.baseline(),
                         enrichers=self.enrichers(), progress=self.progress,
-                        dataset=o.dataset, answers=self.answers(), kind=self.kind)
+                        dataset=o.dataset, answers=self.answers(), kind=self.kind,
+                        key_scheme=self.key_scheme)
 
 
 class SharedPassKind(AuditKind):
