@@ -11,6 +11,7 @@ from privaudit.audits import (
     audit_generator,
     audit_llm,
     audit_model,
+    audit_strong_membership,
     audit_synthetic,
     audit_unlearning,
 )
@@ -20,6 +21,7 @@ from privaudit.exceptions import (
     FidelityWarning,
     NotFittedError,
     PrivauditWarning,
+    StaleResultWarning,
 )
 from privaudit.report import AuditReport
 from privaudit.results import AttackResult
@@ -33,11 +35,13 @@ __all__ = [
     "NotFittedError",
     "PrivacyEvaluator",
     "PrivauditWarning",
+    "StaleResultWarning",
     "__version__",
     "audit_attributes",
     "audit_generator",
     "audit_llm",
     "audit_model",
+    "audit_strong_membership",
     "audit_synthetic",
     "audit_unlearning",
 ]
