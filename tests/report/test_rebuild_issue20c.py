@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,11 +35,19 @@ def _metric_targets(index: Path) -> list[str]:
     return re.findall(r'<td class="name">([^<]+)', table)
 
 
+@pytest.fixture(scope="module")
+def _first_report(make_result, tmp_path_factory) -> Path:
+    """The report every test starts from, built once for the module (it takes seconds)."""
+    folder = tmp_path_factory.mktemp("rebuild") / "first"
+    build_report(_results(make_result), folder, title=TITLE, description="Why we audit.",
+                 n_bootstrap=0)
+    return folder
+
+
 @pytest.fixture
-def report_dir(make_result, tmp_path) -> Path:
-    build_report(_results(make_result), tmp_path / "first", title=TITLE,
-                 description="Why we audit.", n_bootstrap=0)
-    return tmp_path / "first"
+def report_dir(_first_report, tmp_path) -> Path:
+    """A copy of the built report of this test's own (tests edit its manifest)."""
+    return Path(shutil.copytree(_first_report, tmp_path / "first"))
 
 
 @pytest.mark.parametrize("where", ["results", "."])
