@@ -156,10 +156,11 @@ class PrivacyEvaluator:
     def _exact(self, by: _ByName, th: dict[str, Any], tables: SyntheticTables) -> dict[str, Any]:
         r: ProximityResult = by["exact-matches"]
         pct, base = r.value().value * 100, r.baseline_value()
+        dup = r.original_duplication_rate
         return {"exact_match_percentage": pct, "ci": _ci(r.value(), 100),
                 "holdout_match_percentage": None if base is None else base.value * 100,
                 "holdout_ci": _ci(base, 100),
-                "original_duplication_percentage": 100 * r.extra["original_duplication_rate"],
+                "original_duplication_percentage": None if dup is None else 100 * dup,
                 "passed": r.passed, "risk_level": _level(r.value(), th[
                     "exact_match_percentage"] / 100)}
 
@@ -167,8 +168,8 @@ class PrivacyEvaluator:
         r: AttackResult = by["distinguishability"]
         auc = r.metrics(n_bootstrap=1000, random_state=self.random_state)["auc"]
         return {"distinguishability_auc": auc["value"], "auc_ci": [auc["low"], auc["high"]],
-                "synthetic_confidence": r.extra["synthetic_confidence"],
-                "original_confidence": r.extra["original_confidence"],
+                "synthetic_confidence": r.synthetic_confidence,
+                "original_confidence": r.original_confidence,
                 "fidelity_score": r.extra["fidelity_score"],
                 "risk_level": "high" if auc["value"] >= th["mia_auc"] else "low",
                 "interpretation": "Values near 1.0 indicate synthetic data is easily "
@@ -232,8 +233,8 @@ def _closeness(r: ProximityResult, method: str, ours: str, theirs: str) -> dict[
                              "method": method}
     if "train_train_quantile" in r.extra:
         entry["train_train_5pct"] = r.extra["train_train_quantile"]
-    if "closer_to_train_share" in r.extra:
-        entry["closer_to_train_share"] = r.extra["closer_to_train_share"]
+    if r.closer_to_train_share is not None:
+        entry["closer_to_train_share"] = r.closer_to_train_share
     shown = "n/a" if base is None else f"{base.value:.4f}"
     verdict = {"no holdout": "Undecided (no holdout)", "not closer": "Yes", "closer": "No",
                "overlap": "Undecided (the intervals overlap)"}[r.verdict]

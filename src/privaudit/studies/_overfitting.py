@@ -181,6 +181,43 @@ def _model_quality(
     }
 
 
+#: The target's quality numbers that results keep as typed details (the regression's
+#: MSE stays a free-form detail).
+TYPED_QUALITY = ("train_accuracy", "test_accuracy", "train_r2", "test_r2")
+
+
+@dataclass(frozen=True)
+class _StudyDetails:
+    """What the study adds to each result of one target: typed details and free ones."""
+
+    typed: dict[str, Any]
+    free: dict[str, Any]
+
+    def annotate(self, result: AttackResult | AttributeResult) -> None:
+        """Set the details on ``result``; what the attack already set wins."""
+        for name, value in self.typed.items():
+            if getattr(result, name) is None:
+                setattr(result, name, value)
+        result.extra = {**self.free, **result.free_extra()}
+
+
+def _study_details(quality: dict[str, float], spec: _TargetSpec, split: MembershipSplit,
+                   model_seed: int) -> _StudyDetails:
+    """The study's tag and the target's quality, size, model and hyper-parameters."""
+    free = {k: v for k, v in quality.items() if k not in TYPED_QUALITY}
+    free.update({
+        "n_members": int(split.members.size),
+        "n_non_members": int(split.non_members.size),
+        "target_model": spec.model,
+        "target_params": {k: list(v) if isinstance(v, tuple) else v
+                          for k, v in spec.params.items()},
+        "target_random_state": model_seed if spec.model.startswith("MLP") else None,
+    })
+    typed = {"study": "overfitting",
+             **{k: v for k, v in quality.items() if k in TYPED_QUALITY}}
+    return _StudyDetails(typed=typed, free=free)
+
+
 def _attacks_for(task: str) -> list[MembershipAttack]:
     if task == "regression":
         return [LossAttack(), GaussianThresholdAttack()]
@@ -227,16 +264,7 @@ def _study_part(
         # One query per audited record, shared by every attack.
         outputs = target.query(data.X[audit], data.y[audit])
         member_outputs = outputs.subset(np.flatnonzero(labels == 1))
-        extra_common: dict[str, Any] = {
-            "study": "overfitting",
-            **quality,
-            "n_members": int(split.members.size),
-            "n_non_members": int(split.non_members.size),
-            "target_model": spec.model,
-            "target_params": {k: list(v) if isinstance(v, tuple) else v
-                              for k, v in spec.params.items()},
-            "target_random_state": model_seed if spec.model.startswith("MLP") else None,
-        }
+        details = _study_details(quality, spec, split, model_seed)
         # The same spine as audit_model: provenance, baseline check, slices (from the same
         # outputs: no new query).
         run = AuditRun(
@@ -268,13 +296,13 @@ def _study_part(
                     **given, labels=labels, record_ids=data.record_ids[audit],
                     dataset=data.name, target_name=spec.name,
                 )
-                result.extra = {**extra_common, **result.extra}
+                details.annotate(result)
                 results.append(run.finish(attack.name, (), result))
                 summary.append(f"{attack.name} {roc_auc(labels, result.scores):.3f}")
         fit_text = ", ".join(f"{k} {v:.3f}" for k, v in quality.items() if "mse" not in k)
         _say(progress, f"    {fit_text}; AUC: {', '.join(summary)}")
         if attributes and split.population.size and data.name in SENSITIVE_ATTRIBUTES:
-            results += _attribute_part(target, data, split, labels, extra_common,
+            results += _attribute_part(target, data, split, labels, details,
                                        model_seed, progress)
     return results
 
@@ -314,7 +342,7 @@ def _fit_counting_epochs(estimator: Any, X: Any, y: Any, progress: Progress,
 
 
 def _attribute_part(target: SklearnTarget, data: TabularData, split: MembershipSplit,
-                    labels: np.ndarray, extra: dict[str, Any], seed: int,
+                    labels: np.ndarray, details: _StudyDetails, seed: int,
                     progress: Progress) -> list[AttributeResult]:
     """The sensitive attribute of ``data`` inferred from ``target``, beside model-free guesses.
 
@@ -341,7 +369,7 @@ def _attribute_part(target: SklearnTarget, data: TabularData, split: MembershipS
             attacks=["model-inversion", "confidence-ai", "direct"],
             attack_params=attack_params or None, random_state=seed)
     for result in results:
-        result.extra = {**extra, **result.extra}
+        details.annotate(result)
     best = max(results, key=lambda r: r.accuracy().value)
     _say(progress, f"    attribute {label}: {best.attack} accuracy on members "
                    f"{best.accuracy().value:.3f}, non-members "
@@ -401,10 +429,12 @@ def run_overfitting_study(
         In order: ``regression-overfit`` (loss, gaussian-threshold),
         ``regression-regularised`` (same), ``classification-overfit`` (loss, confidence,
         entropy, modified-entropy), ``classification-regularised`` (same).
-        ``result.extra`` holds the target's train/test R^2 and MSE (regression) or
-        accuracy (classification), its model and hyper-parameters, and attack-specific
-        numbers (the calibrated threshold; for the Gaussian attack sigma_S, sigma_D and
-        Theorem 3's theoretical advantage beside the empirical one). "test" means the
+        Each has ``study="overfitting"`` and the target's ``train_r2``/``test_r2``
+        (regression) or ``train_accuracy``/``test_accuracy`` (classification); the
+        Gaussian attack's ``theoretical_advantage`` is Theorem 3's. ``result.extra``
+        holds the regression's train/test MSE, the target's model and
+        hyper-parameters, and attack-specific numbers (the calibrated threshold; for the
+        Gaussian attack sigma_S, sigma_D and the empirical advantage). "test" means the
         audited non-members. As with :func:`privaudit.audit_model`, ``audit.slices``
         (a :class:`~privaudit.results.SliceSummary`) holds the leakage per
         slice (class, correctness, loss percentile) and the most exposed members

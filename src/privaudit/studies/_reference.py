@@ -116,6 +116,6 @@ def run_reference_study(
     train_acc = float(model.score(X[members], y[members]))
     test_acc = float(model.score(X[non_members], y[non_members]))
     for result in results:
-        result.extra.update({"train_accuracy": train_acc, "test_accuracy": test_acc,
-                             "target_model": f"MLPClassifier{hidden_layer_sizes}"})
+        result.train_accuracy, result.test_accuracy = train_acc, test_acc
+        result.extra["target_model"] = f"MLPClassifier{hidden_layer_sizes}"
     return list(results)  # the audit's AuditReport as the study's plain list of results

@@ -238,7 +238,8 @@ def _audit_algorithm(run: _Run, algorithm: str) -> tuple[list[Any], dict[str, An
             "seconds": time.perf_counter() - started}
     for result in results:
         result.parameters = {**result.parameters, "hyperparameters": meta["hyperparameters"]}
-        result.extra = {**result.extra, "study": "unlearning", **meta}
+        result.study = "unlearning"
+        result.extra.update(meta)
         say(f"    {algorithm}: {_cell_line(result)}")
     return results, meta
 

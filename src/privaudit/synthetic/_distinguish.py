@@ -110,8 +110,8 @@ class Distinguisher(BaseEstimator):
         AttackResult
             ``attack="distinguishability"``, label 1 for synthetic rows and 0 for original
             ones, ``scores`` the out-of-fold probability of being synthetic,
-            ``out_of_fold=True``; ``extra`` holds the source's ``synthetic_confidence``
-            and ``original_confidence`` (mean probability of each group) and
+            ``out_of_fold=True``; ``synthetic_confidence`` and ``original_confidence``
+            are the source's mean probability of each group, and ``extra`` holds
             ``fidelity_score`` (``1 - AUC``, as the source's example). ``audit.role`` is
             ``"fidelity"``: reports show it apart from the leakage verdicts.
         """
@@ -129,10 +129,9 @@ class Distinguisher(BaseEstimator):
             labels=labels, scores=scores, attack="distinguishability",
             raw_statistic=scores.copy(), raw_statistic_name="synthetic_probability",
             parameters={**self.get_params(), "random_state": seed}, out_of_fold=True,
-            extra={"positive_class": "synthetic",
-                   "synthetic_confidence": float(scores[labels == 1].mean()),
-                   "original_confidence": float(scores[labels == 0].mean()),
-                   "fidelity_score": 1.0 - auc})
+            extra={"positive_class": "synthetic", "fidelity_score": 1.0 - auc},
+            synthetic_confidence=float(scores[labels == 1].mean()),
+            original_confidence=float(scores[labels == 0].mean()))
         result.audit.role = "fidelity"  # reported as fidelity, never as a leak
         return result
 

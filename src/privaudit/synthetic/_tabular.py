@@ -67,15 +67,15 @@ def exact_matches(synthetic: pd.DataFrame, original: pd.DataFrame,
                   holdout: pd.DataFrame | None = None, **provenance: Any) -> ProximityResult:
     """Share of synthetic rows identical to some training row, beside the holdout's.
 
-    ``extra`` holds the training data's own duplication rate (share of its rows that
-    equal another of its rows): a table with many natural duplicates (short records,
-    few columns) makes matches by chance.
+    ``original_duplication_rate`` is the training data's own duplication rate (share of
+    its rows that equal another of its rows): a table with many natural duplicates (short
+    records, few columns) makes matches by chance.
     """
     dup = _duplicated_share(original)
     return _no_holdout(ProximityResult(
         "exact_matches", "share", synthetic=rows_found_in(synthetic, original).astype(float),
         baseline=None if holdout is None else rows_found_in(holdout, original).astype(float),
-        higher_is_safer=False, extra={"original_duplication_rate": dup}, **provenance))
+        higher_is_safer=False, original_duplication_rate=dup, **provenance))
 
 
 def identical_match_share(synthetic: pd.DataFrame, original: pd.DataFrame,
@@ -117,11 +117,11 @@ def closeness_checks(
     Returns
     -------
     [dcr, nndr] : list of ProximityResult
-        DCR's ``extra`` also holds ``closer_to_train_share`` (synthetic rows strictly
-        closer to the training data than to the holdout, ties counted half, on equal-size
-        subsamples drawn with ``random_state``: 0.5 without copying) and the
-        source's train-vs-train 5th percentile (``train_train_quantile``, informational:
-        not a baseline).
+        DCR's ``closer_to_train_share`` is set when there is a holdout (synthetic rows
+        strictly closer to the training data than to the holdout, ties counted half, on
+        equal-size subsamples drawn with ``random_state``: 0.5 without copying); its
+        ``extra`` holds the source's train-vs-train 5th percentile
+        (``train_train_quantile``, informational: not a baseline).
     """
     meta = metadata or TableMetadata.infer(original)
     columns, categorical = meta.tabular, meta.categorical
@@ -135,13 +135,14 @@ def closeness_checks(
     rng = check_random_state(random_state, func="closeness_checks")
     extra = {"train_train_quantile": _train_train_quantile(tables[1], quantile, search, rng),
              "columns": columns}
-    if held is not None:
-        extra.update(_closer_to_train(tables[0], tables[1], held, syn_d[:, 0], search, rng))
+    closer = None if held is None else _closer_to_train(tables[0], tables[1], held,
+                                                        syn_d[:, 0], search, rng)
     params = {"quantile": quantile, "distance": "gower", "columns": columns,
               "categorical": categorical}
     dcr = ProximityResult("dcr", "quantile", synthetic=syn_d[:, 0],
                           baseline=None if hold_d is None else hold_d[:, 0],
-                          quantile=quantile, parameters=params, extra=extra, **provenance)
+                          quantile=quantile, parameters=params, extra=extra,
+                          closer_to_train_share=closer, **provenance)
     nndr = ProximityResult("nndr", "quantile", synthetic=_ratio(syn_d),
                            baseline=None if hold_d is None else _ratio(hold_d),
                            quantile=quantile, parameters=params, **provenance)
@@ -180,7 +181,7 @@ def _train_train_quantile(train: pd.DataFrame, quantile: float, search: dict[str
 
 def _closer_to_train(synthetic: pd.DataFrame, train: pd.DataFrame, holdout: pd.DataFrame,
                      to_train_all: np.ndarray, search: dict[str, Any],
-                     rng: np.random.Generator) -> dict[str, Any]:
+                     rng: np.random.Generator) -> dict[str, float]:
     """Share of synthetic rows closer to training than to holdout rows (ties count half).
 
     The larger of the two sets is subsampled (seeded) to the size of the smaller, so
@@ -202,5 +203,5 @@ def _closer_to_train(synthetic: pd.DataFrame, train: pd.DataFrame, holdout: pd.D
     closer = (to_train < to_holdout) + 0.5 * (to_train == to_holdout)
     k = float(closer.sum())
     interval = wilson_interval(round(k), len(closer), 0.95)
-    return {"closer_to_train_share": {"value": k / len(closer), "low": interval.low,
-                                      "high": interval.high, "n_per_set": int(size)}}
+    return {"value": k / len(closer), "low": interval.low, "high": interval.high,
+            "n_per_set": int(size)}

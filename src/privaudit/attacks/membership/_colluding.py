@@ -196,9 +196,6 @@ class ColludingAttack(ParameterFreeAttack):
             "queries_planned": planned,
             "queries_used": int(getattr(resolved, "n_queries", 0)) - start,
             "n_classes": n_classes,
-            # A non-member of a model whose answers at the keyed points are unrelated to
-            # G passes all k tests with this probability (Yeom et al.'s 2 ** -mk).
-            "chance_match_rate": float(n_classes) ** -k,
         }
         return raw, raw / k, info, resolved
 
@@ -268,7 +265,7 @@ class ColludingAttack(ParameterFreeAttack):
         AttackResult
             ``predictions`` is Adversary 3's guess (1 when all ``k`` keys match),
             ``raw_statistic`` the number of matching keys; ``extra`` holds ``n_keys``,
-            the queries planned and used and ``chance_match_rate`` (``C ** -k``).
+            the queries planned and used; ``chance_match_rate`` is ``C ** -k``.
         """
         func = f"{type(self).__name__}.run"
         self._require_labels(labels, func)
@@ -278,9 +275,13 @@ class ColludingAttack(ParameterFreeAttack):
                                func)
         raw, scores, info, resolved = self._statistic(target, X, outputs, func)
         lab = self._check_labels(labels, len(scores), func)  # type: ignore[arg-type]
-        return self._package(
+        result = self._package(
             labels=lab, scores=scores,
             target_name=target_name if target_name is not None else resolved.name,
             record_ids=record_ids, dataset=dataset, raw=raw, raw_name="colluding_matches",
             predictions=(scores >= 1.0).astype(np.int8), extra=info,
         )
+        # A non-member of a model whose answers at the keyed points are unrelated to G
+        # passes all k tests with this probability (Yeom et al.'s 2 ** -mk).
+        result.chance_match_rate = float(info["n_classes"]) ** -info["n_keys"]
+        return result

@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 
 from privaudit.attacks._tags import AttackTags
 from privaudit.attacks.membership._base import ParameterFreeAttack
+from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs
 
 __all__ = ["GapAttack"]
@@ -58,10 +59,16 @@ class GapAttack(ParameterFreeAttack):
     def _predict(self, scores: NDArray[np.float64]) -> NDArray[np.int8] | None:
         return (scores > 0.5).astype(np.int8)
 
-    def _extra(self, outputs: ModelOutputs, labels: NDArray[np.int8],
-               scores: NDArray[np.float64], predictions: NDArray[np.int8] | None,
-               ) -> dict[str, Any]:
+    def _package(self, **fields: Any) -> AttackResult:
+        """The result, with the accuracy on members and on non-members as typed details.
+
+        The two accuracies (the scores are correctness) are the target's training and
+        test accuracy on the audited records; unset when one side has no record.
+        """
+        result = super()._package(**fields)
+        scores, labels = result.scores, result.labels
         members, non = scores[labels == 1], scores[labels == 0]
-        if members.size == 0 or non.size == 0:
-            return {}
-        return {"train_accuracy": float(members.mean()), "test_accuracy": float(non.mean())}
+        if members.size and non.size:
+            result.train_accuracy = float(members.mean())
+            result.test_accuracy = float(non.mean())
+        return result

@@ -14,6 +14,7 @@ from privaudit._validation import param_error, warn_degenerate
 from privaudit.attacks._tags import AttackTags
 from privaudit.attacks.membership._base import SignalAttack
 from privaudit.exceptions import NotFittedError
+from privaudit.results import AttackResult
 from privaudit.targets import ModelOutputs
 
 __all__ = ["GaussianThresholdAttack", "gaussian_advantage", "gaussian_threshold"]
@@ -263,11 +264,15 @@ class GaussianThresholdAttack(SignalAttack):
             "sigma_member": self.sigma_member_,
             "sigma_non_member": self.sigma_non_member_,
             "sigma_ratio": self.sigma_non_member_ / self.sigma_member_,
-            "theoretical_advantage": gaussian_advantage(
-                self.sigma_member_, self.sigma_non_member_
-            ),
             "empirical_advantage": float(binary_metrics(labels, predictions).advantage),
         }
         if math.isfinite(self.threshold_):
             extra["threshold"] = self.threshold_
         return extra
+
+    def _package(self, **fields: Any) -> AttackResult:
+        """The result, with Theorem 3's advantage for the fitted sigmas as a typed detail."""
+        result = super()._package(**fields)
+        result.theoretical_advantage = gaussian_advantage(self.sigma_member_,
+                                                          self.sigma_non_member_)
+        return result

@@ -246,15 +246,14 @@ def apollo_run(attack: Any, target: Any, X: Any, y: Any, labels: Any, *, record_
     else:
         scores = found[kind][0]
     extra: dict[str, Any] = {
-        "kind": kind,
         "calibration_auc": calibration,
         "eps": eps,
-        "queries_per_record": (int(getattr(resolved, "n_queries", 0)) - start) / n,
         "flagged": {k: v[2] for k, v in found.items()},
     }
+    heatmap = None
     if every_round:
-        extra["heatmap"] = _heatmap({k: v[1][0] for k, v in found.items()}, labels_arr,
-                                    eps, int(attack.n_rounds))
+        heatmap = _heatmap({k: v[1][0] for k, v in found.items()}, labels_arr, eps,
+                           int(attack.n_rounds))
         extra["tau_roc"] = {k: tau_sweep(k, v[1][1], v[1][0], labels_arr)
                             for k, v in found.items()}
     return AttackResult(
@@ -263,5 +262,6 @@ def apollo_run(attack: Any, target: Any, X: Any, y: Any, labels: Any, *, record_
         parameters={"online": bool(attack.online), "kind": attack.kind, "eps": eps,
                     "n_rounds": int(attack.n_rounds), "alpha": float(attack.alpha),
                     "beta": float(attack.beta), "n_shadows": len(attack.models_)},
-        extra=extra,
+        extra=extra, search_kind=kind, heatmap=heatmap,
+        queries_per_record=(int(getattr(resolved, "n_queries", 0)) - start) / n,
     )
