@@ -26,3 +26,20 @@ def test_cli_module_is_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "", f"import privaudit.cli pulled in: {out}"
+
+
+def test_the_root_imports_its_subpackages_on_first_use() -> None:
+    """A worker process importing one subpackage pays for it alone (PEP 562 root)."""
+    code = (
+        "import sys, privaudit; loaded = {m for m in sys.modules if m.startswith('privaudit.')};"
+        "import privaudit.training._executors;"
+        "after = {m.split('.')[1] for m in sys.modules if m.startswith('privaudit.')};"
+        "f = privaudit.audit_model; r = privaudit.metrics.roc_auc;"
+        "print(sorted(loaded), sorted(after & {'audits', 'report', 'attacks', 'results'}),"
+        " f.__module__, r.__name__, privaudit.AuditReport.__name__)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == ("['privaudit._version', 'privaudit.exceptions'] [] "
+                   "privaudit.audits._model roc_auc AuditReport"), out

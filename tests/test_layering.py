@@ -250,7 +250,8 @@ def test_reexports_are_followed_to_the_defining_module() -> None:
     modules = {m for m, _ in _modules()}
     assert _defining_module("privaudit.results", "AttackResult", modules) == (
         "privaudit.results._attack_result")
-    assert _defining_module("privaudit", "audit_model", modules) == "privaudit.audits._model"
+    assert _defining_module("privaudit.audits", "audit_model", modules) == (
+        "privaudit.audits._model")
     assert _defining_module("privaudit", "signals", modules) == "privaudit.signals"
 
 

@@ -1,20 +1,18 @@
 """privaudit: measure how much a trained artefact leaks about the records it was built from.
 
-``import privaudit`` stays light: numpy, scipy and pandas at most. Heavy libraries (torch,
-transformers, spaCy, Ray, matplotlib) are imported where they are used.
+``import privaudit`` is light: the audits, the report and the results are imported when a
+name of theirs is first used (PEP 562), so a worker process that imports one subpackage
+(``privaudit.training`` to train a reference model) does not pay for the others, and
+heavy libraries (torch, transformers, spaCy, Ray, matplotlib) are imported where they are
+used.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from privaudit._version import __version__
-from privaudit.audits import (
-    PrivacyEvaluator,
-    audit_attributes,
-    audit_generator,
-    audit_llm,
-    audit_model,
-    audit_strong_membership,
-    audit_synthetic,
-    audit_unlearning,
-)
 from privaudit.exceptions import (
     BaselineWarning,
     DegenerateInputWarning,
@@ -23,8 +21,34 @@ from privaudit.exceptions import (
     PrivauditWarning,
     StaleResultWarning,
 )
-from privaudit.report import AuditReport
-from privaudit.results import AttackResult
+
+if TYPE_CHECKING:  # the names below, for type checkers and IDEs
+    from privaudit.audits import (
+        PrivacyEvaluator,
+        audit_attributes,
+        audit_generator,
+        audit_llm,
+        audit_model,
+        audit_strong_membership,
+        audit_synthetic,
+        audit_unlearning,
+    )
+    from privaudit.report import AuditReport
+    from privaudit.results import AttackResult
+
+#: The public names imported on first use, and the subpackage each comes from.
+_LAZY_NAMES: dict[str, str] = {
+    **dict.fromkeys(("PrivacyEvaluator", "audit_attributes", "audit_generator",
+                     "audit_llm", "audit_model", "audit_strong_membership",
+                     "audit_synthetic", "audit_unlearning"), "privaudit.audits"),
+    "AuditReport": "privaudit.report",
+    "AttackResult": "privaudit.results",
+}
+#: Subpackages reachable as attributes (``privaudit.metrics.roc_auc``) once imported or
+#: on first use.
+_SUBPACKAGES = frozenset({"attacks", "audits", "cli", "data", "llm", "metrics", "report",
+                          "results", "signals", "studies", "synthetic", "targets",
+                          "training", "unlearn"})
 
 __all__ = [
     "AttackResult",
@@ -45,3 +69,18 @@ __all__ = [
     "audit_synthetic",
     "audit_unlearning",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name or subpackage, imported on first use (PEP 562)."""
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | _SUBPACKAGES)
