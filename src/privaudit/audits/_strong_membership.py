@@ -337,7 +337,7 @@ class StrongMembershipAudit(AuditKind):
             parameters={"radius": r if math.isfinite(r) else None,
                         "attack": self.attacker.name, **result.parameters,
                         **self._common_parameters()},
-            extra={**result.extra, **self._distance_extra(r)})
+            extra={**result.free_extra(), **self._distance_extra(r)})
 
     # --- the shared query and each radius's rows ----------------------------------------
     def _batch(self) -> tuple[NDArray[np.float64], NDArray[Any]]:

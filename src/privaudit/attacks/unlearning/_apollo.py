@@ -102,7 +102,7 @@ class ApolloAttack(BaseAttack):
     the rule flags it at low ``tau`` only. With ``trajectories=True`` the rule's own ROC
     over ``tau`` is stored too (``extra["tau_roc"]``). The target is queried on those
     rounds only and until the answer changes: at most ``n_rounds`` label queries per
-    record and search, fewer in practice (``extra["queries_per_record"]``).
+    record and search, fewer in practice (``result.queries_per_record``).
 
     Deviations from the authors' code, for correctness: the offline boundary distance is
     averaged over every shadow (the code reads the first shadow's only); the shadows that
@@ -211,7 +211,7 @@ class ApolloAttack(BaseAttack):
         trajectories : bool, default=False
             Also query the target at every round of both searches and store the
             UNDER x OVER grids of true and false positive rates over search radii
-            (the paper's Figure 5) in ``extra["heatmap"]`` and Algorithm 1's ROC over
+            (the paper's Figure 5) in ``result.heatmap`` and Algorithm 1's ROC over
             ``tau`` per search in ``extra["tau_roc"]`` (``2 n_rounds`` queries per
             record).
 
