@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,8 +63,19 @@ class _Config:
         return self.values[name]
 
 
-def test_plain_n_uses_the_shared_setup_scheduler_and_other_modes_their_own() -> None:
-    import conftest
+def _root_conftest(config: pytest.Config) -> object:
+    """tests/conftest.py as pytest loaded it: ``import conftest`` may give tests/llm's
+    (both are imported under that name, the last one wins in ``sys.modules``)."""
+    path = (Path(__file__).parent / "conftest.py").resolve()
+    for plugin in config.pluginmanager.get_plugins():
+        if Path(getattr(plugin, "__file__", None) or "/").resolve() == path:
+            return plugin
+    raise LookupError(path)
+
+
+def test_plain_n_uses_the_shared_setup_scheduler_and_other_modes_their_own(
+        pytestconfig: pytest.Config) -> None:
+    conftest: Any = _root_conftest(pytestconfig)
 
     scheduler = conftest.pytest_xdist_make_scheduler(_Config("load"), None)
     assert isinstance(scheduler, SharedSetupScheduling) and scheduler.numnodes == 2
@@ -104,8 +116,9 @@ class _Executor:
     (_Item("tmp_path"), 1),                      # the next test does not use Ray
     (_Item("tmp_path", "ray_executor"), 0),      # the next one does: Ray stays up
 ])
-def test_ray_stops_after_its_last_consecutive_user(nextitem, stopped) -> None:
-    import conftest
+def test_ray_stops_after_its_last_consecutive_user(nextitem, stopped,
+                                                   pytestconfig: pytest.Config) -> None:
+    conftest: Any = _root_conftest(pytestconfig)
 
     executor = _Executor()
     conftest.stop_idle_ray(_Item("ray_executor", executor=executor), nextitem)
