@@ -77,7 +77,11 @@ def test_report_bar_through_a_callable(tmp_path):
     results = _audit(tmp_path, None)
     messages = []
     build_report(results, tmp_path / "report", n_bootstrap=10, progress=messages.append)
-    assert messages[-1] == "Bootstrap of 3 results: 3/3", messages
+    # The bootstrap's bar reaches its total; a later step (drawing the sections) reports
+    # through the same callable only when it is slow enough to be worth a line.
+    bootstrap = [m for m in messages if m.startswith("Bootstrap of")]
+    assert bootstrap[-1] == "Bootstrap of 3 results: 3/3", messages
+    assert messages.index(bootstrap[-1]) == len(bootstrap) - 1, messages
     messages.clear()
     from privaudit.report import HtmlReport
 
