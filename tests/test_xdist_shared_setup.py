@@ -124,31 +124,3 @@ def test_ray_stops_after_its_last_consecutive_user(nextitem, stopped,
     conftest.stop_idle_ray(_Item("ray_executor", executor=executor), nextitem)
     assert executor.stopped == stopped
     conftest.stop_idle_ray(_Item("tmp_path"), None)  # a test without Ray: nothing to stop
-
-
-def test_units_go_longest_first_by_their_recorded_durations() -> None:
-    from _xdist_shared_setup import SHORT_TEST, longest_first
-
-    queue = {"a.py": {"a.py::x": False, "a.py::y": False}, "b.py::slow": {"b.py::slow": False},
-             "c.py::new": {"c.py::new": False}, "d.py::quick": {"d.py::quick": False}}
-    durations = {"a.py::x": 4.0, "a.py::y": 3.0, "b.py::slow": 30.0, "d.py::quick": 0.5}
-    assert longest_first(queue, durations) == ["b.py::slow", "a.py", "d.py::quick",
-                                               "c.py::new"]
-    assert SHORT_TEST < 0.5  # a test missing from the record counts as short
-    assert longest_first(queue, {})[0] == "a.py"  # no record: the largest unit first
-
-
-def test_durations_are_recorded_from_a_pytest_log(tmp_path) -> None:
-    from _xdist_shared_setup import record, recorded_durations
-
-    log = tmp_path / "log.txt"
-    log.write_text("== slowest durations ==\n"
-                   "29.91s call     tests/x/test_a.py::test_one[1-2]\n"
-                   "3.50s setup    tests/x/test_a.py::test_one[1-2]\n"
-                   "0.40s teardown tests/x/test_b.py::test_two\n"
-                   "not a duration line\n")
-    out = tmp_path / "durations.json"
-    assert record(log, out) == {"tests/x/test_a.py::test_one[1-2]": 33.41,
-                                "tests/x/test_b.py::test_two": 0.4}
-    assert recorded_durations(out) == record(log, out)
-    assert recorded_durations(tmp_path / "missing.json") == {}
