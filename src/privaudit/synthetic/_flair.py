@@ -1,9 +1,9 @@
 """flair's sequence taggers as the named-entity recogniser of the text checks.
 
-flair's own loader (``SequenceTagger.load``) reads a model file with
-``torch.load(weights_only=False)`` (never called here; privaudit's loader is safe: allow-listed
-``weights_only=True`` below): it unpickles whatever the file names, so a crafted ``.pt`` file
-runs code when loaded. :func:`load_flair_tagger` is written by hand instead:
+flair's own loader (``SequenceTagger.load``) reads a model file with torch's full unpickler
+(weights-only mode off; privaudit never calls that loader, its own reads only through an
+allow-listed weights-only unpickler, below): it rebuilds whatever the file names, so a
+crafted ``.pt`` file runs code when loaded. :func:`load_flair_tagger` is written by hand instead:
 
 1. **Only an allow-listed unpickler reads the file.** flair saves with pickle protocol 4,
    which torch's ``weights_only`` unpickler does not read (it implements protocol 2's
@@ -289,10 +289,9 @@ def _quiet_flair() -> Iterator[None]:
 def load_flair_tagger(path: str | os.PathLike[str]) -> Any:
     """A flair ``SequenceTagger`` read from ``path`` without unpickling code.
 
-    Hand-written because flair's ``SequenceTagger.load`` calls
-    ``torch.load(weights_only=False)`` (never called here: this loader is safe, reading only
-    through ``weights_only=True`` with an allow-list) and so runs any code a crafted file
-    holds; see the module for what is read and how.
+    Hand-written because flair's ``SequenceTagger.load`` uses torch's full unpickler (weights-
+    only mode off) and so runs any code a crafted file holds; this loader never does: it
+    reads only through torch's weights-only unpickler with an allow-list (see the module).
 
     Parameters
     ----------

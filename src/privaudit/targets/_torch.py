@@ -587,7 +587,8 @@ def load_torch_model(
     ------
     ValueError
         If the file holds something other than a state dict (e.g. a pickled module: refused
-        by the safe default, read only with ``allow_pickle=True`` on the caller's own file),
+        by the safe default; only the caller's explicit opt-in, for a file they wrote
+        themselves, reads it),
         or if the weights do not fit the module.
     """
     torch = import_torch()
