@@ -22,7 +22,8 @@ from privaudit._validation import (
     RANDOM_STATE,
     REFERENCE_MODES,
 )
-from privaudit.audits._inputs import check_attack_names, check_settings
+from privaudit.audits import RunOptions
+from privaudit.audits._inputs import check_attack_names
 from privaudit.cli._config import ConfigError, load_audit_config
 from privaudit.cli._reading import read_config
 from privaudit.cli._sections import AuditFile, InputFile, Name, Section
@@ -125,9 +126,12 @@ def _config_accepts(folder, section: str | None, key: str, value) -> bool:
     return True
 
 
-_SETTINGS = dict(random_state=0, n_jobs=None, executor="local", address=None, dataset=None,
-                 cache_dir=None, results_dir=None, check_fidelity=False, slices=False,
-                 progress=None)
+_SETTINGS = dict(random_state=0, n_jobs=None, executor="local", address=None)
+
+
+def check_settings(**options):
+    """The API's own check of the run options, as every audit runs it."""
+    return RunOptions.checked("audit_model", **options)
 
 
 def _api_accepts(**settings) -> bool:

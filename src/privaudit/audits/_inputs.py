@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from privaudit._validation import (
-    N_JOBS,
-    RANDOM_STATE,
     REFERENCE_MODES,
     align_on_index,
     check_attack_params,
     check_binary_labels,
-    check_directory,
     check_unique_ids,
     param_error,
 )
-
-if TYPE_CHECKING:
-    from privaudit.training import Executor
 
 __all__ = [
     "check_attack_names",
     "check_population",
     "check_records",
-    "check_settings",
     "n_rows",
     "population_overlap",
     "reference_spec",
@@ -129,38 +122,6 @@ def _warn_flat(given: dict[str, Any], func: str, names: dict[str, str],
     warnings.warn(f"{func}: {old} {'is' if len(given) == 1 else 'are'} deprecated and will "
                   f"be removed; give reference=ReferenceSpec({new}) (from "
                   "privaudit.training).", category, stacklevel=4)
-
-
-def check_settings(
-    *, random_state: object, n_jobs: object, executor: object, address: object,
-    dataset: object, cache_dir: object, results_dir: object, check_fidelity: object,
-    slices: object, progress: object,
-) -> Executor:
-    """Refuse bad settings of :func:`audit_model` before any work is done.
-
-    Returns the executor (:func:`privaudit.training.get_executor`: a name with its
-    ``n_jobs`` / ``address``, or an executor object given alone). :func:`audit_model`
-    itself checks through :class:`~privaudit.audits._template.RunOptions` and
-    :class:`~privaudit.audits._model.ModelSettings` (the same rules); this function stays
-    for callers that check the settings alone.
-    """
-    from privaudit.training import get_executor
-
-    RANDOM_STATE.check(random_state, param="random_state", func=_FUNC)
-    # -1 is scikit-learn's "every CPU"; 0 and other negatives mean nothing.
-    N_JOBS.check(n_jobs, param="n_jobs", func=_FUNC, allow_none=True)
-    for name, value in (("address", address), ("dataset", dataset)):
-        if value is not None and not isinstance(value, str):
-            raise param_error(name, _FUNC, "a str", value, error=TypeError)
-    for name, value in (("cache_dir", cache_dir), ("results_dir", results_dir)):
-        if value is not None:
-            check_directory(value, param=name, func=_FUNC)
-    for name, value in (("check_fidelity", check_fidelity), ("slices", slices)):
-        if not isinstance(value, (bool, np.bool_)):
-            raise param_error(name, _FUNC, "True or False", value, error=TypeError)
-    if progress is not None and not callable(progress):
-        raise param_error("progress", _FUNC, "None or a callable", progress, error=TypeError)
-    return get_executor(executor, n_jobs=n_jobs, address=address, func=_FUNC)
 
 
 def check_records(X: Any, y: Any, labels: Any, record_ids: Any, func: str = _FUNC) -> tuple:
