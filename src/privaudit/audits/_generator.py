@@ -57,7 +57,7 @@ from privaudit._validation import (
     param_error,
     renamed,
 )
-from privaudit.audits._inputs import reference_spec
+from privaudit.audits._inputs import reference_fields_set, reference_spec
 from privaudit.audits._plan import named_attacks
 from privaudit.audits._run import AuditRun
 from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions, drive
@@ -208,9 +208,8 @@ class GeneratorSettings(AuditSettings):
             raise param_error("candidates", func, "None unless 'sensitive' is given",
                               self.candidates)
         spec = self.reference
-        if not EVEN_RUNS.ok(spec.n_models) or spec.recipe is not None or (
-                spec.mode not in ("auto", "online") or spec.train_fraction is not None
-                or spec.to_target is not None):
+        if (not EVEN_RUNS.ok(spec.n_models) or spec.mode not in ("auto", "online")
+                or reference_fields_set(spec, besides=("n_models", "mode"))):
             raise param_error("reference", func, "a ReferenceSpec with an even n_models >= 2 "
                               "and nothing else but mode 'auto' or 'online' (the shadow runs "
                               "train the audited generator on 'n_train_rows' rows, each "

@@ -22,6 +22,7 @@ __all__ = [
     "check_records",
     "n_rows",
     "population_overlap",
+    "reference_fields_set",
     "reference_spec",
 ]
 
@@ -111,6 +112,22 @@ def reference_spec(reference: Any, *, func: str = _FUNC,
             message = message.replace(f"'{new}' parameter of ReferenceSpec",
                                       f"'{old}' parameter of {func}")
         raise type(exc)(message) from None
+
+
+def reference_fields_set(spec: Any, *, besides: Sequence[str]) -> list[str]:
+    """The fields of ``spec`` set away from their defaults, other than ``besides``.
+
+    What a kind that fixes the other fields of a :class:`~privaudit.training.ReferenceSpec`
+    must refuse; the one check behind every "a ReferenceSpec with only ..." error
+    (unlearning reads a recipe and a count; the generator game a count and its mode).
+    """
+    import dataclasses
+
+    from privaudit.training import ReferenceSpec
+
+    default = ReferenceSpec()
+    return [f.name for f in dataclasses.fields(spec) if f.name not in besides
+            and getattr(spec, f.name) != getattr(default, f.name)]
 
 
 def _warn_flat(given: dict[str, Any], func: str, names: dict[str, str],

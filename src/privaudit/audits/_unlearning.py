@@ -32,7 +32,7 @@ from privaudit._validation import (
     param_error,
     renamed,
 )
-from privaudit.audits._inputs import reference_spec
+from privaudit.audits._inputs import reference_fields_set, reference_spec
 from privaudit.audits._run import AuditRun
 from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions, drive
 from privaudit.audits._unlearning_attacks import UNLEARNING_RUNNERS
@@ -243,7 +243,7 @@ def _check_reference(spec: Any, old_count: bool = False) -> Any:
     if spec.n_models < 2:
         raise param_error("reference", _FUNC, "a ReferenceSpec with n_models >= 2 "
                           "(unlearned and never-trained shadows for every record)", spec)
-    if spec.mode != "auto" or spec.train_fraction is not None or spec.to_target is not None:
+    if reference_fields_set(spec, besides=("recipe", "n_models")):
         raise param_error("reference", _FUNC, "a ReferenceSpec without mode, train_fraction "
                           "or to_target: the attacks fix the pools they read and "
                           "'train_size' their training fraction", spec)
