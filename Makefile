@@ -29,7 +29,7 @@ $(BIN)/python:
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(if $(TORCH_SPEC),$(BIN)/python -m pip install --quiet '$(TORCH_SPEC)')
-	$(BIN)/python -m pip install --quiet -e '.[all,llm]'
+	$(BIN)/python -m pip install --quiet -e '.[all,llm,dp]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
