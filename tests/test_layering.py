@@ -38,14 +38,16 @@ ALLOWED: dict[str, set[str]] = {
     "llm": {"training", "targets", "data", "signals", "metrics", "results"},
     "synthetic": {"training", "targets", "data", "signals", "metrics", "results"},
     "unlearn": {"training", "targets", "data", "signals", "metrics", "results"},
+    # Auditing DP-SGD training: canaries, the training protocol, the Opacus recipe.
+    "dp": {"training", "targets", "data", "signals", "metrics", "results"},
     # Every audit returns a report.AuditReport; report imports only results and metrics.
-    "audits": {"report", "attacks", "llm", "synthetic", "unlearn", "training", "targets", "data",
-               "signals", "metrics", "results"},
+    "audits": {"report", "attacks", "dp", "llm", "synthetic", "unlearn", "training",
+               "targets", "data", "signals", "metrics", "results"},
     "report": {"results", "metrics"},
-    "studies": {"audits", "report", "attacks", "llm", "synthetic", "unlearn", "training", "targets",
-                "data", "signals", "metrics", "results"},
-    "cli": {"studies", "audits", "report", "attacks", "llm", "synthetic", "unlearn", "training",
-            "targets", "data", "signals", "metrics", "results"},
+    "studies": {"audits", "report", "attacks", "dp", "llm", "synthetic", "unlearn",
+                "training", "targets", "data", "signals", "metrics", "results"},
+    "cli": {"studies", "audits", "report", "attacks", "dp", "llm", "synthetic", "unlearn",
+            "training", "targets", "data", "signals", "metrics", "results"},
 }
 ROOT_HELPERS = {"", "_validation", "exceptions", "_progress", "_files", "_digest", "_optional",
                 "_rows", "_version"}
