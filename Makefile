@@ -20,6 +20,10 @@ SDV_VENV ?= .venv-sdv
 # in its own environment, with the flair release the safe loader was written against.
 FLAIR_VENV ?= .venv-flair
 FLAIR_SPEC ?= flair==0.15.1
+# jax-privacy brings jax and jaxlib (CPU wheels): the DP bounds' parity test runs its auditing
+# module in an environment of its own, at the release the parity was measured against.
+JAXPRIVACY_VENV ?= .venv-jaxprivacy
+JAXPRIVACY_SPEC ?= jax-privacy==2.0.0
 
 .PHONY: demo test lint bench clean venv
 
@@ -55,6 +59,11 @@ $(FLAIR_VENV)/.installed: pyproject.toml
 	$(FLAIR_VENV)/bin/python -m pip install --quiet -e '.[text]'
 	touch $@
 
+$(JAXPRIVACY_VENV)/.installed:
+	$(PYTHON) -m venv $(JAXPRIVACY_VENV)
+	$(JAXPRIVACY_VENV)/bin/python -m pip install --quiet jax jaxlib '$(JAXPRIVACY_SPEC)'
+	touch $@
+
 venv: $(VENV)/.installed
 
 demo: $(VENV)/.installed
@@ -62,7 +71,7 @@ demo: $(VENV)/.installed
 
 # The time limits (pytest-timeout) are in pyproject.toml: a --timeout here would replace them.
 test: $(VENV)/.installed-dev $(ANONYMETER_VENV)/.installed $(SDV_VENV)/.installed \
-      $(FLAIR_VENV)/.installed
+      $(FLAIR_VENV)/.installed $(JAXPRIVACY_VENV)/.installed
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
@@ -72,4 +81,4 @@ bench: $(VENV)/.installed-dev
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(ANONYMETER_VENV) $(SDV_VENV) $(FLAIR_VENV) build dist src/*.egg-info .pytest_cache .ruff_cache $(OUT)
+	rm -rf $(VENV) $(ANONYMETER_VENV) $(SDV_VENV) $(FLAIR_VENV) $(JAXPRIVACY_VENV) build dist src/*.egg-info .pytest_cache .ruff_cache $(OUT)
