@@ -1,0 +1,95 @@
+"""jax-privacy's side of the DP-bound parity test and benchmark: runs INSIDE .venv-jaxprivacy.
+
+Not a test module (no ``test_`` prefix) and never imported by privaudit's own environment: the
+parity test and ``benchmarks/bench_dp_bounds.py`` run it as
+``.venv-jaxprivacy/bin/python tests/metrics/_jax_privacy_side.py < job.json`` and read one JSON
+object from its stdout. jax-privacy 2.0.0 (``jax_privacy.auditing``) computes:
+
+- ``"one_run"``: rows ``[m, n_guesses, n_correct, delta, significance, method]`` -> the
+  one-run epsilon bound (Steinke, Nasr, Jagielski 2023 for ``"steinke"``; Mahloujifar, Melis,
+  Chaudhuri 2024 for ``"fdp"``). With ``delta > 0`` through the public API
+  (``CanaryScoreAuditor.epsilon_one_run[_fdp]`` with an ``Explicit`` threshold on scores built
+  to give exactly those counts); ``delta == 0`` (which the public API refuses) through the
+  module's p-value search ``_epsilon_one_run``, the code the public API runs.
+- ``"explicit"``: ``{"in", "out", "threshold", "delta", "significance", "method"}`` -> the bound
+  at that pre-registered threshold (``Explicit``; method also ``"clopper-pearson"``).
+- ``"bonferroni"``: ``{"in", "out", "delta", "significance"}`` -> jax-privacy's data-dependent
+  Bonferroni bounds (``"steinke"``, ``"fdp"``), ``epsilon_from_gdp`` (``"gdp"``, the 2.0.0
+  release) and the number of ROC hull thresholds it divides by (``"hull"``).
+- ``"gaussian_epsilon"``: rows ``[mu, delta]`` -> the (eps, delta) curve of mu-GDP through
+  dp_accounting's analytic Gaussian (Balle and Wang 2018), sigma = 1 / mu.
+"""
+
+import json
+import sys
+
+import dp_accounting
+import numpy as np
+from jax_privacy import auditing
+
+METHODS = {"steinke": "epsilon_one_run", "fdp": "epsilon_one_run_fdp",
+           "clopper-pearson": "epsilon_clopper_pearson"}
+
+
+def counts_as_scores(m, n_guesses, n_correct):
+    """In/out scores whose guesses at threshold 0.5 are exactly ``n_guesses``, ``n_correct``.
+
+    Guessed canaries score 1, the others 0; the abstentions are shared between in and out so
+    both groups are non-empty.
+    """
+    abstained = m - n_guesses
+    n_in = n_correct + abstained // 2
+    n_out = m - n_in
+    in_scores = np.r_[np.ones(n_correct), np.zeros(n_in - n_correct)]
+    out_scores = np.r_[np.ones(n_guesses - n_correct), np.zeros(n_out - n_guesses + n_correct)]
+    return in_scores, out_scores
+
+
+def one_run(m, n_guesses, n_correct, delta, significance, method):
+    """jax-privacy's one-run bound for one row of counts."""
+    if delta == 0:
+        search = {"steinke": auditing._epsilon_one_run,
+                  "fdp": auditing._epsilon_one_run_fdp}[method]
+        return float(search(0, m, n_guesses, n_correct, significance, delta))
+    auditor = auditing.CanaryScoreAuditor(*counts_as_scores(m, n_guesses, n_correct))
+    return float(getattr(auditor, METHODS[method])(
+        significance, delta, threshold_strategy=auditing.Explicit(0.5)))
+
+
+def explicit(case):
+    """jax-privacy's bound at a pre-registered threshold on the case's scores."""
+    auditor = auditing.CanaryScoreAuditor(np.asarray(case["in"]), np.asarray(case["out"]))
+    return float(getattr(auditor, METHODS[case["method"]])(
+        case["significance"], case["delta"],
+        threshold_strategy=auditing.Explicit(case["threshold"])))
+
+
+def bonferroni(case):
+    """jax-privacy's data-dependent Bonferroni bounds, epsilon_from_gdp and its hull size."""
+    auditor = auditing.CanaryScoreAuditor(np.asarray(case["in"]), np.asarray(case["out"]))
+    significance, delta = case["significance"], case["delta"]
+    return {"steinke": float(auditor.epsilon_one_run(significance, delta)),
+            "fdp": float(auditor.epsilon_one_run_fdp(significance, delta)),
+            "gdp": float(auditor.epsilon_from_gdp(significance, delta)),
+            "hull": len(auditor._fn_counts)}
+
+
+def gaussian_epsilon(mu, delta):
+    """The eps of mu-GDP at delta: the Gaussian mechanism with sigma = 1 / mu (0 when mu = 0)."""
+    return float(dp_accounting.get_epsilon_gaussian(1 / mu if mu > 0 else np.inf, delta))
+
+
+def main():
+    """Read the job from stdin, print jax-privacy's numbers as one JSON line."""
+    job = json.load(sys.stdin)
+    out = {"version": __import__("jax_privacy").__version__,
+           "one_run": [one_run(*row) for row in job.get("one_run", [])],
+           "explicit": [explicit(case) for case in job.get("explicit", [])],
+           "bonferroni": [bonferroni(case) for case in job.get("bonferroni", [])],
+           "gaussian_epsilon": [gaussian_epsilon(mu, delta)
+                                for mu, delta in job.get("gaussian_epsilon", [])]}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
