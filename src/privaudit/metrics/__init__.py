@@ -15,6 +15,7 @@ from privaudit.metrics._epsilon import (
     effective_epsilon,
     effective_epsilon_lower_bound,
 )
+from privaudit.metrics._gdp import GdpEstimate, gdp_epsilon, gdp_epsilon_estimate, gdp_mu
 from privaudit.metrics._intervals import (
     Estimate,
     bootstrap_ci,
@@ -22,6 +23,11 @@ from privaudit.metrics._intervals import (
     clopper_pearson,
     newcombe_interval,
     wilson_interval,
+)
+from privaudit.metrics._one_run import (
+    CanaryBound,
+    canary_epsilon_lower_bound,
+    one_run_epsilon_lower_bound,
 )
 from privaudit.metrics._resolution import (
     false_positives_allowed,
@@ -44,8 +50,10 @@ from privaudit.metrics._theory import (
 
 __all__ = [
     "BinaryMetrics",
+    "CanaryBound",
     "EpsilonBound",
     "Estimate",
+    "GdpEstimate",
     "RocCurve",
     "advantage",
     "attribute_advantage_from_membership",
@@ -54,6 +62,7 @@ __all__ = [
     "bootstrap_cis",
     "bounded_loss_membership_advantage",
     "bounded_loss_membership_advantage_from_losses",
+    "canary_epsilon_lower_bound",
     "clopper_pearson",
     "dp_membership_advantage_bound",
     "effective_epsilon",
@@ -65,8 +74,12 @@ __all__ = [
     "gaussian_membership_advantage_at_threshold",
     "gaussian_membership_advantage_from_ratio",
     "gaussian_membership_threshold",
+    "gdp_epsilon",
+    "gdp_epsilon_estimate",
+    "gdp_mu",
     "lift_p_value",
     "newcombe_interval",
+    "one_run_epsilon_lower_bound",
     "privacy_gain",
     "roc_auc",
     "roc_curve",
