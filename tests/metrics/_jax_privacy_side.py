@@ -7,10 +7,8 @@ object from its stdout. jax-privacy 2.0.0 (``jax_privacy.auditing``) computes:
 
 - ``"one_run"``: rows ``[m, n_guesses, n_correct, delta, significance, method]`` -> the
   one-run epsilon bound (Steinke, Nasr, Jagielski 2023 for ``"steinke"``; Mahloujifar, Melis,
-  Chaudhuri 2024 for ``"fdp"``). With ``delta > 0`` through the public API
-  (``CanaryScoreAuditor.epsilon_one_run[_fdp]`` with an ``Explicit`` threshold on scores built
-  to give exactly those counts); ``delta == 0`` (which the public API refuses) through the
-  module's p-value search ``_epsilon_one_run``, the code the public API runs.
+  Chaudhuri 2024 for ``"fdp"``), from the module's searches ``_epsilon_one_run[_fdp]``: the
+  code ``CanaryScoreAuditor.epsilon_one_run[_fdp]`` runs at every threshold.
 - ``"explicit"``: ``{"in", "out", "threshold", "delta", "significance", "method"}`` -> the bound
   at that pre-registered threshold (``Explicit``; method also ``"clopper-pearson"``).
 - ``"bonferroni"``: ``{"in", "out", "delta", "significance"}`` -> jax-privacy's data-dependent
@@ -31,29 +29,15 @@ METHODS = {"steinke": "epsilon_one_run", "fdp": "epsilon_one_run_fdp",
            "clopper-pearson": "epsilon_clopper_pearson"}
 
 
-def counts_as_scores(m, n_guesses, n_correct):
-    """In/out scores whose guesses at threshold 0.5 are exactly ``n_guesses``, ``n_correct``.
-
-    Guessed canaries score 1, the others 0; the abstentions are shared between in and out so
-    both groups are non-empty.
-    """
-    abstained = m - n_guesses
-    n_in = n_correct + abstained // 2
-    n_out = m - n_in
-    in_scores = np.r_[np.ones(n_correct), np.zeros(n_in - n_correct)]
-    out_scores = np.r_[np.ones(n_guesses - n_correct), np.zeros(n_out - n_guesses + n_correct)]
-    return in_scores, out_scores
-
-
 def one_run(m, n_guesses, n_correct, delta, significance, method):
-    """jax-privacy's one-run bound for one row of counts."""
-    if delta == 0:
-        search = {"steinke": auditing._epsilon_one_run,
-                  "fdp": auditing._epsilon_one_run_fdp}[method]
-        return float(search(0, m, n_guesses, n_correct, significance, delta))
-    auditor = auditing.CanaryScoreAuditor(*counts_as_scores(m, n_guesses, n_correct))
-    return float(getattr(auditor, METHODS[method])(
-        significance, delta, threshold_strategy=auditing.Explicit(0.5)))
+    """jax-privacy's one-run bound for one row of counts.
+
+    The module-level search every public method ends in (``Explicit`` calls it with
+    ``eps_lo = 0`` and the counts at its threshold); the public methods refuse ``delta = 0``
+    and need both canary groups non-empty, which some rows of counts do not give.
+    """
+    search = {"steinke": auditing._epsilon_one_run, "fdp": auditing._epsilon_one_run_fdp}
+    return float(search[method](0, m, n_guesses, n_correct, significance, delta))
 
 
 def explicit(case):
