@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the names below, for type checkers and IDEs
     from privaudit.audits import (
         PrivacyEvaluator,
         audit_attributes,
+        audit_dp_training,
         audit_generator,
         audit_llm,
         audit_model,
@@ -38,8 +39,8 @@ if TYPE_CHECKING:  # the names below, for type checkers and IDEs
 
 #: The public names imported on first use, and the subpackage each comes from.
 _LAZY_NAMES: dict[str, str] = {
-    **dict.fromkeys(("PrivacyEvaluator", "audit_attributes", "audit_generator",
-                     "audit_llm", "audit_model", "audit_strong_membership",
+    **dict.fromkeys(("PrivacyEvaluator", "audit_attributes", "audit_dp_training",
+                     "audit_generator", "audit_llm", "audit_model", "audit_strong_membership",
                      "audit_synthetic", "audit_unlearning"), "privaudit.audits"),
     "AuditReport": "privaudit.report",
     "AttackResult": "privaudit.results",
@@ -62,6 +63,7 @@ __all__ = [
     "StaleResultWarning",
     "__version__",
     "audit_attributes",
+    "audit_dp_training",
     "audit_generator",
     "audit_llm",
     "audit_model",

@@ -43,6 +43,12 @@ from privaudit.audits._attributes import (
     audit_attributes,
 )
 from privaudit.audits._baselines import Baseline, RandomGuessBaseline
+from privaudit.audits._dp_training import (
+    BOUND_METHODS,
+    DPTrainingAudit,
+    DPTrainingSettings,
+    audit_dp_training,
+)
 from privaudit.audits._generator import (
     DEFAULT_GENERATOR_ATTACKS,
     DEFAULT_SHADOW_RUNS,
@@ -120,6 +126,7 @@ from privaudit.audits._unlearning import (
 
 __all__ = [
     "AUDIT_SET_PARAMS",
+    "BOUND_METHODS",
     "DEFAULT_ATTACKS",
     "DEFAULT_ATTRIBUTE_ATTACKS",
     "DEFAULT_GENERATOR_ATTACKS",
@@ -151,6 +158,8 @@ __all__ = [
     "BlindBaselineAudit",
     "BlindBaselineCheck",
     "BlindBaselineWarning",
+    "DPTrainingAudit",
+    "DPTrainingSettings",
     "Enricher",
     "GeneratorAudit",
     "GeneratorSettings",
@@ -176,6 +185,7 @@ __all__ = [
     "UnlearningAudit",
     "UnlearningSettings",
     "audit_attributes",
+    "audit_dp_training",
     "audit_generator",
     "audit_llm",
     "audit_model",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from privaudit.report import _section
 from privaudit.report._section import ReportSection
 from privaudit.report._sections_attribute import AttributeSection
+from privaudit.report._sections_dp import DPTrainingSection
 from privaudit.report._sections_generator import GeneratorSection
 from privaudit.report._sections_llm import LLMSection
 from privaudit.report._sections_membership import (
@@ -51,6 +52,7 @@ PAGE_SECTIONS: tuple[type[ReportSection], ...] = (
     AttributeSection,
     SyntheticSection,
     RiskSection,
+    DPTrainingSection,
     StrongMembershipSection,
     UnlearningSection,
     RocSection,

@@ -17,10 +17,10 @@ from typing import Any, NamedTuple
 from privaudit.metrics import fpr_is_resolvable
 from privaudit.report._interpret import interpret_auc
 
-__all__ = ["LEVELS", "LIFT_SCALE", "OTHER_LABELS", "SHARE_SCALE", "Verdict",
-           "artefact_verdict", "attack_verdict", "baseline_verdict", "result_verdict",
-           "severity_label", "severity_rank", "share_level", "strongest_finding",
-           "target_verdict"]
+__all__ = ["DP_CLAIM_LABELS", "LEVELS", "LIFT_SCALE", "OTHER_LABELS", "REFUTED_CLAIM_STRENGTH",
+           "SHARE_SCALE", "Verdict", "artefact_verdict", "attack_verdict", "baseline_verdict",
+           "dp_claim_level", "result_verdict", "severity_label", "severity_rank",
+           "share_level", "strongest_finding", "target_verdict"]
 
 #: The levels from worst to best, with the label shown in the report. The severity names are
 #: the CSS classes of the HTML report's badges.
@@ -437,6 +437,33 @@ def share_level(low: float, value: float) -> str:
     if floor <= 0:
         return "minimal"
     return next(level for threshold, level in SHARE_SCALE if floor >= threshold)
+
+
+#: Badge text of a DP-training audit's answer, by severity: a lower bound can refute an
+#: epsilon claim, never prove one, so nothing reads "private".
+DP_CLAIM_LABELS: dict[str, str] = {"critical": "Claim refuted",
+                                   "low": "Consistent with the claim",
+                                   "minimal": "Consistent with the claim"}
+#: Added to a refuted claim's strength (its bound over the claim): a refuted epsilon claim
+#: is a proof, at the confidence asked, that a published guarantee is false, so it
+#: outranks every other critical finding of the artefact (whose strengths, lifts and
+#: AUCs, stay far below).
+REFUTED_CLAIM_STRENGTH = 1e6
+
+
+def dp_claim_level(bound: float, claim: float) -> tuple[str, float]:
+    """The severity and strength of an epsilon lower bound read against its claim.
+
+    ``critical`` when the bound exceeds the claim (the claim is refuted: the strongest
+    kind of finding, :data:`REFUTED_CLAIM_STRENGTH` plus ``bound / claim``); ``low`` when
+    a positive bound stays within it (leakage measured, the claim holds); ``minimal`` when
+    the bound is 0; ``undefined`` when it is not a number.
+    """
+    if not (math.isfinite(claim) and claim > 0) or bound != bound:
+        return "undefined", 0.0
+    if bound > claim:
+        return "critical", REFUTED_CLAIM_STRENGTH + min(bound / claim, 1e5)
+    return ("low" if bound > 0 else "minimal"), bound / claim
 
 
 def severity_label(severity: str) -> str:

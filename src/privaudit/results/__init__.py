@@ -43,6 +43,7 @@ not import :mod:`privaudit.report`; this package therefore sits just above
 from privaudit.results._attack_result import AttackResult, Convention, ScoreView, load_results
 from privaudit.results._attribute import AttributeResult
 from privaudit.results._audit_info import AuditInfo, BaselineCheck, Finding, SliceSummary
+from privaudit.results._dp_audit import DPAuditResult
 from privaudit.results._family import RESULT_TYPES, Result, ResultFamily, result_type_of
 from privaudit.results._integrity import ModifiedResultError, UnsealedResultWarning
 from privaudit.results._io import (
@@ -88,6 +89,7 @@ __all__ = [
     "AuditInfo",
     "BaselineCheck",
     "Convention",
+    "DPAuditResult",
     "DamagedResultWarning",
     "Finding",
     "ModifiedResultError",

@@ -22,6 +22,7 @@ from privaudit._validation import param_error
 from privaudit.exceptions import OutsideFolderError
 from privaudit.results._attack_result import AttackResult
 from privaudit.results._attribute import ATTRIBUTE_FILE, AttributeResult
+from privaudit.results._dp_audit import DP_AUDIT_FILE, DPAuditResult
 from privaudit.results._integrity import UnsafeResultFileError
 from privaudit.results._io import DamagedResultWarning, ResultFileError, result_folder_name
 from privaudit.results._proximity import PROXIMITY_FILE, ProximityResult
@@ -40,7 +41,8 @@ _MANIFEST_FORMAT = "privaudit-report-manifest"
 #: Each result kind's file, by which a saved folder is recognised, and its class.
 RESULT_KINDS: dict[str, type] = {RESULT_FILE: AttackResult, RISK_FILE: RiskResult,
                                  PROXIMITY_FILE: ProximityResult,
-                                 ATTRIBUTE_FILE: AttributeResult}
+                                 ATTRIBUTE_FILE: AttributeResult,
+                                 DP_AUDIT_FILE: DPAuditResult}
 #: The file each result type is saved to (:attr:`ResultFamily.RESULT_TYPE`).
 _FILE_OF_TYPE = {cls.RESULT_TYPE: name for name, cls in RESULT_KINDS.items()}
 
