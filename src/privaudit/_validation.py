@@ -658,6 +658,11 @@ RENAMED_ATTACKS: dict[str, str] = {
     "singling_out_univariate": "singling-out-univariate",
     "singling_out_multivariate": "singling-out-multivariate",
     "text_memorization": "text-memorization",
+    # The names users of MIMIR (Duan et al. 2024) and open-unlearning type for the LLM
+    # statistics, accepted the same way: MIMIR's ``min_k++`` and ``ref``.
+    "min_k++": "min-k-plus-plus",
+    "min-k++": "min-k-plus-plus",
+    "ref": "reference",
 }
 
 

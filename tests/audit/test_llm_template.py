@@ -149,11 +149,11 @@ def test_old_statistic_names_warn_once_and_give_the_same_numbers(tiny):
     assert [r.raw_statistic_name for r in new] == ["min-k", "min-k-plus-plus", "dc-pdd"]
     for a, b in zip(old, new, strict=True):
         np.testing.assert_array_equal(a.scores, b.scores)
-    # The engine's own columns are those numbers.
+    # The engine's own columns are those numbers, under the same names.
     frame = privaudit.llm.score_texts(tiny["model"], tiny["tokenizer"],
                                       args["members"] + args["non_members"],
-                                      attacks=["min_k"])
-    np.testing.assert_array_equal(new[0].raw_statistic, frame["min_k"].to_numpy())
+                                      attacks=["min-k"])
+    np.testing.assert_array_equal(new[0].raw_statistic, frame["min-k"].to_numpy())
 
 
 # --- the typed report ------------------------------------------------------------------
@@ -216,14 +216,14 @@ def test_only_the_missing_statistics_are_scored_and_the_blind_baseline_is_kept(
 
     monkeypatch.setattr(privaudit.llm, "score_texts", spy)
     again = _audit(tiny, tmp_path)
-    assert asked == [("min_k",)]  # one pass, for the one missing statistic
+    assert asked == [("min-k",)]  # one pass, for the one missing statistic
     np.testing.assert_array_equal(first[1].scores, again[1].scores)
     # Another k rescores every statistic but reuses the blind baseline (it reads no k).
     monkeypatch.setattr(privaudit.llm.BlindBaseline, "fit_score",
                         lambda *a, **k: pytest.fail("blind baseline refitted"))
     asked.clear()
     other_k = _audit(tiny, tmp_path, k=0.5)
-    assert asked == [("loss", "min_k", "zlib")]
+    assert asked == [("loss", "min-k", "zlib")]
     assert other_k.baselines[0].audit.key == first.baselines[0].audit.key
 
 

@@ -52,7 +52,7 @@ def statistics(model, tokenizer, text, *, k=0.2, frequencies=None, a=0.01, refer
     ids, labelled = encode(tokenizer, text)
     rows = per_token(model, ids, labelled)
     if not rows:
-        return dict.fromkeys(["loss", "min_k", "min_k_plus_plus", "zlib", "dc_pdd",
+        return dict.fromkeys(["loss", "min-k", "min-k-plus-plus", "zlib", "dc-pdd",
                               "reference", "recall"], math.nan)
     ls = [r[0] for r in rows]
     zs = [(r[0] - r[1]) / r[2] for r in rows]
@@ -61,12 +61,12 @@ def statistics(model, tokenizer, text, *, k=0.2, frequencies=None, a=0.01, refer
         out["loss"] = -sum(ls) / sum(labelled)      # labels != -100, before the shift
         kept = ls[:-1] if labelled[-1] else ls      # the last labelled token is dropped
         kept_z = zs[:-1] if labelled[-1] else zs
-        out["min_k"] = -lowest_mean(kept, k) if kept else math.nan
-        out["min_k_plus_plus"] = -lowest_mean(kept_z, k) if kept_z else math.nan
+        out["min-k"] = -lowest_mean(kept, k) if kept else math.nan
+        out["min-k-plus-plus"] = -lowest_mean(kept_z, k) if kept_z else math.nan
     else:
         out["loss"] = -float(np.mean(ls))
-        out["min_k"] = -lowest_mean(ls, k)
-        out["min_k_plus_plus"] = -lowest_mean(zs, k)
+        out["min-k"] = -lowest_mean(ls, k)
+        out["min-k-plus-plus"] = -lowest_mean(zs, k)
     scored_text = text if isinstance(text, str) else text[1]
     out["zlib"] = out["loss"] / len(zlib.compress(scored_text.encode("utf-8")))
     if frequencies is not None:
@@ -76,7 +76,7 @@ def statistics(model, tokenizer, text, *, k=0.2, frequencies=None, a=0.01, refer
                 continue
             seen.add(token)
             terms.append(min(math.exp(l_t) * math.log(1 / frequencies[token]), a))
-        out["dc_pdd"] = -float(np.mean(terms))
+        out["dc-pdd"] = -float(np.mean(terms))
     if reference is not None:
         ref = per_token(reference, ids, labelled)
         out["reference"] = out["loss"] - (-float(np.mean([r[0] for r in ref])))

@@ -16,7 +16,7 @@ from privaudit.llm import frequency_table, score_texts
 from privaudit.metrics import roc_auc
 from privaudit.results import AttackResult
 
-FORWARD = ["loss", "min_k", "min_k_plus_plus", "zlib"]
+FORWARD = ["loss", "min-k", "min-k-plus-plus", "zlib"]
 TEXTS = corpus(12, seed=5)
 
 
@@ -56,12 +56,12 @@ def test_dc_pdd_reference_and_recall_equal_the_reference(tiny_model, tiny_tokeni
     other = make_model(tiny_tokenizer, seed=3)
     prefix = "The holdout text was on the forget data."
     fast = score_texts(tiny_model, tiny_tokenizer, TEXTS,
-                       attacks=["dc_pdd", "reference", "recall"], token_frequencies=counts,
+                       attacks=["dc-pdd", "reference", "recall"], token_frequencies=counts,
                        reference_model=other, recall_prefix=prefix, batch_size=5)
     table = frequency_table(counts, len(tiny_tokenizer))
-    slow = _reference_frame(tiny_model, tiny_tokenizer, TEXTS, ["dc_pdd", "reference", "recall"],
+    slow = _reference_frame(tiny_model, tiny_tokenizer, TEXTS, ["dc-pdd", "reference", "recall"],
                             frequencies=table, reference=other, prefix_text=prefix)
-    for name in ("dc_pdd", "reference", "recall"):
+    for name in ("dc-pdd", "reference", "recall"):
         _close(fast[name].to_numpy(), slow[name])
     # DC-PDD's frequencies are add-one smoothed counts: no token has frequency 0.
     assert table.min() > 0 and table.sum() == pytest.approx(1.0)
@@ -100,8 +100,8 @@ def test_tokenizer_without_pad_token_is_not_modified(tiny_model, tiny_texts):
     tokenizer = make_tokenizer(tiny_texts, pad=False)
     model = make_model(tokenizer)
     assert tokenizer.pad_token is None
-    fast = score_texts(model, tokenizer, TEXTS, attacks=["loss", "min_k"], batch_size=4)
-    slow = _reference_frame(model, tokenizer, TEXTS, ["loss", "min_k"])
+    fast = score_texts(model, tokenizer, TEXTS, attacks=["loss", "min-k"], batch_size=4)
+    slow = _reference_frame(model, tokenizer, TEXTS, ["loss", "min-k"])
     _close(fast["loss"].to_numpy(), slow["loss"])
     assert tokenizer.pad_token is None
 
@@ -167,14 +167,14 @@ class _Ids:
 def test_hand_worked_min_k_and_min_k_plus_plus():
     # p = (1/2, 1/4, 1/4) at every position; the text "0 1 2 0 0" scores tokens 1, 2, 0, 0.
     model, tok = _Fixed([math.log(2), 0.0, 0.0]), _Ids()
-    frame = score_texts(model, tok, ["0 1 2 0 0"], attacks=["loss", "min_k", "min_k_plus_plus"],
+    frame = score_texts(model, tok, ["0 1 2 0 0"], attacks=["loss", "min-k", "min-k-plus-plus"],
                         k=0.5)
     l1, l0 = math.log(0.25), math.log(0.5)
     assert frame["loss"][0] == pytest.approx(-(2 * l1 + 2 * l0) / 4)
-    assert frame["min_k"][0] == pytest.approx(-l1)  # the 2 smallest of 4: both log(1/4)
+    assert frame["min-k"][0] == pytest.approx(-l1)  # the 2 smallest of 4: both log(1/4)
     mu = 0.5 * l0 + 0.5 * l1
     sigma = math.sqrt(0.5 * l0**2 + 0.5 * l1**2 - mu**2)
-    assert frame["min_k_plus_plus"][0] == pytest.approx(-(l1 - mu) / sigma)
+    assert frame["min-k-plus-plus"][0] == pytest.approx(-(l1 - mu) / sigma)
     assert (l1 - mu) / sigma == pytest.approx(-1.0)  # two equally likely values: z = -1, +1
 
 
@@ -222,11 +222,11 @@ def test_forward_statistics_read_from_the_gradnorm_pass_are_unchanged(
     ({"p": 3}, "'p'"),
     ({"batch_size": 0}, "batch_size"),
     ({"compat": "mimir"}, "compat"),
-    ({"attacks": ["dc_pdd"]}, "token_frequencies"),
+    ({"attacks": ["dc-pdd"]}, "token_frequencies"),
     ({"attacks": ["reference"]}, "reference_model"),
     ({"attacks": ["recall"]}, "recall_prefix"),
     ({"attacks": ["recall"], "recall_prefix": ""}, "recall_prefix"),
-    ({"attacks": ["dc_pdd"], "token_frequencies": [-1]}, "token_frequencies"),
+    ({"attacks": ["dc-pdd"], "token_frequencies": [-1]}, "token_frequencies"),
 ])
 def test_bad_arguments_name_the_parameter(tiny_model, tiny_tokenizer, kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):

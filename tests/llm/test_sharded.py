@@ -9,7 +9,7 @@ from privaudit.llm import score_texts
 from privaudit.training import LocalExecutor
 
 TEXTS = corpus(70, seed=9)
-NAMES = ["loss", "min_k", "min_k_plus_plus", "zlib", "gradnorm"]
+NAMES = ["loss", "min-k", "min-k-plus-plus", "zlib", "gradnorm"]
 
 
 def test_workers_give_the_numbers_of_one_process(tiny_model, tiny_tokenizer):
@@ -26,7 +26,7 @@ def test_workers_give_the_numbers_of_one_process(tiny_model, tiny_tokenizer):
 
 def test_a_rerun_scores_only_missing_shards(tiny_model, tiny_tokenizer, tmp_path,
                                             monkeypatch):
-    first = score_texts(tiny_model, tiny_tokenizer, TEXTS, attacks=["loss", "min_k"],
+    first = score_texts(tiny_model, tiny_tokenizer, TEXTS, attacks=["loss", "min-k"],
                         batch_size=4, cache_dir=tmp_path)
     shards = sorted(tmp_path.glob("shard-*.npz"))
     assert len(shards) == sharded.n_shards(len(TEXTS), 4) == 3
@@ -40,13 +40,13 @@ def test_a_rerun_scores_only_missing_shards(tiny_model, tiny_tokenizer, tmp_path
         return original(texts, *args, **kwargs)
 
     monkeypatch.setattr(sharded, "_score_shard", counting)
-    again = score_texts(tiny_model, tiny_tokenizer, TEXTS, attacks=["loss", "min_k"],
+    again = score_texts(tiny_model, tiny_tokenizer, TEXTS, attacks=["loss", "min-k"],
                         batch_size=4, cache_dir=tmp_path)
     assert len(calls) == 2  # the finished shard was read back, not scored
     np.testing.assert_array_equal(again.to_numpy(), first.to_numpy())
-    other = score_texts(tiny_model, tiny_tokenizer, TEXTS, attacks=["loss", "min_k"],
+    other = score_texts(tiny_model, tiny_tokenizer, TEXTS, attacks=["loss", "min-k"],
                         batch_size=4, cache_dir=tmp_path, k=0.5)
-    assert len(calls) == 5 and not np.allclose(other["min_k"], first["min_k"])
+    assert len(calls) == 5 and not np.allclose(other["min-k"], first["min-k"])
 
 
 def test_bad_executor_is_refused(tiny_model, tiny_tokenizer):

@@ -43,19 +43,19 @@ def _slow(logits, ids, mask, k, frequencies=None, a=0.01):
         rows.append((log_p[target], mu, math.sqrt(max(var, 1e-6)), target))
     assert vocab > 0
     if not rows:
-        return dict.fromkeys(("loss", "min_k", "min_k_plus_plus", "dc_pdd"), math.nan)
+        return dict.fromkeys(("loss", "min-k", "min-k-plus-plus", "dc-pdd"), math.nan)
     n_k = max(1, math.floor(k * len(rows)))
     ls = sorted(r[0] for r in rows)
     zs = sorted((r[0] - r[1]) / r[2] for r in rows)
     out = {"loss": -sum(r[0] for r in rows) / len(rows),
-           "min_k": -sum(ls[:n_k]) / n_k, "min_k_plus_plus": -sum(zs[:n_k]) / n_k}
+           "min-k": -sum(ls[:n_k]) / n_k, "min-k-plus-plus": -sum(zs[:n_k]) / n_k}
     if frequencies is not None:
         seen, terms = set(), []
         for l_t, _, _, token in rows:
             if token not in seen:
                 seen.add(token)
                 terms.append(min(math.exp(l_t) * math.log(1 / frequencies[token]), a))
-        out["dc_pdd"] = -sum(terms) / len(terms)
+        out["dc-pdd"] = -sum(terms) / len(terms)
     return out
 
 
@@ -68,7 +68,7 @@ def _random_batch(seed, batch=3, length=9, vocab=7, dtype=torch.float32):
     return logits, ids, mask
 
 
-NAMES = ("loss", "min_k", "min_k_plus_plus", "dc_pdd")
+NAMES = ("loss", "min-k", "min-k-plus-plus", "dc-pdd")
 
 
 @pytest.mark.parametrize("chunk", [1 << 24, 7 * 3, 1])
@@ -109,10 +109,10 @@ def test_dc_pdd_by_hand():
     freq = np.array([0.5, 0.4, 0.1])
     stats = token_stats(logits, ids, mask, moments=False)
     term_1, term_2 = 0.25 * math.log(1 / 0.4), 0.25 * math.log(1 / 0.1)  # 0.229, 0.576
-    out = batch_statistics(stats, ("dc_pdd",), k=0.2, frequencies=freq, dc_pdd_a=1.0)
-    assert out["dc_pdd"][0] == pytest.approx(-(term_1 + term_2) / 2)
-    clipped = batch_statistics(stats, ("dc_pdd",), k=0.2, frequencies=freq, dc_pdd_a=0.3)
-    assert clipped["dc_pdd"][0] == pytest.approx(-(term_1 + 0.3) / 2)  # min(term, a)
+    out = batch_statistics(stats, ("dc-pdd",), k=0.2, frequencies=freq, dc_pdd_a=1.0)
+    assert out["dc-pdd"][0] == pytest.approx(-(term_1 + term_2) / 2)
+    clipped = batch_statistics(stats, ("dc-pdd",), k=0.2, frequencies=freq, dc_pdd_a=0.3)
+    assert clipped["dc-pdd"][0] == pytest.approx(-(term_1 + 0.3) / 2)  # min(term, a)
 
 
 def test_min_k_counts_floor_k_n_with_at_least_one():
@@ -122,9 +122,9 @@ def test_min_k_counts_floor_k_n_with_at_least_one():
     stats = token_stats(logits, ids, torch.ones(1, 5, dtype=torch.bool), moments=False)
     l1, l0 = math.log(0.25), math.log(0.5)
     for k, expected in [(0.1, -l1), (0.2, -l1), (0.6, -(2 * l1 + l0) / 3), (1.0, None)]:
-        got = batch_statistics(stats, ("min_k", "loss"), k=k)
+        got = batch_statistics(stats, ("min-k", "loss"), k=k)
         want = got["loss"][0] if expected is None else expected  # k = 1: Min-K is LOSS
-        assert got["min_k"][0] == pytest.approx(want)
+        assert got["min-k"][0] == pytest.approx(want)
 
 
 # --- open-unlearning, transcribed ------------------------------------------------------
@@ -169,7 +169,7 @@ def _ou_scores(model, tokenizer, texts, k):
     # tokenwise_logprobs / tokenwise_vocab_logprobs
     log_probs = torch.log_softmax(logits, dim=-1)[:, :-1, :]
     target = log_probs.gather(2, batch["input_ids"][:, 1:, None])[..., 0]
-    out = {"loss": [], "min_k": [], "min_k_plus_plus": [], "zlib": []}
+    out = {"loss": [], "min-k": [], "min-k-plus-plus": [], "zlib": []}
     for i in range(len(texts)):
         actual = (labels[i] != IGNORE).nonzero(as_tuple=True)[0][:-1]
         if actual.numel() == 0:
@@ -180,12 +180,12 @@ def _ou_scores(model, tokenizer, texts, k):
         # MinKProbAttack.compute_score
         vals = lp.numpy()
         num_k = max(1, int(len(vals) * k))
-        out["min_k"].append(0 if vals.size == 0 else -np.mean(np.sort(vals)[:num_k]))
+        out["min-k"].append(0 if vals.size == 0 else -np.mean(np.sort(vals)[:num_k]))
         # MinKPlusPlusAttack.compute_score
         mu = (vocab_lp.exp() * vocab_lp).sum(-1)
         sigma = torch.clamp((vocab_lp.exp() * vocab_lp.square()).sum(-1) - mu.square(), min=1e-6)
         z = (vals - mu.numpy()) / sigma.sqrt().numpy()
-        out["min_k_plus_plus"].append(0 if len(vals) == 0 else -np.mean(sorted(z)[:num_k]))
+        out["min-k-plus-plus"].append(0 if len(vals) == 0 else -np.mean(sorted(z)[:num_k]))
         # LOSSAttack and ZLIBAttack (extract_target_texts_from_processed_data)
         out["loss"].append(avg_loss[i])
         kept = labels[i][labels[i] != IGNORE].tolist()
@@ -194,7 +194,7 @@ def _ou_scores(model, tokenizer, texts, k):
     return {name: np.array(values, dtype=np.float64) for name, values in out.items()}
 
 
-COMPAT = ["loss", "min_k", "min_k_plus_plus", "zlib"]
+COMPAT = ["loss", "min-k", "min-k-plus-plus", "zlib"]
 
 
 @pytest.mark.parametrize("side", ["right", "left"])
@@ -219,7 +219,7 @@ def test_compat_changes_min_k_not_loss_on_open_unlearning_data(tiny_model, tiny_
     ou = score_texts(tiny_model, tiny_tokenizer, TEXTS[:4], attacks=COMPAT[:2], k=1.0,
                      compat="open-unlearning")
     np.testing.assert_allclose(ou["loss"], plain["loss"], rtol=1e-6)
-    assert not np.allclose(ou["min_k"], plain["min_k"])  # k = 1: Min-K is a mean of n - 1
+    assert not np.allclose(ou["min-k"], plain["min-k"])  # k = 1: Min-K is a mean of n - 1
 
 
 def test_compat_two_token_text_has_no_min_k_token(tiny_model, tiny_tokenizer):
@@ -229,7 +229,7 @@ def test_compat_two_token_text_has_no_min_k_token(tiny_model, tiny_tokenizer):
         frame = score_texts(tiny_model, tiny_tokenizer, [two, ""], attacks=COMPAT[:3],
                             compat="open-unlearning")
     # One scored token, which is the last labelled one: open-unlearning scores it 0, we NaN.
-    assert np.isfinite(frame["loss"][0]) and np.isnan(frame["min_k"][0])
+    assert np.isfinite(frame["loss"][0]) and np.isnan(frame["min-k"][0])
     assert frame.iloc[1].isna().all()
 
 

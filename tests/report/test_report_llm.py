@@ -23,11 +23,11 @@ def _results():
     return [
         _llm("loss", "unlearned", 1.0, 0, baseline=blind_check, findings=[
             critical, Finding("privleak", "info", "PrivLeak +20.0%", 0.2)]),
-        _llm("min_k", "unlearned", 2.0, 1, baseline=BaselineCheck(
+        _llm("min-k", "unlearned", 2.0, 1, baseline=BaselineCheck(
             "blind-baseline", True, {"blind_auc": 0.71})),
         _llm("blind-baseline", "texts-only", 0.8, 2),
         _llm("loss", "retrained", 0.0, 3),
-        _llm("min_k", "retrained", 0.0, 4),
+        _llm("min-k", "retrained", 0.0, 4),
     ]
 
 
@@ -54,7 +54,7 @@ def test_llm_section_is_on_the_page_and_critical_findings_disqualify(tmp_path):
     assert "not above the blind baseline" in page and "Models side by side" in page
     verdicts = {v["target"]: v["verdict"] for v in report.target_verdicts()}
     # The flagged LOSS result cannot carry the headline: Min-K does.
-    assert verdicts["unlearned"].attack == "min_k"
+    assert verdicts["unlearned"].attack == "min-k"
     flagged = report.verdicts[0]
     assert flagged.severity == "undefined" and flagged.label == "Not interpretable"
     assert "blind classifier" in flagged.text

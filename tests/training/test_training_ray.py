@@ -114,7 +114,7 @@ def test_ray_executor(ray_executor, tmp_path: Path) -> None:
     texts = load_tweets(40, random_state=0)["text"].tolist()
     tokenizer = train_tokenizer(texts, vocab_size=300)
     model = tiny_gpt2(tokenizer, n_layer=1, n_embd=32, random_state=0)
-    names = ["loss", "min_k_plus_plus", "zlib"]
+    names = ["loss", "min-k-plus-plus", "zlib"]
     local = score_texts(model, tokenizer, texts, attacks=names, batch_size=8,
                         executor=LocalExecutor(n_jobs=1))
     remote = score_texts(model, tokenizer, texts, attacks=names, batch_size=8,

@@ -84,9 +84,8 @@ class LLMStatistic:
     Attributes
     ----------
     name : str
-        Its name in the one vocabulary (kebab-case): the results' ``attack``.
-    column : str
-        The column of :func:`privaudit.llm.score_texts` that computes it.
+        Its name in the one vocabulary (kebab-case): the results' ``attack``, and the
+        name :func:`privaudit.llm.score_texts` computes it by.
     needs : str, optional
         The :func:`audit_llm` parameter that gives its input (refused without it).
     default : bool
@@ -94,7 +93,6 @@ class LLMStatistic:
     """
 
     name: str
-    column: str
     needs: str | None = None
     default: bool = True
 
@@ -104,14 +102,14 @@ class LLMStatistic:
 #: reference model's (Carlini et al. 2021), GradNorm (open-unlearning), DC-PDD (Zhang et
 #: al. 2024), ReCaLL (Xie et al. 2024).
 LLM_STATISTIC_REGISTRY: dict[str, LLMStatistic] = {s.name: s for s in (
-    LLMStatistic("loss", "loss"),
-    LLMStatistic("min-k", "min_k"),
-    LLMStatistic("min-k-plus-plus", "min_k_plus_plus"),
-    LLMStatistic("zlib", "zlib"),
-    LLMStatistic("reference", "reference", needs="reference_model"),
-    LLMStatistic("gradnorm", "gradnorm", default=False),
-    LLMStatistic("dc-pdd", "dc_pdd", needs="token_frequencies"),
-    LLMStatistic("recall", "recall", needs="recall_prefix"),
+    LLMStatistic("loss"),
+    LLMStatistic("min-k"),
+    LLMStatistic("min-k-plus-plus"),
+    LLMStatistic("zlib"),
+    LLMStatistic("reference", needs="reference_model"),
+    LLMStatistic("gradnorm", default=False),
+    LLMStatistic("dc-pdd", needs="token_frequencies"),
+    LLMStatistic("recall", needs="recall_prefix"),
 )}
 
 #: Every statistic :func:`audit_llm` computes ("higher = less likely member").
@@ -301,8 +299,7 @@ class LLMAudit(SharedPassKind):
         run.say(f"{self.lm.name}: scoring {len(texts)} texts ({', '.join(names)})")
         frame = self._score_texts(names)
         self.lm.count_queries(len(texts))
-        columns = {n: LLM_STATISTIC_REGISTRY[n].column for n in names}
-        return {n: self._result(n, frame[columns[n]].to_numpy()) for n in names}
+        return {n: self._result(n, frame[n].to_numpy()) for n in names}
 
     def _score_texts(self, names: Sequence[str]) -> pd.DataFrame:
         from privaudit.llm import score_texts
@@ -310,7 +307,7 @@ class LLMAudit(SharedPassKind):
         s, c = self.llm_settings, self.corpus
         return score_texts(
             self.lm.model, self.lm.tokenizer, c.texts.texts,
-            attacks=tuple(LLM_STATISTIC_REGISTRY[n].column for n in names), k=float(s.k),
+            attacks=tuple(names), k=float(s.k),
             p=s.norm, reference_model=None if c.reference is None else c.reference.model,
             token_frequencies=c.token_frequencies, recall_prefix=s.recall_prefix,
             batch_size=s.batch_size, max_length=s.max_length, compat=s.compat,
@@ -450,7 +447,8 @@ def audit_llm(
     attacks : sequence of str, optional
         Statistics among :data:`LLM_STATISTICS` (kebab-case: ``min-k``,
         ``min-k-plus-plus``, ``dc-pdd``; the old ``min_k``, ``min_k_plus_plus`` and
-        ``dc_pdd`` are accepted with a :class:`FutureWarning`). Default:
+        ``dc_pdd``, and MIMIR's ``min_k++`` and ``ref``, are accepted with a
+        :class:`FutureWarning`). Default:
         :data:`DEFAULT_LLM_STATISTICS`, plus ``reference`` / ``dc-pdd`` / ``recall`` when
         ``reference_model`` / ``token_frequencies`` / ``recall_prefix`` is given.
     k, p : float

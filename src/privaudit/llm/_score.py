@@ -13,7 +13,7 @@ import numpy as np
 
 from privaudit._optional import import_optional
 from privaudit._progress import as_progress
-from privaudit._validation import check_fraction, param_error
+from privaudit._validation import canonical_names, check_fraction, param_error
 from privaudit.exceptions import DegenerateInputWarning
 from privaudit.llm._token_stats import batch_statistics, token_stats
 
@@ -21,10 +21,14 @@ __all__ = ["STATISTICS", "encode_texts", "frequency_table", "score_texts"]
 
 _FUNC = "score_texts"
 
-#: Every statistic, by the column name of :func:`score_texts`.
-STATISTICS = ("loss", "min_k", "min_k_plus_plus", "zlib", "reference", "gradnorm",
-              "dc_pdd", "recall")
-_FORWARD = ("loss", "min_k", "min_k_plus_plus", "zlib", "dc_pdd")
+#: Every statistic, by its name in the one vocabulary (kebab-case, issue 21): the names
+#: :func:`score_texts` takes and names its columns by. The previous names (``min_k``,
+#: ``min_k_plus_plus``, ``dc_pdd``) and MIMIR's (``min_k++``, ``ref``) are accepted with a
+#: :class:`FutureWarning` (:data:`privaudit._validation.RENAMED_ATTACKS`).
+STATISTICS = ("loss", "min-k", "min-k-plus-plus", "zlib", "reference", "gradnorm",
+              "dc-pdd", "recall")
+#: The statistics read from the target's forward pass alone.
+_FORWARD = ("loss", "min-k", "min-k-plus-plus", "zlib", "dc-pdd")
 
 
 def _torch() -> Any:
@@ -185,7 +189,7 @@ def _score_batch(model: Any, batch: _Batch, names: tuple[str, ...], s: dict[str,
     """The forward statistics of a batch (from ``logits`` when the pass was already run)."""
     logits = _logits(model, batch) if logits is None else logits
     stats = token_stats(logits, batch.input_ids, batch.scored,
-                        moments="min_k_plus_plus" in names)
+                        moments="min-k-plus-plus" in names)
     del logits
     extra: dict[str, Any] = {}
     if s["compat"] == "open-unlearning":
@@ -199,7 +203,7 @@ def score_texts(
     tokenizer: Any,
     texts: Sequence[Any],
     *,
-    attacks: Sequence[str] = ("loss", "min_k", "min_k_plus_plus", "zlib"),
+    attacks: Sequence[str] = ("loss", "min-k", "min-k-plus-plus", "zlib"),
     k: float = 0.2,
     p: float = 2,
     reference_model: Any = None,
@@ -227,10 +231,12 @@ def score_texts(
     texts : sequence of str or (prompt, answer) pairs
         For a pair, only the answer's tokens are scored (labels -100 on the prompt).
     attacks : sequence of str
-        Columns to compute, among :data:`STATISTICS`. ``loss``, ``min_k``,
-        ``min_k_plus_plus``, ``zlib`` and ``dc_pdd`` share one forward pass per batch;
-        ``reference`` adds one pass of ``reference_model``, ``recall`` one pass with the
-        prefix, ``gradnorm`` one backward pass.
+        Statistics to compute, among :data:`STATISTICS` (kebab-case). ``loss``,
+        ``min-k``, ``min-k-plus-plus``, ``zlib`` and ``dc-pdd`` share one forward pass
+        per batch; ``reference`` adds one pass of ``reference_model``, ``recall`` one
+        pass with the prefix, ``gradnorm`` one backward pass. The previous names
+        (``min_k``, ``min_k_plus_plus``, ``dc_pdd``) and MIMIR's (``min_k++``,
+        ``min-k++``, ``ref``) are accepted, with one :class:`FutureWarning` per call.
     k : float in (0, 1], default=0.2
         Fraction of tokens Min-K and Min-K++ average.
     p : {1, 2, inf}, default=2
@@ -238,7 +244,7 @@ def score_texts(
     reference_model : causal LM, optional
         For ``reference`` (LOSS under the target minus LOSS under it); same tokenizer.
     token_frequencies : mapping or sequence, optional
-        Token counts of a reference corpus (never downloaded), for ``dc_pdd``; see
+        Token counts of a reference corpus (never downloaded), for ``dc-pdd``; see
         :func:`frequency_table`.
     dc_pdd_a : float, default=0.01
         DC-PDD's upper bound on each token's term (Zhang et al.'s default).
@@ -273,13 +279,15 @@ def score_texts(
     Returns
     -------
     pandas.DataFrame
-        One row per text, in input order; one float64 column per statistic, each in the
-        guide's convention (higher = less likely member): ``loss``, ``min_k``,
-        ``min_k_plus_plus``, ``zlib`` (LOSS / zlib-compressed length of the UTF-8 text),
-        ``reference``, ``gradnorm``, ``dc_pdd`` (minus Zhang et al.'s score), ``recall``
-        (minus ReCaLL's ``LL(x | prefix) / LL(x)``, Xie et al.). A text with no scored token
-        (empty, one token, an answer cut off) gets NaN, with a
-        :class:`~privaudit.exceptions.DegenerateInputWarning`.
+        One row per text, in input order; one float64 column per statistic asked for,
+        named by :data:`STATISTICS`, each in the guide's convention (higher = less likely
+        member): ``loss``, ``min-k``, ``min-k-plus-plus``, ``zlib`` (LOSS /
+        zlib-compressed length of the UTF-8 text), ``reference``, ``gradnorm``, ``dc-pdd``
+        (minus Zhang et al.'s score), ``recall`` (minus ReCaLL's ``LL(x | prefix) /
+        LL(x)``, Xie et al.). A text with no scored token (empty, one token, an answer cut
+        off) gets NaN, with a :class:`~privaudit.exceptions.DegenerateInputWarning`. For
+        one release, a column read by its previous name (``frame["min_k"]``) answers with
+        a :class:`FutureWarning` (:class:`~privaudit.llm._frame.StatisticFrame`).
 
     Notes
     -----
@@ -296,7 +304,7 @@ def score_texts(
        Log-Likelihoods." EMNLP 2024.
     .. [4] Wang, Z., et al. / open-unlearning: GradNorm as in the MIA metrics guide.
     """
-    import pandas as pd
+    from privaudit.llm._frame import StatisticFrame
 
     names = _check_names(attacks)
     settings = _settings(model, names, k=k, p=p, reference_model=reference_model,
@@ -316,7 +324,7 @@ def score_texts(
         warnings.warn(f"{_FUNC}: {degenerate} of {len(texts)} texts have no scored token "
                       "(empty, one token, or an answer cut off by max_length): their "
                       "statistics are NaN.", DegenerateInputWarning, stacklevel=2)
-    return pd.DataFrame({name: columns[name] for name in names})
+    return StatisticFrame({name: columns[name] for name in names})
 
 
 def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Encoded],
@@ -349,14 +357,23 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
 
 
 def _check_names(attacks: Any) -> tuple[str, ...]:
-    if isinstance(attacks, str):
-        attacks = [attacks]
-    names = tuple(dict.fromkeys(attacks))
-    unknown = [a for a in names if a not in STATISTICS]
+    """The statistics asked for, in the one vocabulary, repeats dropped.
+
+    One error naming every unknown name and listing the valid ones; one FutureWarning
+    when any name is an old one or an alias.
+    """
+    try:
+        given = [attacks] if isinstance(attacks, str) else list(attacks)
+    except TypeError:
+        raise param_error("attacks", _FUNC, f"names among {list(STATISTICS)}", attacks,
+                          error=TypeError) from None
+    # stacklevel 4: canonical_names, here, score_texts, then its caller.
+    names = canonical_names(given, param="attacks", func=_FUNC, stacklevel=4)
+    unknown = [a for a in names if not isinstance(a, str) or a not in STATISTICS]
     if unknown or not names:
         raise param_error("attacks", _FUNC, f"names among {list(STATISTICS)}",
                           unknown or "an empty list")
-    return names
+    return tuple(dict.fromkeys(names))
 
 
 def _settings(model: Any, names: tuple[str, ...], **s: Any) -> dict[str, Any]:
@@ -368,7 +385,7 @@ def _settings(model: Any, names: tuple[str, ...], **s: Any) -> dict[str, Any]:
             raise param_error(key, _FUNC, "a positive integer", s[key])
     if s["compat"] not in (None, "open-unlearning"):
         raise param_error("compat", _FUNC, "None or 'open-unlearning'", s["compat"])
-    needs = {"reference": "reference_model", "dc_pdd": "token_frequencies",
+    needs = {"reference": "reference_model", "dc-pdd": "token_frequencies",
              "recall": "recall_prefix"}
     for name, key in needs.items():
         if name in names and s[key] is None:
@@ -384,7 +401,7 @@ def _settings(model: Any, names: tuple[str, ...], **s: Any) -> dict[str, Any]:
     if "recall" in names and not (isinstance(s["recall_prefix"], str) and s["recall_prefix"]):
         raise param_error("recall_prefix", _FUNC, "a non-empty string", s["recall_prefix"])
     s["frequencies"] = (frequency_table(s["token_frequencies"], vocab)
-                        if "dc_pdd" in names else None)
+                        if "dc-pdd" in names else None)
     return s
 
 

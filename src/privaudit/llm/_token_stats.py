@@ -141,6 +141,9 @@ def batch_statistics(
 ) -> dict[str, np.ndarray]:
     """The requested statistics of each text of the batch, float64 (NaN: nothing scored).
 
+    ``names`` among ``loss``, ``min-k``, ``min-k-plus-plus`` and ``dc-pdd`` (the names
+    of :data:`privaudit.llm.STATISTICS`); the result is keyed by them.
+
     ``loss_denominator`` replaces the number of scored tokens in LOSS, and
     ``min_k_mask`` the scored positions of Min-K and Min-K++ (open-unlearning's token
     handling, see :func:`privaudit.llm.score_texts`).
@@ -152,15 +155,15 @@ def batch_statistics(
     if "loss" in names:
         out["loss"] = -_masked_mean(stats.log_prob, mask, loss_denominator)
     kmask = mask if min_k_mask is None else min_k_mask
-    if "min_k" in names:
-        out["min_k"] = -_lowest_mean(stats.log_prob, kmask, k)
-    if "min_k_plus_plus" in names:
+    if "min-k" in names:
+        out["min-k"] = -_lowest_mean(stats.log_prob, kmask, k)
+    if "min-k-plus-plus" in names:
         z = (stats.log_prob - stats.mu) / stats.sigma
-        out["min_k_plus_plus"] = -_lowest_mean(z, kmask, k)
-    if "dc_pdd" in names:
+        out["min-k-plus-plus"] = -_lowest_mean(z, kmask, k)
+    if "dc-pdd" in names:
         first = _first_occurrences(stats)
         table = torch.as_tensor(frequencies, dtype=torch.float64)
         f = table[stats.targets.clamp(0, table.numel() - 1)]
         alpha = (stats.log_prob.double().exp() * torch.log(1.0 / f)).clamp_max(dc_pdd_a)
-        out["dc_pdd"] = -_masked_mean(alpha, first)
+        out["dc-pdd"] = -_masked_mean(alpha, first)
     return out
