@@ -39,7 +39,7 @@ import transformers
 
 from privaudit.llm import score_texts
 
-FIVE = ("loss", "min_k", "min_k_plus_plus", "zlib", "reference")
+FIVE = ("loss", "min-k", "min-k-plus-plus", "zlib", "reference")
 #: Timed runs per method after the warm-up; the fastest counts.
 REPEATS = 3
 
@@ -101,7 +101,7 @@ def guide_way(model, reference, tok, texts, batch_size=8, k=0.2):
             _, t, m = _token_log_probs(model, ids, mask)
             for row, keep in zip(t, m, strict=True):
                 lp = np.sort(row[keep].numpy())
-                out["min_k"].append(-lp[:max(1, int(len(lp) * k))].mean())
+                out["min-k"].append(-lp[:max(1, int(len(lp) * k))].mean())
         for ids, mask in _batches(tok, texts, batch_size):            # Min-K++: 2 passes
             _, t, m = _token_log_probs(model, ids, mask)
             full, _, _ = _token_log_probs(model, ids, mask)           # T x V kept per text
@@ -111,7 +111,7 @@ def guide_way(model, reference, tok, texts, batch_size=8, k=0.2):
                 mu = (p * dist).sum(-1)
                 sigma = ((p * dist.square()).sum(-1) - mu.square()).clamp_min(1e-6).sqrt()
                 z = np.sort(((row[keep] - mu) / sigma).numpy())
-                out["min_k_plus_plus"].append(-z[:max(1, int(len(z) * k))].mean())
+                out["min-k-plus-plus"].append(-z[:max(1, int(len(z) * k))].mean())
         for i, (ids, mask) in enumerate(_batches(tok, texts, batch_size)):   # ZLIB
             _, t, m = _token_log_probs(model, ids, mask)
             loss = -(t * m).sum(1) / m.sum(1)
@@ -138,8 +138,8 @@ def per_text_way(model, reference, tok, texts, k=0.2):
             sigma = (p * (log_p - mu[:, None]).square()).sum(-1).clamp_min(1e-6).sqrt()
             n = max(1, math.floor(k * len(lt)))
             out["loss"].append(-lt.mean().item())
-            out["min_k"].append(-lt.sort().values[:n].mean().item())
-            out["min_k_plus_plus"].append(-((lt - mu) / sigma).sort().values[:n].mean().item())
+            out["min-k"].append(-lt.sort().values[:n].mean().item())
+            out["min-k-plus-plus"].append(-((lt - mu) / sigma).sort().values[:n].mean().item())
             out["zlib"].append(out["loss"][-1] / len(zlib.compress(text.encode())))
             ref = torch.log_softmax(reference(input_ids=ids).logits[0, :-1].double(), -1)
             out["reference"].append(out["loss"][-1] + ref.gather(1, ids[0, 1:, None]).mean().item())

@@ -35,7 +35,7 @@ import torch
 from privaudit.llm import score_texts
 from privaudit.studies._tiny_lm import load_tweets, tiny_gpt2, train_tokenizer
 
-NAMES = ("loss", "min_k", "min_k_plus_plus", "zlib", "dc_pdd")
+NAMES = ("loss", "min-k", "min-k-plus-plus", "zlib", "dc-pdd")
 
 
 def build(n_texts: int) -> tuple:
