@@ -243,6 +243,27 @@ class DPAuditResult(ResultFamily):
         s, inc = self.scores[rows], self.included[rows]
         return s[inc], s[~inc]
 
+    def summary(self) -> dict[str, Any]:
+        """The numbers a table shows (no per-canary arrays): bounds, claim, verdict.
+
+        ``epsilon_lower_bound`` overall and per method (``epsilon_lower_bound_<method>``,
+        the largest over runs), the claim per accountant, the GDP estimate when there is
+        one; what ``results.json`` lists for this result.
+        """
+        out: dict[str, Any] = {name: getattr(self, name) for name in _TEXTS}
+        out.update(kind=self.kind, n_canaries=self.n_canaries, n_runs=self.n_runs,
+                   delta=self.delta, confidence=self.confidence,
+                   bound_confidence=self.bound_confidence,
+                   epsilon_lower_bound=self.epsilon_lower_bound,
+                   claimed_epsilon=self.claim, claim_accountant=self.claim_accountant,
+                   verdict=self.verdict)
+        out.update({f"epsilon_lower_bound_{m}": self.bound_of(m) for m in self.methods})
+        out.update({f"claimed_epsilon_{k}": v for k, v in self.claimed_epsilon.items()})
+        if self.gdp is not None:
+            out.update(gdp_epsilon=self.gdp.epsilon, gdp_epsilon_point=self.gdp.epsilon_point,
+                       gdp_mu=self.gdp.mu)
+        return out
+
     # ------------------------------------------------------------------ disk
     def to_dict(self) -> dict[str, Any]:
         """Everything, as JSON-ready types (the bounds as dicts)."""
