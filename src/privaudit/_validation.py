@@ -682,6 +682,6 @@ def canonical_names(names: Any, *, param: str, func: str, stacklevel: int = 3) -
     old = [n for n in names if isinstance(n, str) and n in RENAMED_ATTACKS]
     if old:
         new = ", ".join(f"'{n}' -> '{RENAMED_ATTACKS[n]}'" for n in old)
-        warnings.warn(f"{func}: {param}: names are kebab-case now ({new}); the old names "
-                      "will be removed.", FutureWarning, stacklevel=stacklevel)
+        warnings.warn(f"{func}: {param}: names follow privaudit's one vocabulary now ({new}); "
+                      "the other names will be removed.", FutureWarning, stacklevel=stacklevel)
     return type(names)(canonical_name(n) for n in names)
