@@ -168,7 +168,7 @@ score_lists = st.lists(st.integers(-3, 3), min_size=1, max_size=30)
 @settings(max_examples=25, deadline=None)
 @given(ins=score_lists, outs=score_lists, method=st.sampled_from(["steinke", "fdp",
                                                                   "clopper-pearson"]),
-       threshold=st.sampled_from(["bonferroni", "split"]), seed=st.integers(0, 2**16))
+       threshold=st.sampled_from(["bonferroni", "split", 0.5]), seed=st.integers(0, 2**16))
 def test_two_sided_never_lower_than_one_sided(ins, outs, method, threshold, seed):
     ins, outs = np.array(ins, float) * 0.7 + 1, np.array(outs, float)
     one, two = (canary_epsilon_lower_bound(ins, outs, delta=1e-3, method=method,

@@ -21,6 +21,7 @@ from privaudit._validation import check_random_state, param_error, warn_degenera
 from privaudit.metrics._gdp import check_delta, gdp_epsilon, gdp_mu
 from privaudit.metrics._guesses import (
     Guesses,
+    RankedCanaries,
     check_confidence,
     check_count,
     check_score_pair,
@@ -324,8 +325,8 @@ def family_size(n_canaries: int) -> int:
     return len(_rule_family(n_canaries, two_sided=True))
 
 
-def _best_rule(ranked: Any, rules: list[tuple[int, int]], method: str, significance: float,
-               delta: float) -> tuple[float, Guesses]:
+def _best_rule(ranked: RankedCanaries, rules: list[tuple[int, int]], method: str,
+               significance: float, delta: float) -> tuple[float, Guesses]:
     """The best bound over ``rules`` at ``significance``, and the rule that gives it.
 
     Rules are visited by decreasing precision, and each is only searched above the best
@@ -370,8 +371,8 @@ def _split_bound(in_scores: NDArray[np.float64], out_scores: NDArray[np.float64]
     return max(bounds, key=lambda pair: pair[0])  # the first (one-sided) on ties
 
 
-def _choose(ranked: Any, rules: list[tuple[int, int]], method: str, significance: float,
-            delta: float) -> Guesses:
+def _choose(ranked: RankedCanaries, rules: list[tuple[int, int]], method: str,
+            significance: float, delta: float) -> Guesses:
     """The rule with the best bound on the selection half (then at confidence 1/2)."""
     value, rule = _best_rule(ranked, rules, method, significance, delta)
     if value == 0:  # nothing refuted at the level: rank the rules by a weaker test
