@@ -225,7 +225,7 @@ def test_the_cli_config_takes_the_new_names_and_the_old_with_a_warning(tables, t
     # tables.synthetic, checks and check_params in the file, --checks: one warning each,
     # only for old names
     assert len(future) == (4 if old else 0), future
-    assert sum("kebab-case" in m for m in future) == (3 if old else 0)
+    assert sum("one vocabulary" in m for m in future) == (3 if old else 0)
     assert sum("'tables.target'" in m for m in future) == (1 if old else 0)
 
 
