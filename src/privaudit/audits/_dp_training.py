@@ -37,15 +37,13 @@ from privaudit._validation import (
 )
 from privaudit.audits._run import AuditRun
 from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions, drive
+from privaudit.dp import CANARY_KINDS
 
 __all__ = ["BOUND_METHODS", "DPTrainingAudit", "DPTrainingSettings", "audit_dp_training"]
 
 _FUNC = "audit_dp_training"
 #: The bound methods of :func:`~privaudit.metrics.canary_epsilon_lower_bound`.
 BOUND_METHODS: tuple[str, ...] = ("steinke", "fdp", "clopper-pearson")
-#: The canary kinds of :func:`~privaudit.dp.make_canaries` (privaudit.dp's CANARY_KINDS).
-_CANARY_KINDS: tuple[str, ...] = ("flipped-label", "random-label", "out-of-distribution",
-                                  "dirac-gradient")
 
 
 def _positive_claims(value: Any) -> bool:
@@ -88,7 +86,7 @@ class DPTrainingSettings(AuditSettings):
         "claimed_epsilon": [RealRule(0.0, math.inf), PredicateRule(
             _positive_claims, "a non-empty dict accountant name -> epsilon > 0")],
         "delta": [RealRule(0.0, 1.0, closed="left")],
-        "canaries": [ChoiceRule(_CANARY_KINDS)],
+        "canaries": [ChoiceRule(CANARY_KINDS)],
         "n_canaries": [IntRule(low=2)],
         "methods": [PredicateRule(_method_names, "a non-empty sequence of distinct names "
                                   f"among {list(BOUND_METHODS)}")],
@@ -359,13 +357,22 @@ def _train_name(train: Any) -> str:
 
 
 def _train_fingerprint(train: Any) -> Any:
-    """What identifies the training function: a recipe's fingerprint, else its source."""
+    """What identifies the training function: a recipe's fingerprint, else its source.
+
+    A callable object is its class's source and its public state: attributes starting
+    with ``_`` are caches (:class:`~privaudit.dp.OpacusRecipe` keeps the sigma it
+    calibrated), which must not change the run key once the object has trained.
+    """
     fingerprint = getattr(train, "fingerprint", None)
     if callable(fingerprint):
         return fingerprint()
-    from privaudit.training._hashing import callable_fingerprint
+    from privaudit.training._hashing import callable_fingerprint, canonical
 
-    return callable_fingerprint(train)
+    described = callable_fingerprint(train)
+    if "state" in described:
+        described["state"] = canonical({k: v for k, v in vars(train).items()
+                                        if not k.startswith("_")})
+    return described
 
 
 def _n_parameters(train: Any, dataset: tuple[Any, Any]) -> int:

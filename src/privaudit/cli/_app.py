@@ -592,6 +592,28 @@ def audit_unlearning_command(
                     "Training shadows and attacking...")
 
 
+@audit_app.command("dp")
+def audit_dp_command(
+    config: Annotated[Path, typer.Option(
+        "--config", "-c", help="The YAML configuration (dataset, Opacus recipe, claimed "
+        "epsilon and delta, canaries, bound methods).")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
+    verbose: Verbose = False,
+) -> None:
+    """Does DP-SGD training keep its epsilon claim? A one-run audit with canaries.
+
+    Trains the model with Opacus on the dataset plus canaries, each included at random,
+    scores every canary, and bounds epsilon from below (Steinke et al. 2023; the f-DP
+    bound of Mahloujifar et al. 2024): a bound above the claim refutes it. Writes the
+    standard report with a DP-training section.
+    """
+    from privaudit.cli._dp import load_dp_config, run_dp_audit
+
+    run = load_dp_config(config)
+    _run_and_report("audit dp", run, out, run_dp_audit, verbose,
+                    "Training with canaries...")
+
+
 def _run_and_report(command: str, run: Any, out: Path | None, runner: Any,
                     verbose: bool, status: str) -> None:
     """Run an audit command's ``runner(run, progress=...)`` and print its summary.
