@@ -12,7 +12,8 @@ object from its stdout. jax-privacy 2.0.0 (``jax_privacy.auditing``) computes:
 - ``"explicit"``: ``{"in", "out", "threshold", "delta", "significance", "method"}`` -> the bound
   at that pre-registered threshold (``Explicit``; method also ``"clopper-pearson"``).
 - ``"bonferroni"``: ``{"in", "out", "delta", "significance"[, "methods"]}`` -> jax-privacy's
-  data-dependent Bonferroni bounds (``"steinke"``, ``"fdp"``), ``epsilon_from_gdp``
+  data-dependent Bonferroni bounds (``"steinke"``, ``"fdp"``, ``"clopper-pearson"``),
+  ``epsilon_from_gdp``
   (``"gdp"``, the 2.0.0 release) and the number of ROC hull thresholds it divides by
   (``"hull"``).
 - ``"gaussian_epsilon"``: rows ``[mu, delta]`` -> the (eps, delta) curve of mu-GDP through
@@ -52,12 +53,13 @@ def explicit(case):
 def bonferroni(case):
     """jax-privacy's data-dependent Bonferroni bounds, epsilon_from_gdp and its hull size.
 
-    ``case["methods"]`` (default all three) names the numbers wanted: the f-DP search is the
+    ``case["methods"]`` (default all four) names the numbers wanted: the f-DP search is the
     slow one.
     """
     auditor = auditing.CanaryScoreAuditor(np.asarray(case["in"]), np.asarray(case["out"]))
     significance, delta = case["significance"], case["delta"]
     compute = {"steinke": auditor.epsilon_one_run, "fdp": auditor.epsilon_one_run_fdp,
+               "clopper-pearson": auditor.epsilon_clopper_pearson,
                "gdp": auditor.epsilon_from_gdp}
     out = {method: float(compute[method](significance, delta))
            for method in case.get("methods", compute)}
