@@ -204,6 +204,17 @@ def test_finished_runs_are_saved_and_read_back_after_a_crash(tmp_path):
     assert resumed.to_dict() == fresh.to_dict()
 
 
+def test_a_trainers_cache_leaves_the_key_but_its_settings_change_it(tmp_path):
+    trainer = GaussianCanaryTrainer()
+    CALLS.clear()
+    first = _audit(trainer, results_dir=tmp_path)
+    trainer._calibrated = 3.0  # a cache (OpacusRecipe keeps its calibrated sigma so)
+    again = _audit(trainer, results_dir=tmp_path)
+    assert len(CALLS) == 1 and again.to_dict() == first.to_dict()
+    _audit(GaussianCanaryTrainer(sigma=0.2), results_dir=tmp_path)
+    assert len(CALLS) == 2  # another noise: another procedure, recomputed
+
+
 def test_the_kind_declares_every_setting():
     assert DPTrainingAudit.kind == "dp" and DPTrainingAudit.func == "audit_dp_training"
     fields = {f.name for f in dataclasses.fields(DPTrainingAudit.Settings)}

