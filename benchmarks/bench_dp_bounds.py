@@ -24,10 +24,12 @@ The threshold t is the one whose expected counts (rounded) give the best bound (
 independent of it (N(0, 1)). A positive bound is a false positive. For every method and
 threshold rule of privaudit (Bonferroni grid, split, a pre-registered threshold at the
 N(0, 1) 90% quantile; one- and two-sided) and for gdp_epsilon_estimate, the share of seeds
-with a positive bound, with its Clopper-Pearson 95% interval; beside them jax-privacy 2.0.0's
-share on the same scores (its data-dependent Bonferroni: Steinke, f-DP, Clopper-Pearson; and
-its ``epsilon_from_gdp``), computed in ``.venv-jaxprivacy`` (``make .venv-jaxprivacy/.installed``)
-by ``tests/metrics/_jax_privacy_side.py``; "n/a" without that environment.
+with a positive bound, with its Clopper-Pearson 95% interval (and, for the pre-registered
+threshold, the exact rate, computed from the binomial laws without simulation); beside them
+jax-privacy 2.0.0's share on the same scores (its data-dependent Bonferroni: Steinke, f-DP,
+Clopper-Pearson; and its ``epsilon_from_gdp``), computed in ``.venv-jaxprivacy``
+(``make .venv-jaxprivacy/.installed``) by ``tests/metrics/_jax_privacy_side.py``; "n/a"
+without that environment.
 
 Run::
 
@@ -227,6 +229,38 @@ def rate_cell(values: list[float]) -> str:
     return f"{k / n:.1%} [{low:.1%}, {high:.1%}]"
 
 
+def smallest_positive_count(m: int, r: int, method: str, delta: float,
+                            confidence: float) -> int:
+    """The fewest correct of ``r`` guesses giving a positive bound (r + 1 when none does)."""
+    def positive(v: int) -> bool:
+        return one_run_epsilon_lower_bound(m, r, v, delta=delta, confidence=confidence,
+                                           method=method) > 0
+
+    low, high = 0, r + 1  # positive(high) by convention; the bound grows with v
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if positive(middle) else (middle, high)
+    return high
+
+
+def exact_explicit_rate(m: int, method: str, two_sided: bool, delta: float,
+                        confidence: float) -> float:
+    """The exact null false-positive rate of the pre-registered threshold, no simulation.
+
+    With scores independent of inclusion, the guessed canaries number r ~ Binomial(m, p)
+    (p = 10% one-sided, 20% two-sided) and each guess is right with probability 1/2
+    independently: P(positive) = sum_r P(r) P(Binomial(r, 1/2) >= v_min(r)).
+    """
+    share = stats.norm.sf(NULL_THRESHOLD) * (2 if two_sided else 1)
+    guesses = np.arange(m + 1)
+    weights = stats.binom.pmf(guesses, m, share)
+    total = 0.0
+    for r in guesses[weights > 1e-12]:
+        v_min = smallest_positive_count(m, int(r), method, delta, confidence)
+        total += weights[r] * stats.binom.sf(v_min - 1, r, 0.5)
+    return float(total)
+
+
 def null_rows(args: argparse.Namespace) -> list[str]:
     """Part (b): one row per privaudit (method, rule, sides), jax-privacy beside it."""
     runs = null_scores(args.seeds, args.null_canaries)
@@ -235,8 +269,8 @@ def null_rows(args: argparse.Namespace) -> list[str]:
     jax_key = {"steinke": "steinke", "fdp": "fdp", "clopper-pearson": "clopper-pearson",
                "gdp estimate": "gdp"}
     rows = ["| method | threshold rule | sides | privaudit: positive share [95% CI] "
-            "| jax-privacy 2.0.0, same scores (its Bonferroni / epsilon_from_gdp) |",
-            "|---|---|---|---|---|"]
+            "| exact rate | jax-privacy 2.0.0, same scores (its Bonferroni / epsilon_from_gdp) |",
+            "|---|---|---|---|---|---|"]
     for key, values in ours.items():
         method, rule, sides = key.split(" | ")
         cell = "n/a (no .venv-jaxprivacy)"
@@ -244,7 +278,12 @@ def null_rows(args: argparse.Namespace) -> list[str]:
             cell = "-"  # jax-privacy has no two-sided guesses; its other rules are not run
             if rule == "bonferroni" and sides == "1":
                 cell = rate_cell(theirs[jax_key[method]])
-        rows.append(f"| {key} | {rate_cell(values)} | {cell} |")
+        exact = "-"  # known in closed form for a pre-registered threshold only
+        if rule == "explicit" and method in METHODS:
+            rate = exact_explicit_rate(args.null_canaries, method, sides == "2", args.delta,
+                                       args.confidence)
+            exact = f"{rate:.2%}"
+        rows.append(f"| {key} | {rate_cell(values)} | {exact} | {cell} |")
     if theirs is not None:
         hull = np.array(theirs["hull"])
         rows.append(f"\njax-privacy's Bonferroni divisor (ROC hull vertices) on these runs: "
