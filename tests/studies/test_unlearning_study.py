@@ -48,12 +48,16 @@ def test_quick_study_end_to_end(tmp_path):
         assert r.dataset == "stevedata::TV16"
         assert set(r.extra["accuracy"]["unlearned"]) == {"forget", "retain", "heldout"}
     auc = {(r.target, r.attack): roc_auc(r.labels, r.scores) for r in results}
-    # Exact retraining is the sanity row: every attack near chance (seed 0: 0.42-0.52).
+    # Exact retraining is the sanity row: every attack near chance (seed 0: U-MIA 0.49,
+    # U-LiRA 0.42, Apollo 0.52, Apollo offline 0.52).
     for attack in UNLEARNING_ATTACKS:
         assert 0.38 <= auc["RT", attack] <= 0.62, attack
-    # Gradient ascent leaves traces U-LiRA reads (seed 0: 0.73 against RT's 0.42).
-    assert auc["GA", "u-lira"] > 0.6
-    assert auc["GA", "u-lira"] > auc["RT", "u-lira"]
+    # Gradient ascent is the fragile one: every attack finds more than on RT (seed 0:
+    # 0.63, 0.73, 0.67, 0.65). tests/unlearn audits GA alone on a world of this size.
+    assert auc["GA", "u-lira"] > 0.68 and auc["GA", "apollo"] > 0.62
+    assert auc["GA", "u-mia"] > 0.6
+    for attack in UNLEARNING_ATTACKS:
+        assert auc["GA", attack] > auc["RT", attack], attack
     # Apollo kept its search trajectories (the paper's Figure 5).
     apollo = next(r for r in results if r.attack == "apollo")
     assert "heatmap" in apollo.extra
