@@ -112,7 +112,8 @@ def _check_n_canaries(n: Any, func: str) -> int:
 
 def make_canaries(kind: str, n_canaries: int, *, features: ArrayLike | None = None,
                   labels: ArrayLike | None = None, n_classes: int | None = None,
-                  n_parameters: int | None = None, random_state: Any = None) -> CanarySet:
+                  n_parameters: int | None = None, parameter_indices: ArrayLike | None = None,
+                  random_state: Any = None) -> CanarySet:
     """Build ``n_canaries`` canaries of one kind.
 
     Parameters
@@ -132,8 +133,9 @@ def make_canaries(kind: str, n_canaries: int, *, features: ArrayLike | None = No
           model extrapolates (Jagielski et al. 2020 use such crafted inputs).
         - ``"dirac-gradient"``: white-box gradient canaries, one distinct flat parameter
           coordinate each, drawn uniformly without replacement from
-          ``0 .. n_parameters - 1`` (Steinke et al. 2023, Sec. 6; Nasr et al. 2023,
-          Sec. 4.2): distinct coordinates keep the canaries from interfering.
+          ``0 .. n_parameters - 1``, or from ``parameter_indices`` (Steinke et al. 2023,
+          Sec. 6; Nasr et al. 2023, Sec. 4.2): distinct coordinates keep the canaries
+          from interfering with each other.
     n_canaries : int
         At least 2.
     features : array-like of shape (n, d), optional
@@ -145,6 +147,11 @@ def make_canaries(kind: str, n_canaries: int, *, features: ArrayLike | None = No
         Labels ``0 .. n_classes - 1`` (instead of those in ``labels``).
     n_parameters : int, optional
         Flat parameter count of the model (``"dirac-gradient"``; at least ``n_canaries``).
+    parameter_indices : array-like of int, optional
+        ``"dirac-gradient"``: draw the coordinates from these distinct flat indices (in
+        ``[0, n_parameters)``) instead of all of them, e.g. parameters the data never
+        moves (:meth:`OpacusRecipe.dirac_coordinates
+        <privaudit.dp.OpacusRecipe.dirac_coordinates>`).
     random_state : None, int or numpy Generator
         Seeds every draw.
 
@@ -158,7 +165,7 @@ def make_canaries(kind: str, n_canaries: int, *, features: ArrayLike | None = No
     m = _check_n_canaries(n_canaries, func)
     rng = check_random_state(random_state, func=func)
     if kind == "dirac-gradient":
-        return _dirac_canaries(m, n_parameters, rng)
+        return _dirac_canaries(m, n_parameters, parameter_indices, rng)
     X = _check_features(features, func)
     classes = _classes(labels, n_classes, X.shape[0], kind, func)
     if kind == "out-of-distribution":
@@ -174,13 +181,20 @@ def make_canaries(kind: str, n_canaries: int, *, features: ArrayLike | None = No
     return CanarySet(ids=_canary_ids(m), kind=kind, features=feats, labels=labs)
 
 
-def _dirac_canaries(m: int, n_parameters: Any, rng: np.random.Generator) -> CanarySet:
+def _dirac_canaries(m: int, n_parameters: Any, indices: Any,
+                    rng: np.random.Generator) -> CanarySet:
     if (isinstance(n_parameters, bool) or not isinstance(n_parameters, numbers.Integral)
             or n_parameters < m):
         raise param_error("n_parameters", "make_canaries",
                           f"an integer >= n_canaries ({m}): one distinct parameter coordinate "
                           "per dirac-gradient canary", n_parameters)
-    coords = rng.choice(int(n_parameters), size=m, replace=False).astype(np.int64)
+    pool = np.arange(int(n_parameters)) if indices is None else np.asarray(indices)
+    if (pool.ndim != 1 or pool.dtype.kind not in "iu" or pool.size < m
+            or np.unique(pool).size != pool.size or pool.min() < 0 or pool.max() >= n_parameters):
+        raise param_error("parameter_indices", "make_canaries",
+                          f"at least n_canaries ({m}) distinct integers in [0, n_parameters)",
+                          f"<array of shape {pool.shape}, dtype {pool.dtype}>")
+    coords = pool[rng.choice(pool.size, size=m, replace=False)].astype(np.int64)
     return CanarySet(ids=_canary_ids(m), kind="dirac-gradient", coordinates=coords)
 
 

@@ -99,6 +99,10 @@ class OpacusRecipe:
         ``cnn`` only.
     channels : sequence of int, default=(8, 16)
         ``cnn`` only.
+    dirac_slots : int, default=0
+        Add this many parameters the data never moves (see :meth:`dirac_coordinates`):
+        dirac-gradient canaries drawn among them compete with the noise alone. 0: the
+        network's own parameters only.
     num_threads : int, default=1
         torch threads while training (one thread: bit-identical runs).
 
@@ -131,7 +135,7 @@ class OpacusRecipe:
                  accountants: Sequence[str] = ("rdp", "prv"), noise_scale: float = 1.0,
                  calibration_accountant: str = "prv",
                  image_shape: Sequence[int] = (1, 8, 8), channels: Sequence[int] = (8, 16),
-                 num_threads: int = 1) -> None:
+                 dirac_slots: int = 0, num_threads: int = 1) -> None:
         func = "OpacusRecipe"
         if architecture not in ("mlp", "cnn"):
             raise param_error("architecture", func, "'mlp' or 'cnn'", architecture)
@@ -155,6 +159,8 @@ class OpacusRecipe:
         self.noise_scale = _real(noise_scale, "noise_scale", high=1.0, high_open=False)
         self.image_shape = _positive_ints(image_shape, "image_shape")
         self.channels = _positive_ints(channels, "channels")
+        self.dirac_slots = 0 if dirac_slots == 0 else _positive_ints(
+            dirac_slots, "dirac_slots")[0]
         self.num_threads = _positive_ints(num_threads, "num_threads")[0]
         self._sigma: float | None = None
 
@@ -179,24 +185,43 @@ class OpacusRecipe:
         return self.epochs * int(1 / self.sample_rate)
 
     def _build(self, n_features: int, n_classes: int) -> Any:
+        """The network (privaudit's MLP or CNN), wrapped with the Dirac slots if any."""
         from privaudit.training import TorchCNNRecipe, TorchMLPRecipe
 
         if self.architecture == "mlp":
-            return TorchMLPRecipe(hidden=self.hidden)._build(n_features, n_classes)
-        if int(np.prod(self.image_shape)) != n_features or len(self.image_shape) != 3:
-            raise param_error("image_shape", "OpacusRecipe", f"(channels, height, width) "
-                              f"holding the {n_features} features of a record",
-                              self.image_shape)
-        recipe = TorchCNNRecipe(image_shape=self.image_shape, channels=self.channels,
-                                hidden=self.hidden[0])
-        return recipe._build(n_features, n_classes)
+            net = TorchMLPRecipe(hidden=self.hidden)._build(n_features, n_classes)
+        else:
+            if len(self.image_shape) != 3 or int(np.prod(self.image_shape)) != n_features:
+                raise param_error("image_shape", "OpacusRecipe", f"(channels, height, width) "
+                                  f"holding the {n_features} features of a record",
+                                  self.image_shape)
+            net = TorchCNNRecipe(image_shape=self.image_shape, channels=self.channels,
+                                 hidden=self.hidden[0])._build(n_features, n_classes)
+        if not self.dirac_slots:
+            return net
+        from privaudit.dp._nets import DiracSlotNet
+
+        return DiracSlotNet(net, self.dirac_slots)
+
+    def _network_size(self, dataset: tuple[Any, Any]) -> int:
+        X, y = dataset
+        n_features = int(np.asarray(X).reshape(len(X), -1).shape[1])
+        net = self._build(n_features, int(np.unique(np.asarray(y)).size))
+        return int(sum(p.numel() for p in net.parameters()))
 
     def n_parameters(self, dataset: tuple[Any, Any]) -> int:
         """Flat parameter count of the network for ``dataset`` (for dirac-gradient canaries)."""
-        X, y = dataset
-        net = self._build(int(np.asarray(X).reshape(len(X), -1).shape[1]),
-                          int(np.unique(np.asarray(y)).size))
-        return int(sum(p.numel() for p in net.parameters()))
+        return self._network_size(dataset)
+
+    def dirac_coordinates(self, dataset: tuple[Any, Any]) -> NDArray[np.int64]:
+        """The flat indices of the Dirac slots (the last ``dirac_slots`` parameters).
+
+        Pass them as ``make_canaries(..., parameter_indices=...)``: a Dirac canary on a
+        coordinate the data moves competes with the data's gradients as well as the
+        noise, which weakens the audit (never invalidates it).
+        """
+        total = self._network_size(dataset)
+        return np.arange(total - self.dirac_slots, total, dtype=np.int64)
 
     # ------------------------------------------------------------------ privacy
     def sigma(self) -> float:
@@ -259,6 +284,8 @@ def _epsilon(accountant: str, sigma: float, delta: float, sample_rate: float,
     with warnings.catch_warnings():
         # RDP at a small sigma: "optimal order is the largest alpha" (a looser, valid claim).
         warnings.filterwarnings("ignore", message="Optimal order", category=UserWarning)
+        # PRV at sample_rate 1 takes log(0) on a branch np.where discards.
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
         return float(acc.get_epsilon(delta=delta))
 
 

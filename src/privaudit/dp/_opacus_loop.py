@@ -113,7 +113,7 @@ def train_dp_sgd(recipe: Any, X: NDArray[np.float32], y: NDArray[Any], classes: 
         try:
             net = recipe._build(X.shape[1], classes.size)
             _check_coordinates(coords, net)
-            _standardise(net, X[:n_data])
+            _standardise(getattr(net, "net", net), X[:n_data])  # inside the Dirac slots
             initial = flat_parameters(net)
             module, optimizer = _private(recipe, net, X.shape[0] + coords.size, sigma, seeds[2])
             sampler = sampler_cls.UniformWithReplacementSampler(
@@ -141,6 +141,7 @@ def train_dp_sgd(recipe: Any, X: NDArray[np.float32], y: NDArray[Any], classes: 
     for p in net.parameters():
         p.grad = None
     net.classes_ = classes
+    getattr(net, "net", net).classes_ = classes
     return net, initial, flat_parameters(net)
 
 
