@@ -141,6 +141,28 @@ def test_the_scores_and_the_inclusion_give_the_verdict_both_ways():
             assert bound.n_canaries <= 200 and bound.n_correct <= bound.n_guesses
 
 
+@dataclass
+class DivergingTrainer(GaussianCanaryTrainer):
+    """Its parameters end NaN (a training that diverged)."""
+
+    def __call__(self, dataset: Any, canaries: Any, *, random_state: int) -> DPTrainingRun:
+        run = super().__call__(dataset, canaries, random_state=random_state)
+        run.final_parameters = np.full_like(run.final_parameters, np.nan)
+        return run
+
+
+def test_a_diverged_training_gives_nan_bounds_a_warning_and_no_verdict():
+    from privaudit.exceptions import DegenerateInputWarning
+
+    with pytest.warns(DegenerateInputWarning, match="scored 200 of 200 canaries NaN"):
+        result = _audit(DivergingTrainer())
+    assert np.isnan(result.epsilon_lower_bound) and result.verdict == "undefined"
+    assert not result.refuted
+    loaded = DPAuditResult(**{k: getattr(result, k) for k in (
+        "canary_ids", "scores", "included", "claimed_epsilon", "delta", "bounds")})
+    assert loaded.verdict == "undefined"
+
+
 def test_included_canaries_score_higher_when_the_mechanism_leaks():
     result = _audit(LEAKY)
     inside, outside = result.in_out_scores()

@@ -295,9 +295,26 @@ class DPTrainingAudit(AuditKind):
 
     def _bounds(self, scores: NDArray[np.float64], included: NDArray[np.bool_],
                 level: float, i: int) -> dict[str, Any]:
-        from privaudit.metrics import canary_epsilon_lower_bound
+        """Each method's bound of run ``i``; NaN, with a warning, if a score is not finite.
+
+        A diverged training (NaN parameters) scores its canaries NaN: no guess can be
+        read from them, and the result says so (verdict ``"undefined"``) rather than
+        reading a bound of 0 as a claim upheld.
+        """
+        from privaudit.metrics import CanaryBound, canary_epsilon_lower_bound
 
         s = self.settings
+        bad = int(np.sum(~np.isfinite(scores)))
+        if bad:
+            from privaudit._validation import warn_degenerate
+
+            warn_degenerate(f"{_FUNC}: run {i + 1} of {self.name} scored {bad} of "
+                            f"{scores.size} canaries NaN or infinite (did its training "
+                            "diverge?); its bounds are NaN.", stacklevel=4)
+            nan = math.nan
+            return {method: CanaryBound(nan, method, str(s.threshold), scores.size, 0, 0,
+                                        0, 0, scores.size, nan, nan, level, s.delta)
+                    for method in s.methods}
         return {method: canary_epsilon_lower_bound(
             scores[included], scores[~included], delta=s.delta, confidence=level,
             method=method, threshold=s.threshold, two_sided=s.two_sided,

@@ -27,7 +27,7 @@ from privaudit.results._audit_info import AuditInfo
 from privaudit.results._family import ResultFamily
 from privaudit.results._io import ResultFileError, dump_json, read_strict_json
 
-__all__ = ["DP_AUDIT_FILE", "REFUTED", "SUPPORTED", "DPAuditResult"]
+__all__ = ["DP_AUDIT_FILE", "REFUTED", "SUPPORTED", "UNDEFINED", "DPAuditResult"]
 
 #: Name of the file a :class:`DPAuditResult` is saved to, inside its folder.
 DP_AUDIT_FILE = "dp_audit.json"
@@ -36,6 +36,7 @@ _FUNC = "DPAuditResult"
 #: The verdict's two wordings: a lower bound can refute a claim, never prove it.
 REFUTED = "claim refuted"
 SUPPORTED = "consistent with the claim"
+UNDEFINED = "undefined"
 _TEXTS = ("attack", "target", "dataset", "canaries", "threshold")
 
 
@@ -204,22 +205,29 @@ class DPAuditResult(ResultFamily):
         return min(self.claimed_epsilon, key=self.claimed_epsilon.__getitem__)
 
     def bound_of(self, method: str) -> float:
-        """The largest lower bound of ``method`` over the runs."""
-        return max(float(run[method].epsilon) for run in self.bounds)
+        """The largest lower bound of ``method`` over the runs (NaN if one run's is NaN)."""
+        values = [float(run[method].epsilon) for run in self.bounds]
+        return math.nan if any(v != v for v in values) else max(values)
 
     @property
     def epsilon_lower_bound(self) -> float:
         """The audited epsilon: the largest bound over methods and runs.
 
         Valid at :attr:`confidence`: each bound was computed at the Bonferroni-adjusted
-        level (:attr:`bound_confidence`).
+        level (:attr:`bound_confidence`). NaN when a run's canary scores were not finite
+        (a diverged training) and nothing refutes the claim.
         """
-        return max(self.bound_of(m) for m in self.methods)
+        values = [self.bound_of(m) for m in self.methods]
+        finite = [v for v in values if v == v]
+        if finite and max(finite) > self.claim:
+            return max(finite)  # the NaN runs cannot undo a refutation by the others
+        return math.nan if len(finite) < len(values) else max(values)
 
     @property
     def best_method(self) -> str:
         """The method whose bound is :attr:`epsilon_lower_bound` (the first if tied)."""
-        return max(self.methods, key=self.bound_of)
+        return max(self.methods, key=lambda m: (self.bound_of(m) == self.bound_of(m),
+                                                 self.bound_of(m)))
 
     @property
     def bound_confidence(self) -> float:
@@ -233,8 +241,14 @@ class DPAuditResult(ResultFamily):
 
     @property
     def verdict(self) -> str:
-        """``"claim refuted"`` or ``"consistent with the claim"`` (never "private")."""
-        return REFUTED if self.refuted else SUPPORTED
+        """The answer: ``"claim refuted"`` or ``"consistent with the claim"``.
+
+        Never "private": a lower bound can refute a claim, not prove it. ``"undefined"``
+        when a run's scores were not finite and no other bound refutes the claim.
+        """
+        if self.refuted:
+            return REFUTED
+        return UNDEFINED if math.isnan(self.epsilon_lower_bound) else SUPPORTED
 
     def in_out_scores(self, run: int | None = None) -> tuple[NDArray[np.float64],
                                                                NDArray[np.float64]]:
