@@ -47,7 +47,7 @@ _LAZY_NAMES: dict[str, str] = {
 }
 #: Subpackages reachable as attributes (``privaudit.metrics.roc_auc``) once imported or
 #: on first use.
-_SUBPACKAGES = frozenset({"attacks", "audits", "cli", "data", "llm", "metrics", "report",
+_SUBPACKAGES = frozenset({"attacks", "audits", "cli", "data", "dp", "llm", "metrics", "report",
                           "results", "signals", "studies", "synthetic", "targets",
                           "training", "unlearn"})
 

@@ -9,7 +9,7 @@ from privaudit.studies import DEMO_PARTS, run_demo_parts
 
 
 def test_every_part_is_an_audit_kind_and_model_is_there():
-    assert list(DEMO_PARTS) == ["model", "llm", "synthetic", "generator", "unlearning"]
+    assert list(DEMO_PARTS) == ["model", "llm", "synthetic", "generator", "unlearning", "dp"]
     assert all(callable(part) for part in DEMO_PARTS.values())
 
 

@@ -21,6 +21,7 @@ from privaudit.results import (
     AttackResult,
     AttributeResult,
     AuditInfo,
+    DPAuditResult,
     ProximityResult,
     Result,
     RiskResult,
@@ -68,7 +69,19 @@ def _risk(**kwargs: Any) -> RiskResult:
                       attack="singling_out", target="synthetic", **kwargs)
 
 
-MAKERS = {"attack": _attack, "attribute": _attribute, "proximity": _proximity, "risk": _risk}
+def _dp(**kwargs: Any) -> DPAuditResult:
+    from privaudit.metrics import canary_epsilon_lower_bound
+
+    scores, included = np.array([[0.9, 0.8, 0.1, 0.2]]), np.array([[1, 1, 0, 0]], bool)
+    bound = canary_epsilon_lower_bound(scores[0][included[0]], scores[0][~included[0]],
+                                       delta=1e-5)
+    return DPAuditResult(canary_ids=["a", "b", "c", "d"], scores=scores, included=included,
+                         claimed_epsilon={"rdp": 1.0}, delta=1e-5, bounds=[{"steinke": bound}],
+                         attack="canaries", target="model", **kwargs)
+
+
+MAKERS = {"attack": _attack, "attribute": _attribute, "proximity": _proximity, "risk": _risk,
+          "dp": _dp}
 
 
 # ---------------------------------------------------------------------------- header

@@ -378,6 +378,8 @@ class AuditReport(Sequence[Any]):
                             strict=True))
         for result in (*page.risk_results, *page.proximity_results, *page.attribute_results):
             rows[id(result)] = flatten_estimates(result.to_dict())
+        for result in page.dp_results:
+            rows[id(result)] = flatten_estimates(result.summary())
         return rows
 
     def save(self, directory: str | os.PathLike[str], **save: Any) -> list[Path]:

@@ -236,9 +236,10 @@ description
     )
     results, risks, near = html.results, html.risk_results, html.proximity_results
     fidelity, attributes = html.fidelity_results, html.attribute_results
+    dp_audits = html.dp_results
     # The results store owns the folder layout; the report only links to it.
     store = ResultsStore(directory / "results")
-    saved = [*results, *risks, *near, *fidelity, *attributes]
+    saved = [*results, *risks, *near, *fidelity, *attributes, *dp_audits]
     folders = ([p.name for p in store.save_all(saved, format=scores_format)]
                if save_results else [])
     doc = _results_document(
@@ -246,12 +247,15 @@ description
         n_bootstrap=html.n_bootstrap, confidence=html.confidence, fprs=html.fprs, risks=risks,
         proximity=near, fidelity=list(zip(fidelity, html.fidelity_metrics, strict=True)),
         attributes=attributes)
+    if dp_audits:
+        doc["dp"] = [r.summary() for r in dp_audits]
     if save_results:
         store.write_manifest(_given_order(given, saved, folders), title=html.title,
                              description=html.description)
         for entry, name in zip([*doc["results"], *doc.get("risks", []),
                                 *doc.get("proximity", []), *doc.get("fidelity", []),
-                                *doc.get("attributes", [])], folders, strict=True):
+                                *doc.get("attributes", []), *doc.get("dp", [])], folders,
+                               strict=True):
             entry["folder"] = f"results/{name}"
     # The page's one answer per artefact, so that the terminal summary reads it rather
     # than bootstrapping every result a second time.

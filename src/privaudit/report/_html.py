@@ -37,6 +37,7 @@ from privaudit.results import (
     DEFAULT_FPRS,
     AttackResult,
     AttributeResult,
+    DPAuditResult,
     ProximityResult,
     RiskResult,
     atomic_write_text,
@@ -73,6 +74,7 @@ class ResultGroups(NamedTuple):
     proximity: list[ProximityResult]  # closeness of synthetic rows to training rows
     fidelity: list[AttackResult]      # classifiers telling synthetic from real (not a leak)
     attributes: list[AttributeResult]  # attribute guesses on a model's members
+    dp: list[DPAuditResult]           # DP-training audits: claims checked against canaries
 
 
 def split_results(results: Any, func: str) -> ResultGroups:
@@ -85,21 +87,21 @@ def split_results(results: Any, func: str) -> ResultGroups:
     if result_type_of(results) is not None:
         results = [results]
     if not isinstance(results, Iterable) or isinstance(results, (str, bytes)):
-        return ResultGroups(check_results(results, func), [], [], [], [])
+        return ResultGroups(check_results(results, func), [], [], [], [], [])
     groups: dict[str, list[Any]] = {group: [] for group in _GROUPS}
     for result in results:
         groups[_group(result)].append(result)
     others = groups["attacks"]
     if not others and any(groups.values()):
         return ResultGroups([], groups["risk"], groups["proximity"], groups["fidelity"],
-                            groups["attribute"])
+                            groups["attribute"], groups["dp"])
     return ResultGroups(check_results(others, func), groups["risk"], groups["proximity"],
-                        groups["fidelity"], groups["attribute"])
+                        groups["fidelity"], groups["attribute"], groups["dp"])
 
 
 #: The groups of :func:`split_results`: a result type, the fidelity classifiers, and
 #: ``"attacks"``, the inference results (and whatever is no result, refused there).
-_GROUPS = ("attacks", "risk", "proximity", "fidelity", "attribute")
+_GROUPS = ("attacks", "risk", "proximity", "fidelity", "attribute", "dp")
 
 
 def _group(result: Any) -> str:
@@ -112,7 +114,8 @@ def _group(result: Any) -> str:
 #: What a result that is not an attack result measures, by result type.
 _SUBJECTS = {"risk": "re-identification risk",
              "proximity": "closeness to training records",
-             "attribute": "attribute inference"}
+             "attribute": "attribute inference",
+             "dp": "a differential-privacy claim"}
 
 
 def _subject(result: Any) -> str:
@@ -208,6 +211,7 @@ class HtmlReport:
         self.results, self.risk_results = groups.attacks, groups.risks
         self.proximity_results, self.fidelity_results = groups.proximity, groups.fidelity
         self.attribute_results = groups.attributes
+        self.dp_results = groups.dp
         self.title = str(title)
         self.description = description
         self.confidence = check_fraction(confidence, param="confidence", func=func)
@@ -400,7 +404,7 @@ class HtmlReport:
     def all_results(self) -> list[Any]:
         """Every result: attacks, risks, closeness checks, fidelity classifiers."""
         return [*self.results, *self.risk_results, *self.proximity_results,
-                *self.fidelity_results, *self.attribute_results]
+                *self.fidelity_results, *self.attribute_results, *self.dp_results]
 
     def shared_context(self) -> dict[str, Any]:
         """What the shell and every section's template see: names, settings, layout."""
