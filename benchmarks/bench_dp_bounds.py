@@ -304,7 +304,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--draws", type=int, default=2001,
                         help="simulated runs behind each median ceiling")
-    parser.add_argument("--sims", type=int, default=401,
+    parser.add_argument("--sims", type=int, default=1001,
                         help="fresh simulated runs behind each measured median")
     parser.add_argument("--bonferroni-sims", type=int, default=101,
                         help="of those, the runs the Bonferroni rule's median is taken over")
