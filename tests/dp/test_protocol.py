@@ -16,6 +16,7 @@ from privaudit.dp import (
     make_canaries,
     score_canaries,
 )
+from privaudit.exceptions import DegenerateInputWarning
 
 
 def _canaries(m: int = 8) -> CanarySet:
@@ -130,3 +131,14 @@ def test_dirac_scoring_needs_both_parameter_vectors(start, end) -> None:
                         final_parameters=end)
     with pytest.raises(ValueError, match="'run' parameter of score_canaries"):
         score_canaries(run, c)
+
+
+def test_non_finite_scores_become_nan_with_a_warning() -> None:
+    c = make_canaries("dirac-gradient", 4, n_parameters=4, random_state=0)
+    end = np.zeros(4)
+    end[c.coordinates[:2]] = [np.inf, np.nan]
+    run = DPTrainingRun(model=None, canary_ids=c.ids, initial_parameters=np.zeros(4),
+                        final_parameters=end)
+    with pytest.warns(DegenerateInputWarning, match="2 of 4 canary scores are not finite"):
+        scores = score_canaries(run, c)
+    assert np.isnan(scores[:2]).all() and np.array_equal(scores[2:], [0.0, 0.0])

@@ -93,15 +93,9 @@ def train_dp_sgd(recipe: Any, X: NDArray[np.float32], y: NDArray[Any], classes: 
     the same Poisson sampler.
     """
     torch = _torch()
-    sampler_cls = import_optional("opacus.utils.uniform_sampler", extra="dp",
-                                  purpose="Training with DP-SGD (OpacusRecipe)")
-    from torch.nn import functional as F
-
     dirac = canaries.kind == "dirac-gradient"
     n_data = X.shape[0] - (0 if dirac else len(canaries))
     coords = np.asarray(canaries.coordinates if dirac else np.zeros(0), dtype=np.int64)
-    y_idx = torch.from_numpy(np.searchsorted(classes, y).astype(np.int64))
-    Xt = torch.from_numpy(X)
     old_threads = torch.get_num_threads()
     with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
         # Opacus's reminders that do not apply: secure_mode is off on purpose (seeded,
@@ -116,25 +110,7 @@ def train_dp_sgd(recipe: Any, X: NDArray[np.float32], y: NDArray[Any], classes: 
             _standardise(getattr(net, "net", net), X[:n_data])  # inside the Dirac slots
             initial = flat_parameters(net)
             module, optimizer = _private(recipe, net, X.shape[0] + coords.size, sigma, seeds[2])
-            sampler = sampler_cls.UniformWithReplacementSampler(
-                num_samples=X.shape[0] + coords.size, sample_rate=recipe.sample_rate,
-                generator=torch.Generator().manual_seed(seeds[1]))
-            params = [p for p in module.parameters() if p.requires_grad]
-            module.train()
-            for _ in range(recipe.epochs):
-                for indices in sampler:
-                    idx = torch.as_tensor(indices, dtype=torch.int64)
-                    data_idx = idx[idx < X.shape[0]]
-                    optimizer.zero_grad(set_to_none=True)
-                    if data_idx.numel():
-                        F.cross_entropy(module(Xt[data_idx]), y_idx[data_idx]).backward()
-                    if coords.size:
-                        append_dirac_rows(params, coords[(idx[idx >= X.shape[0]]
-                                                          - X.shape[0]).numpy()],
-                                          recipe.max_grad_norm)
-                    elif not data_idx.numel():
-                        append_dirac_rows(params, coords, recipe.max_grad_norm)
-                    optimizer.step()
+            _epochs(recipe, module, optimizer, X, np.searchsorted(classes, y), coords, seeds[1])
             net = module.to_standard_module().eval()
         finally:
             torch.set_num_threads(old_threads)
@@ -143,6 +119,37 @@ def train_dp_sgd(recipe: Any, X: NDArray[np.float32], y: NDArray[Any], classes: 
     net.classes_ = classes
     getattr(net, "net", net).classes_ = classes
     return net, initial, flat_parameters(net)
+
+
+def _epochs(recipe: Any, module: Any, optimizer: Any, X: NDArray[np.float32],
+            y_idx: NDArray[np.intp], coords: NDArray[np.int64], sampling_seed: int) -> None:
+    """The DP-SGD steps: Opacus's Poisson sampler over the examples and the Dirac canaries.
+
+    Index ``i < len(X)`` is an example (data or input-space canary), ``len(X) + j`` the
+    Dirac canary ``j``: both are sampled with the same rate in the same draw.
+    """
+    torch = _torch()
+    from torch.nn import functional as F
+
+    sampler_module = import_optional("opacus.utils.uniform_sampler", extra="dp",
+                                     purpose="Training with DP-SGD (OpacusRecipe)")
+    n = X.shape[0]
+    sampler = sampler_module.UniformWithReplacementSampler(
+        num_samples=n + coords.size, sample_rate=recipe.sample_rate,
+        generator=torch.Generator().manual_seed(sampling_seed))
+    Xt, yt = torch.from_numpy(X), torch.from_numpy(y_idx.astype(np.int64))
+    params = [p for p in module.parameters() if p.requires_grad]
+    module.train()
+    for _ in range(recipe.epochs):
+        for indices in sampler:
+            idx = np.asarray(indices, dtype=np.int64)
+            rows = torch.from_numpy(idx[idx < n])
+            optimizer.zero_grad(set_to_none=True)
+            if rows.numel():
+                F.cross_entropy(module(Xt[rows]), yt[rows]).backward()
+            if coords.size or not rows.numel():  # an empty batch still gets its noise
+                append_dirac_rows(params, coords[idx[idx >= n] - n], recipe.max_grad_norm)
+            optimizer.step()
 
 
 def _check_coordinates(coords: NDArray[np.int64], net: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from privaudit._validation import param_error
+from privaudit._validation import param_error, warn_degenerate
 from privaudit.dp._canaries import CanarySet
 
 __all__ = ["DPTrainingRun", "TrainingFunction", "check_training_run", "score_canaries"]
@@ -151,14 +151,22 @@ def score_canaries(run: DPTrainingRun, canaries: CanarySet) -> NDArray[np.float6
     Returns
     -------
     ndarray of float64, shape (len(canaries),)
+        NaN where the model or parameters give no finite score (a diverged training),
+        with a :class:`~privaudit.exceptions.DegenerateInputWarning`.
     """
     func = "score_canaries"
     if canaries.kind == "dirac-gradient":
-        return _dirac_scores(run, canaries, func)
-    from privaudit.targets import as_target
+        scores = _dirac_scores(run, canaries, func)
+    else:
+        from privaudit.targets import as_target
 
-    outputs = as_target(run.model).query(canaries.features, canaries.labels)
-    return -np.asarray(outputs.loss, dtype=np.float64)
+        outputs = as_target(run.model).query(canaries.features, canaries.labels)
+        scores = -np.asarray(outputs.loss, dtype=np.float64)
+    if not np.all(np.isfinite(scores)):
+        scores = np.where(np.isfinite(scores), scores, np.nan)
+        warn_degenerate(f"{int(np.isnan(scores).sum())} of {scores.size} canary scores are "
+                        "not finite (did the training diverge?); they are NaN")
+    return scores
 
 
 def _dirac_scores(run: DPTrainingRun, canaries: CanarySet, func: str) -> NDArray[np.float64]:
