@@ -52,7 +52,7 @@ class DPTrainingRun:
     n_steps : int or None
         Optimizer steps taken.
     train_seconds : float
-        CPU seconds of the training.
+        CPU seconds of the training (for OpacusRecipe, the noise calibration included).
     """
 
     model: Any
