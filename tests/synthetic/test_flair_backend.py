@@ -170,7 +170,8 @@ logging.getLogger("flair").setLevel(logging.ERROR)
 work = Path(sys.argv[1])
 out = {}
 
-# A tiny tagger, trained offline on sentences written here (no embedding is downloaded).
+# A tiny tagger, trained offline on sentences written here (no embedding is downloaded);
+# 8 epochs tag 13 entities of the texts below (the test needs 4): 20 cost 2.5 s more.
 PER = ["Alice Martin", "Bob", "Carla", "David Smith", "Emma", "Frank Jones", "Grace"]
 LOC = ["Paris", "London", "Berlin", "New York", "Madrid", "Rome"]
 TEMPLATES = ["{p} lives in {l} .", "{p} moved to {l} last year .", "Yesterday {p} visited {l} .",
@@ -202,7 +203,7 @@ embeddings = StackedEmbeddings([
     OneHotEmbeddings.from_corpus(corpus, min_freq=1, embedding_length=16)])
 tagger = SequenceTagger(hidden_size=16, embeddings=embeddings, tag_type="ner",
                         tag_dictionary=corpus.make_label_dictionary("ner"))
-ModelTrainer(tagger, corpus).train(work / "run", max_epochs=20, mini_batch_size=8,
+ModelTrainer(tagger, corpus).train(work / "run", max_epochs=8, mini_batch_size=8,
                                    learning_rate=0.1, save_final_model=False,
                                    create_file_logs=False, create_loss_file=False)
 model = work / "tagger.pt"
