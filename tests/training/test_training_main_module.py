@@ -1,4 +1,9 @@
-"""Worker processes and the user's main module: piped code and unguarded scripts work."""
+"""Worker processes and the user's main module: code piped to Python works.
+
+An unguarded script (no ``if __name__ == "__main__":``) that trains in parallel is run by
+tests/training/test_executor_processes.py (``audit_model`` with two workers, its recipe a
+function of the script: it runs once, not once per worker).
+"""
 
 from __future__ import annotations
 
@@ -21,12 +26,3 @@ def test_code_piped_to_python_trains_in_parallel():
     assert out.returncode == 0, out.stderr[-2000:]
     assert "trained 2" in out.stdout
 
-
-def test_unguarded_script_trains_in_parallel(tmp_path):
-    # No `if __name__ == "__main__":` guard: workers must not re-import the script.
-    script = tmp_path / "audit_script.py"
-    script.write_text(CODE)
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=600, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.count("trained 2") == 1  # the script ran once, not once per worker
