@@ -6,6 +6,8 @@ import inspect
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
 
 from privaudit.dp import (
@@ -57,6 +59,20 @@ def test_dropped_added_repeated_reordered_canaries_caught(returned, what) -> Non
                                          r"of the canaries it was given, in the order given "
                                          rf"\(8 ids\); it {what}"):
         check_training_run(_run(returned(ids)), c, func=my_train)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), m=st.integers(2, 30))
+def test_property_any_change_of_the_ids_is_caught(data, m: int) -> None:
+    c = _canaries(m)
+    ids = [str(i) for i in c.ids]
+    returned = data.draw(st.one_of(st.permutations(ids), st.lists(st.sampled_from(
+        [*ids, "canary-99999"]), max_size=m + 2)))
+    if returned == ids:
+        check_training_run(_run(returned), c, func=my_train)
+    else:
+        with pytest.raises(ValueError, match="The training function my_train must return"):
+            check_training_run(_run(returned), c, func=my_train)
 
 
 @pytest.mark.parametrize("returned", [None, {"model": 1}, (None, ["canary-00000"]), "run"])
