@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -274,3 +274,35 @@ def test_the_kind_declares_every_setting():
     assert DPTrainingAudit.kind == "dp" and DPTrainingAudit.func == "audit_dp_training"
     fields = {f.name for f in dataclasses.fields(DPTrainingAudit.Settings)}
     assert set(DPTrainingAudit.Settings.CONSTRAINTS) == fields
+
+
+@dataclass
+class SlottedTrainer(GaussianCanaryTrainer):
+    """A training function that reserves coordinates for Dirac canaries, as
+    ``OpacusRecipe(dirac_slots=k)`` does; records the coordinates it was given."""
+
+    slots: int = 0
+    seen: list[np.ndarray] = field(default_factory=list)
+
+    def dirac_coordinates(self, dataset: Any) -> np.ndarray:
+        return np.arange(N_PARAMETERS - self.slots, N_PARAMETERS)
+
+    def __call__(self, dataset: Any, canaries: Any, *, random_state: int) -> DPTrainingRun:
+        self.seen.append(np.asarray(canaries.coordinates))
+        return super().__call__(dataset, canaries, random_state=random_state)
+
+
+@pytest.mark.parametrize("slots", [200, 350, N_PARAMETERS])
+def test_dirac_canaries_are_drawn_among_the_coordinates_a_trainer_reserves(slots):
+    trainer = SlottedTrainer(slots=slots)
+    _audit(trainer, n_runs=2)
+    used = np.concatenate(trainer.seen)
+    assert used.size and used.min() >= N_PARAMETERS - slots
+
+
+def test_a_trainer_without_reserved_coordinates_gets_them_from_every_parameter():
+    trainer = SlottedTrainer(slots=0)
+    _audit(trainer, n_canaries=300)
+    used = trainer.seen[0]
+    # 150-odd included canaries spread over all N_PARAMETERS coordinates.
+    assert used.min() < N_PARAMETERS // 4 and used.max() > 3 * N_PARAMETERS // 4

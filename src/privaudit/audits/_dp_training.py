@@ -213,10 +213,11 @@ class DPTrainingAudit(AuditKind):
 
         s, o = self.settings, self.options
         if s.canaries == "dirac-gradient":
-            n_parameters = _n_parameters(self.train, (self.X, self.y))
-            return make_canaries(s.canaries, s.n_canaries, n_parameters=n_parameters,
-                                 random_state=_seed(o.random_state, _CANARIES)), (self.X,
-                                                                                   self.y)
+            dataset = (self.X, self.y)
+            return make_canaries(s.canaries, s.n_canaries,
+                                 n_parameters=_n_parameters(self.train, dataset),
+                                 parameter_indices=_dirac_coordinates(self.train, dataset),
+                                 random_state=_seed(o.random_state, _CANARIES)), dataset
         # Records a canary copies are held out of training: the canary is then the only
         # record of its kind (a flipped label beside the true one would mask it).
         rng = np.random.default_rng(_seed(o.random_state, _HOLDOUT))
@@ -407,6 +408,22 @@ def _n_parameters(train: Any, dataset: tuple[Any, Any]) -> int:
                           "(the model's flat parameter count) for 'dirac-gradient' canaries",
                           train)
     return int(value)
+
+
+def _dirac_coordinates(train: Any, dataset: tuple[Any, Any]) -> NDArray[np.int64] | None:
+    """The coordinates a training function reserves for Dirac canaries, if it has any.
+
+    A canary on a coordinate the data also moves competes with the data's gradients as
+    well as the noise: valid, but weaker (Steinke et al. 2023, Sec. 6). A training
+    function with ``dirac_coordinates(dataset)`` (``OpacusRecipe(dirac_slots=k)``) names
+    parameters the data never moves; the canaries are drawn among them when there are
+    any.
+    """
+    reserved = getattr(train, "dirac_coordinates", None)
+    if not callable(reserved):
+        return None
+    coordinates = np.asarray(reserved(dataset), dtype=np.int64)
+    return coordinates if coordinates.size else None
 
 
 def audit_dp_training(

@@ -21,6 +21,7 @@ The configuration (``--config``, YAML)::
       hidden: [32]
       accountants: [rdp, prv]
       noise_scale: 1.0              # < 1 trains with less noise than the accountant is told
+      dirac_slots: 1000             # parameters the data never moves, for Dirac canaries
     claimed_epsilon: 8              # or {rdp: 8.2, prv: 7.9}; default: the recipe's claims
     delta: 1.0e-5                   # default: the recipe's delta
     canaries: {kind: dirac-gradient, n: 1000}
@@ -112,6 +113,7 @@ class RecipeSection(Section):
     accountants: Annotated[list[Literal["rdp", "prv", "gdp"]], Field(min_length=1)] = Field(
         default_factory=lambda: ["rdp", "prv"])
     noise_scale: Annotated[float, Field(gt=0.0, le=1.0)] = 1.0
+    dirac_slots: Annotated[int, Field(ge=0)] = 0
     image_shape: Annotated[list[Annotated[int, Field(ge=1)]],
                            Field(min_length=3, max_length=3)] | None = None
 
@@ -199,7 +201,7 @@ def _recipe(cfg: DPAuditFile, source: str) -> Any:
             target_epsilon=r.target_epsilon, delta=r.delta, max_grad_norm=r.max_grad_norm,
             epochs=r.epochs, sample_rate=r.sample_rate, learning_rate=r.learning_rate,
             hidden=tuple(r.hidden), accountants=tuple(r.accountants),
-            noise_scale=r.noise_scale, **extra)
+            noise_scale=r.noise_scale, dirac_slots=r.dirac_slots, **extra)
     except (TypeError, ValueError) as exc:
         found = _API_ERROR.match(str(exc))
         if found is None:

@@ -111,11 +111,12 @@ def _dp_part(random_state: int, n_reference_models: int, n_jobs: int,
              progress: Any) -> list[Any]:
     """DP-SGD (Opacus) on TV16 audited in one run with 1,000 white-box canaries each.
 
-    An MLP (128 hidden units) on 2,000 TV16 respondents, 4 epochs at sample rate 0.05
-    (80 steps), sigma calibrated by the PRV accountant to each claim; the bounds of the
-    honest runs stay below their claims, the run without DP and the mis-accounted one
-    refute theirs (Steinke, Nasr and Jagielski 2023: white-box Dirac canaries are the
-    strongest one-run audit). About 25 s of CPU, most of it the PRV calibrations.
+    An MLP (128 hidden units) on 2,000 TV16 respondents, 10 epochs at sample rate 0.5
+    (20 steps), sigma calibrated by the PRV accountant to each claim, the canaries in
+    1,000 Dirac slots; the bounds of the honest runs stay below their claims (f-DP: 0.36,
+    1.77, 3.34 for claims 1, 4, 8), the run without DP and the mis-accounted one refute
+    theirs (Steinke, Nasr and Jagielski 2023: white-box Dirac canaries are the strongest
+    one-run audit). About 32 s of CPU.
     """
     import importlib.util
 
@@ -135,7 +136,10 @@ def _dp_part(random_state: int, n_reference_models: int, n_jobs: int,
     results: list[Any] = []
     for name, noise, claim in DP_DEMO_RUNS:
         say(f"Auditing DP-SGD on TV16: {name}")
-        recipe = OpacusRecipe("mlp", hidden=(128,), epochs=4, sample_rate=0.05, **noise)
+        # Large Poisson batches and Dirac slots (parameters the data never moves): a
+        # final-model audit is only as tight as q sqrt(T) / sigma allows (OpacusRecipe).
+        recipe = OpacusRecipe("mlp", hidden=(128,), epochs=10, sample_rate=0.5,
+                              dirac_slots=1000, **noise)
         results += audit_dp_training(
             recipe, dataset=dataset, claimed_epsilon={"prv": claim}, delta=recipe.delta,
             canaries="dirac-gradient", n_canaries=1000, name=name,
