@@ -26,6 +26,10 @@ import privaudit
 from privaudit.report import AuditReport, Finding, strongest_finding
 from privaudit.results import AttackResult, load_all_results
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 
 def gaussian_result(n_members: int, n_non_members: int, shift: float, *, seed: int,
                     **provenance: Any) -> AttackResult:

@@ -25,6 +25,10 @@ from privaudit.report._epsilon import (
 from privaudit.report._format import fmt
 from privaudit.results import AttackResult
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 CONFIDENCE = 0.95
 
 

@@ -22,6 +22,10 @@ from privaudit.report import (
 from privaudit.report._html import fold_section, reading_length
 from privaudit.report._sections_overview import overview_rows
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 
 def _finding(artefact: str, severity: str, *, attack: str = "loss", strength: float = 0.0,
              section: str = "judged", label: str = "") -> Finding:

@@ -12,6 +12,10 @@ import pytest
 from privaudit.report import build_report
 from privaudit.results import ResultsStore, RiskResult, load_all_results
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 TITLE = "Quarterly audit: models & tables"
 
 

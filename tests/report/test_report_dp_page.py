@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from privaudit.metrics import canary_epsilon_lower_bound
 from privaudit.report import AuditReport, build_report
 from privaudit.results import AttackResult, AuditInfo, DPAuditResult, load_all_results
+
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
 
 
 def _result(signal: float, target: str) -> DPAuditResult:

@@ -8,6 +8,10 @@ from privaudit.report import build_report
 from privaudit.report._sections_generator import claim_checks
 from privaudit.results import AttackResult
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 
 def _result(generator, target, separation, claimed, seed):
     rng = np.random.default_rng(seed)

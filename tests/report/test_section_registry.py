@@ -17,6 +17,10 @@ from privaudit.report import HtmlReport, ReportSection, register_section, regist
 from privaudit.report._registry import PAGE_SECTIONS, builtin_sections
 from privaudit.results import AttackResult, AuditInfo, ProximityResult, RiskResult
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 
 @pytest.fixture
 def fresh(monkeypatch):
