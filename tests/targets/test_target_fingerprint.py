@@ -47,26 +47,41 @@ def _models(seed: int) -> dict:
     }
 
 
-def _fingerprint_in_subprocess(path) -> str:
+def _fingerprints_in_subprocess(paths) -> list[str]:
     code = (
         "import sys\n"
         "from privaudit.targets import SklearnTarget, load_sklearn_model\n"
-        "print(SklearnTarget(load_sklearn_model(sys.argv[1])).fingerprint())\n"
+        "for path in sys.argv[1:]:\n"
+        "    print(SklearnTarget(load_sklearn_model(path)).fingerprint())\n"
     )
-    return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    return subprocess.run([sys.executable, "-c", code, *map(str, paths)], capture_output=True,
+                          text=True, check=True).stdout.split()
+
+
+@pytest.fixture(scope="module")
+def saved_models(digits, tmp_path_factory):
+    """Each kind fitted and saved, and its fingerprint as another process reads it.
+
+    One process reads all three files: a process costs about 5 s of CPU to import
+    scikit-learn and skops, the fingerprints a fraction of a second.
+    """
+    X, y = digits
+    folder = tmp_path_factory.mktemp("fingerprints")
+    paths = {kind: folder / f"{kind}.skops" for kind in _models(0)}
+    for kind, model in _models(0).items():
+        save_sklearn_model(model.fit(X, y), paths[kind])
+    read = _fingerprints_in_subprocess(paths.values())
+    return paths, dict(zip(paths, read, strict=True))
 
 
 @pytest.mark.parametrize("kind", ["mlp", "rf", "pipeline"])
-def test_sklearn_fingerprint_stable_across_loads_and_processes(kind, digits, tmp_path):
-    X, y = digits
-    path = tmp_path / f"{kind}.skops"
-    save_sklearn_model(_models(0)[kind].fit(X, y), path)
-    first = SklearnTarget(load_sklearn_model(path)).fingerprint()
-    second = SklearnTarget(load_sklearn_model(path)).fingerprint()
+def test_sklearn_fingerprint_stable_across_loads_and_processes(kind, saved_models):
+    paths, in_another_process = saved_models
+    first = SklearnTarget(load_sklearn_model(paths[kind])).fingerprint()
+    second = SklearnTarget(load_sklearn_model(paths[kind])).fingerprint()
     assert isinstance(first, str) and len(first) == 20
     assert first == second
-    assert _fingerprint_in_subprocess(path) == first
+    assert in_another_process[kind] == first
 
 
 @pytest.mark.parametrize("kind", ["mlp", "rf", "pipeline"])
