@@ -200,14 +200,14 @@ class OpacusRecipe:
         from privaudit.training import TorchCNNRecipe, TorchMLPRecipe
 
         if self.architecture == "mlp":
-            net = TorchMLPRecipe(hidden=self.hidden)._build(n_features, n_classes)
+            net = TorchMLPRecipe(hidden=self.hidden).build_network(n_features, n_classes)
         else:
             if len(self.image_shape) != 3 or int(np.prod(self.image_shape)) != n_features:
                 raise param_error("image_shape", "OpacusRecipe", f"(channels, height, width) "
                                   f"holding the {n_features} features of a record",
                                   self.image_shape)
             net = TorchCNNRecipe(image_shape=self.image_shape, channels=self.channels,
-                                 hidden=self.hidden[0])._build(n_features, n_classes)
+                                 hidden=self.hidden[0]).build_network(n_features, n_classes)
         if not self.dirac_slots:
             return net
         from privaudit.dp._nets import DiracSlotNet

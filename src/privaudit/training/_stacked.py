@@ -110,7 +110,7 @@ def _init_net(recipe: Any, data: Prepared, seed: int) -> Any:
     """Build and standardise one network exactly as ``recipe.train`` does."""
     X_flat, _, classes = data
     with seeded(torch, seed, recipe.num_threads):
-        net = recipe._build(X_flat.shape[1], classes.size)
+        net = recipe.build_network(X_flat.shape[1], classes.size)
     mean = X_flat.astype(np.float64).mean(axis=0)
     std = X_flat.astype(np.float64).std(axis=0)
     std[std == 0] = 1.0

@@ -140,7 +140,13 @@ class _TorchRecipe:
         })
 
     # ------------------------------------------------------------------ subclasses
-    def _build(self, n_features: int, n_classes: int) -> Any:
+    def build_network(self, n_features: int, n_classes: int) -> Any:
+        """A fresh, untrained network (a ``torch.nn.Module`` on the CPU).
+
+        The architecture this recipe trains, for records of ``n_features`` values and
+        ``n_classes`` classes; public so that other trainers (``privaudit.dp.OpacusRecipe``)
+        reuse it.
+        """
         raise NotImplementedError
 
     def _check_features(self, n_features: int) -> None:
@@ -193,7 +199,7 @@ class _TorchRecipe:
         X_flat, idx, classes = self._prepare(X, y)
         seed = int(random_state)
         with seeded(torch, seed, self.num_threads):
-            net = self._build(X_flat.shape[1], classes.size)
+            net = self.build_network(X_flat.shape[1], classes.size)
             Xt = torch.from_numpy(X_flat)
             yt = torch.from_numpy(idx)
             mean = X_flat.astype(np.float64).mean(axis=0)
@@ -311,7 +317,7 @@ class _TorchRecipe:
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{file!r} has a damaged header ({exc!r}); delete it to "
                              "retrain.") from exc
-        net = self._build(n_features, classes.size)
+        net = self.build_network(n_features, classes.size)
         try:
             net.load_state_dict(load_file(file), strict=True)
         except RuntimeError as exc:
@@ -395,7 +401,7 @@ class TorchMLPRecipe(_TorchRecipe):
         self.hidden = _int_tuple(hidden, "hidden", "TorchMLPRecipe", allow_empty=True)
         self._common(epochs, lr, weight_decay, batch_size, classes, num_threads, stack)
 
-    def _build(self, n_features: int, n_classes: int) -> Any:
+    def build_network(self, n_features: int, n_classes: int) -> Any:
         from privaudit.training._torch_nets import MLPClassifierNet
 
         return MLPClassifierNet(n_features, n_classes, self.hidden)
@@ -475,7 +481,7 @@ class TorchCNNRecipe(_TorchRecipe):
                 f"<records of {n_features} values>",
             )
 
-    def _build(self, n_features: int, n_classes: int) -> Any:
+    def build_network(self, n_features: int, n_classes: int) -> Any:
         from privaudit.training._torch_nets import CNNClassifierNet
 
         self._check_features(n_features)
