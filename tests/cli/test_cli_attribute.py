@@ -15,6 +15,10 @@ from privaudit.cli import app
 from privaudit.results import AttributeResult, ResultsStore
 from privaudit.targets import save_sklearn_model
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 runner = CliRunner()
 
 

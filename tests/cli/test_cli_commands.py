@@ -17,6 +17,10 @@ from privaudit.cli import app
 from privaudit.results import result_folder_name
 from privaudit.targets import save_sklearn_model
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 runner = CliRunner()
 
 

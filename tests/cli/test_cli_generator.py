@@ -9,6 +9,10 @@ from typer.testing import CliRunner
 
 from privaudit.cli import app
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 runner = CliRunner()
 
 

@@ -21,6 +21,10 @@ from privaudit._progress import as_progress
 from privaudit.cli import app
 from privaudit.results import AttackResult
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 runner = CliRunner()
 
 STEP = "fitting the shadow models"

@@ -37,6 +37,10 @@ from privaudit.report import (
 )
 from privaudit.results import AttackResult, ResultsStore, load_all_results
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 runner = CliRunner()
 
 LONG_TARGET = "a-target-name-much-longer-than-any-column-of-a-terminal-table-" * 2

@@ -10,6 +10,10 @@ from typer.testing import CliRunner
 from privaudit.cli import app
 from privaudit.synthetic import copying_generator
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 runner = CliRunner()
 CHECKS = "exact_matches,ims,dcr,nndr"
 

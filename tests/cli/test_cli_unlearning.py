@@ -15,6 +15,10 @@ import pandas as pd
 import pytest
 import yaml
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 torch = pytest.importorskip("torch")
 
 from sklearn.datasets import load_digits  # noqa: E402

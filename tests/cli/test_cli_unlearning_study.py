@@ -16,6 +16,10 @@ from privaudit.cli import app
 
 pytest.importorskip("torch")
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 ALGORITHMS = ("RT", "GA")
 CELLS = sorted((a, k) for a in ALGORITHMS for k in UNLEARNING_ATTACKS)
 

@@ -7,6 +7,10 @@ import privaudit.studies._demo as demo_module
 from privaudit.cli import app
 from privaudit.studies import DEMO_PARTS, run_demo_parts
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 
 def test_every_part_is_an_audit_kind_and_model_is_there():
     assert list(DEMO_PARTS) == ["model", "llm", "synthetic", "generator", "unlearning", "dp"]
