@@ -6,6 +6,10 @@ import pytest
 from privaudit.report._verdict import LIFT_SCALE, attack_verdict, target_verdict
 from privaudit.results import AttackResult
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 
 def _m(auc, auc_ci, tprs):
     return {

@@ -26,6 +26,10 @@ from privaudit.report._sections_unlearning import (
 from privaudit.report._verdict import result_verdict, target_verdict
 from privaudit.results import AttackResult, AuditInfo
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 ALGORITHMS = ("GA", "FT", "BT", "SCRUB", "SalUn", "SFR-on", "RT")
 ATTACKS = ("u-mia", "u-lira", "apollo", "apollo-offline")
 N_ROUNDS = 6
