@@ -25,6 +25,10 @@ import privaudit
 from privaudit.targets import estimator_fingerprint
 from privaudit.training import LocalExecutor, ReferenceSpec
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 
 @pytest.fixture(scope="module")
 def setup():

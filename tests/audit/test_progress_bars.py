@@ -4,12 +4,17 @@ import re
 import warnings
 
 import numpy as np
+import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.tree import DecisionTreeClassifier
 
 import privaudit
 from privaudit._progress import Progress, console_progress
 from privaudit.report import build_report
+
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
 
 
 class Recorder(Progress):

@@ -16,6 +16,10 @@ from privaudit.results import (
     result_folder_name,
 )
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 
 def _result(attack="loss", target="model", seed=0):
     rng = np.random.default_rng(seed)

@@ -19,6 +19,10 @@ from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions
 from privaudit.report import AuditReport
 from privaudit.results import AttackResult, load_all_results
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 
 @dataclass(frozen=True)
 class LookupSettings(AuditSettings):

@@ -31,6 +31,10 @@ from privaudit.results import (
     result_type_of,
 )
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 DEMO = Path("/tmp/demo1/results")
 #: Saved demo results of the previous layout, each with typed details in ``extra``.
 DEMO_FOLDERS = {

@@ -31,6 +31,10 @@ from privaudit.results import (
 )
 from privaudit.targets import as_target
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 FORMULAS = ["=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)",
             "\tTAB", "\rCR", "\uff1dSUM(A1)"]
 
