@@ -20,6 +20,10 @@ from privaudit.report._sections_study import study_conclusions, study_rows
 from privaudit.results import AttackResult, AttributeResult
 from privaudit.studies import OVERFITTING_TARGETS, run_overfitting_study
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 REGRESSION_ATTACKS = ["loss", "gaussian-threshold"]
 CLASSIFICATION_ATTACKS = ["loss", "confidence", "entropy", "modified-entropy"]
 ATTRIBUTE_ATTACKS = ["model-inversion", "confidence-ai", "direct"]

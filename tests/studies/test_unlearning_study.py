@@ -27,6 +27,10 @@ from privaudit.studies._unlearning_study import METADATA_FILE, _split
 
 pytest.importorskip("torch")
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 #: The algorithms of the end-to-end test: the reference and the one that leaks.
 ALGORITHMS = ("RT", "GA")
 
