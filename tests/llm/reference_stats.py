@@ -81,10 +81,34 @@ def statistics(model, tokenizer, text, *, k=0.2, frequencies=None, a=0.01, refer
         ref = per_token(reference, ids, labelled)
         out["reference"] = out["loss"] - (-float(np.mean([r[0] for r in ref])))
     if prefix_text is not None:
-        prefix = tokenizer(prefix_text, add_special_tokens=False)["input_ids"]
-        cond = -float(np.mean([r[0] for r in per_token(model, ids, labelled, prefix)]))
-        out["recall"] = -(cond / -float(np.mean(ls)))
+        out["recall"] = recall_authors(model, tokenizer, text, prefix_text)
     return out
+
+
+def recall_authors(model, tokenizer, text, shots):
+    """ReCaLL as the authors' ``get_conditional_ll`` / ``get_ll`` compute it, negated.
+
+    The shots joined with nothing between them, encoded with the tokenizer's template; the
+    text encoded likewise and appended; labels -100 on the prefix only, so the text's
+    first token is scored from the prefix's last one; ``LL(x)`` from the text alone (its
+    first token unscored). Returns ``-(LL(x | prefix) / LL(x))``. A (prompt, answer) pair
+    labels its answer only, in both passes.
+    """
+    prefix = tokenizer("".join([shots] if isinstance(shots, str) else shots))["input_ids"]
+    ids, labelled = encode(tokenizer, text)
+    # After a prefix, every token of a plain text has a predecessor: all are labels.
+    after = [True] * len(ids) if isinstance(text, str) else labelled
+
+    def labels(marks):
+        return [t if lab else -100 for t, lab in zip(ids, marks, strict=True)]
+
+    x = torch.tensor([list(prefix) + ids])
+    cond_labels = torch.tensor([[-100] * len(prefix) + labels(after)])
+    alone, alone_labels = torch.tensor([ids]), torch.tensor([labels(labelled)])
+    with torch.no_grad():
+        cond = float(model(input_ids=x, labels=cond_labels).loss)
+        loss = float(model(input_ids=alone, labels=alone_labels).loss)
+    return -((-cond) / (-loss))
 
 
 def gradnorm(model, tokenizer, text, p=2):

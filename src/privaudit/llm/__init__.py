@@ -15,16 +15,19 @@ from privaudit.llm._blind import BlindBaseline, date_features
 from privaudit.llm._grad_norms import gradient_norms
 from privaudit.llm._score import (
     COMPAT_REVISIONS,
+    STATISTIC_REVISIONS,
     STATISTICS,
     compat_key,
     encode_texts,
     frequency_table,
     score_texts,
+    statistic_key,
 )
 
 __all__ = [
     "COMPAT_REVISIONS",
     "STATISTICS",
+    "STATISTIC_REVISIONS",
     "BlindBaseline",
     "compat_key",
     "date_features",
@@ -32,4 +35,5 @@ __all__ = [
     "frequency_table",
     "gradient_norms",
     "score_texts",
+    "statistic_key",
 ]

@@ -42,6 +42,17 @@ class Encoded:
     ids: list[int]
     labelled: list[bool]
     text: str          # what zlib compresses: the scored part
+    prompt_length: int = 0  # tokens of a (prompt, answer) pair's prompt; 0 for a plain text
+
+    def labelled_after(self, head: int) -> list[bool]:
+        """The labels once ``head`` tokens are put before the text (ReCaLL's prefix).
+
+        A plain text's first token becomes scored, predicted from the prefix's last token,
+        as the ReCaLL authors' code (and MIMIR) label it: only the prefix is -100.
+        """
+        if head == 0 or self.prompt_length or not self.labelled:
+            return [False] * head + self.labelled
+        return [False] * head + [True] * len(self.labelled)
 
 
 def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int) -> list[Encoded]:
@@ -65,6 +76,8 @@ def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int) -> list[
             answer = list(tokenizer(text[1], add_special_tokens=False)["input_ids"])
             ids, labelled = prompt + answer, [False] * len(prompt) + [True] * len(answer)
             scored = text[1]
+            out.append(Encoded(ids[:max_length], labelled[:max_length], scored, len(prompt)))
+            continue
         else:
             raise param_error("texts", _FUNC, "strings or (prompt, answer) pairs of strings",
                               f"<{type(text).__name__} at position {i}>", error=TypeError)
@@ -127,7 +140,7 @@ def _pad(items: Sequence[Encoded], pad_id: int, side: str,
         # The text stays whole; a prefix that would not fit the context loses its start.
         room = len(prefix) if limit is None else max(0, min(len(prefix), limit - len(e.ids)))
         head = list(prefix)[len(prefix) - room:]
-        rows.append((head + e.ids, [False] * len(head) + e.labelled))
+        rows.append((head + e.ids, e.labelled_after(len(head))))
     width = max(1, max(len(ids) for ids, _ in rows))
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     attention = torch.zeros((len(rows), width), dtype=torch.long)
@@ -157,6 +170,17 @@ def _logits(model: Any, batch: _Batch) -> Any:
 #: a change of what a mode computes (revision 2: a plain text's first token is never
 #: labelled, as open-unlearning's data pipeline labels it) never reuses older numbers.
 COMPAT_REVISIONS = {"open-unlearning": 2}
+
+
+#: Revision of a statistic whose definition changed (revision 2 of ``recall``: the text's
+#: first token is scored after the prefix, as the authors' code scores it): it enters the
+#: cache keys of the runs that ask for it, so older numbers are never reused.
+STATISTIC_REVISIONS = {"recall": 2}
+
+
+def statistic_key(name: str) -> str:
+    """A statistic's name as it enters a cache key (unchanged when never revised)."""
+    return f"{name}@{STATISTIC_REVISIONS[name]}" if name in STATISTIC_REVISIONS else name
 
 
 def compat_key(compat: str | None) -> str | None:
@@ -248,8 +272,11 @@ def score_texts(
         :func:`frequency_table`.
     dc_pdd_a : float, default=0.01
         DC-PDD's upper bound on each token's term (Zhang et al.'s default).
-    recall_prefix : str, optional
-        Known non-member text, for ``recall``.
+    recall_prefix : str or list of str, optional
+        Known non-member text, or a list of such texts (shots, joined with nothing between
+        them, as the ReCaLL authors' code joins them), for ``recall``; encoded with the
+        tokenizer's template and put before each text, whose every token is then scored
+        (the first one predicted from the prefix's last token, as in the authors' code).
     batch_size, max_length : int
         Texts per forward pass; tokens kept per text (the first ``max_length``, and never
         more than the model's context). ReCaLL's prefix keeps its end when prefix and text
@@ -343,7 +370,8 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
     settings = {key: s[key] for key in keys}
     reference = s["reference_model"]
     key = run_digest(
-        module_fingerprint(model), sorted(tokenizer.get_vocab().items()), names,
+        module_fingerprint(model), sorted(tokenizer.get_vocab().items()),
+        [statistic_key(name) for name in names],
         {k: (v.tolist() if isinstance(v, np.ndarray) else compat_key(v) if k == "compat"
              else v) for k, v in settings.items()
          if k not in ("reference_model", "token_frequencies")},
@@ -398,11 +426,33 @@ def _settings(model: Any, names: tuple[str, ...], **s: Any) -> dict[str, Any]:
                               f"vocabulary ({vocab} tokens)", f"<{ref_vocab} tokens>")
     s["context"] = _context_length(model)
     s["max_length"] = min(s["max_length"], s["context"] or s["max_length"])
-    if "recall" in names and not (isinstance(s["recall_prefix"], str) and s["recall_prefix"]):
-        raise param_error("recall_prefix", _FUNC, "a non-empty string", s["recall_prefix"])
+    if "recall" in names:
+        s["recall_prefix"] = _recall_shots(s["recall_prefix"])
     s["frequencies"] = (frequency_table(s["token_frequencies"], vocab)
                         if "dc-pdd" in names else None)
     return s
+
+
+def _recall_shots(prefix: Any) -> str | list[str]:
+    """ReCaLL's prefix: one non-empty string, or a non-empty list of shots (strings)."""
+    if isinstance(prefix, str) and prefix:
+        return prefix
+    if (isinstance(prefix, Sequence) and not isinstance(prefix, (str, bytes)) and prefix
+            and all(isinstance(shot, str) for shot in prefix) and "".join(prefix)):
+        return list(prefix)
+    raise param_error("recall_prefix", _FUNC, "a non-empty string or a list of shots "
+                      "(strings)", prefix)
+
+
+def recall_prefix_ids(tokenizer: Any, prefix: str | Sequence[str]) -> list[int]:
+    """The token ids put before each text for ReCaLL.
+
+    The shots are joined with nothing between them and encoded with the tokenizer's own
+    template, as the authors' ``get_conditional_ll`` (and MIMIR's) do:
+    ``tokenizer("".join(shots))``.
+    """
+    joined = prefix if isinstance(prefix, str) else "".join(prefix)
+    return list(tokenizer(joined)["input_ids"])
 
 
 def _context_length(model: Any) -> int | None:
@@ -458,8 +508,7 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
     pad_id = tokenizer.eos_token_id if pad_id is None else pad_id
     pad_id = 0 if pad_id is None else int(pad_id)
     side = getattr(tokenizer, "padding_side", "right")
-    prefix = (list(tokenizer(s["recall_prefix"], add_special_tokens=False)["input_ids"])
-              if "recall" in names else [])
+    prefix = recall_prefix_ids(tokenizer, s["recall_prefix"]) if "recall" in names else []
     # LOSS always: zlib, reference and recall are read from it, and so is degeneracy.
     forward = ("loss", *(x for x in _FORWARD if x in names and x != "loss"))
     out: dict[str, np.ndarray] = {name: np.full(n, np.nan) for name in (*names, "loss")}
