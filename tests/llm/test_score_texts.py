@@ -221,7 +221,7 @@ def test_forward_statistics_read_from_the_gradnorm_pass_are_unchanged(
     ({"k": 0}, "'k'"),
     ({"p": 3}, "'p'"),
     ({"batch_size": 0}, "batch_size"),
-    ({"compat": "mimir"}, "compat"),
+    ({"compat": "MIMIR"}, "compat"),
     ({"attacks": ["dc-pdd"]}, "token_frequencies"),
     ({"attacks": ["reference"]}, "reference_model"),
     ({"attacks": ["recall"]}, "recall_prefix"),

@@ -169,7 +169,9 @@ def _logits(model: Any, batch: _Batch) -> Any:
 #: Revision of each ``compat`` mode's token handling: it enters the run and cache keys, so
 #: a change of what a mode computes (revision 2: a plain text's first token is never
 #: labelled, as open-unlearning's data pipeline labels it) never reuses older numbers.
-COMPAT_REVISIONS = {"open-unlearning": 2}
+#: Revision 3 of ``open-unlearning``: GradNorm without the last labelled token, as its
+#: ``tokenwise_logprobs`` drops it; ``mimir`` added (revision 1).
+COMPAT_REVISIONS = {"open-unlearning": 3, "mimir": 1}
 
 
 #: Revision of a statistic whose definition changed (revision 2 of ``recall``: the text's
@@ -218,6 +220,8 @@ def _score_batch(model: Any, batch: _Batch, names: tuple[str, ...], s: dict[str,
     extra: dict[str, Any] = {}
     if s["compat"] == "open-unlearning":
         extra["loss_denominator"], extra["min_k_mask"] = _open_unlearning_masks(batch)
+    elif s["compat"] == "mimir":
+        extra["min_k_at_least_one"] = False  # int(len(probs) * k) tokens
     return batch_statistics(stats, names, k=s["k"], frequencies=s["frequencies"],
                             dc_pdd_a=s["dc_pdd_a"], **extra)
 
@@ -281,16 +285,27 @@ def score_texts(
         Texts per forward pass; tokens kept per text (the first ``max_length``, and never
         more than the model's context). ReCaLL's prefix keeps its end when prefix and text
         would not fit the context together: the text is always scored whole.
-    compat : {None, "open-unlearning"}
-        ``"open-unlearning"`` reproduces its token handling (checked in the tests against
-        a transcription of its code, on batches labelled as its data pipeline labels
-        them): LOSS divided by the number of labelled tokens, index 0 included when
-        labelled (only an answer after an empty prompt: a plain text's first token is never
-        labelled, so its LOSS is the definition's); Min-K and Min-K++ without the last
-        labelled token (open-unlearning's answers end with EOS, which this drops: append
-        the tokenizer's EOS to the answer to match them); zlib over the labelled tokens
-        decoded without special tokens. Where open-unlearning scores an empty Min-K as 0,
-        this gives NaN.
+    compat : {None, "open-unlearning", "mimir"}
+        ``None``: the papers' definitions (LOSS over every scored token; Min-K over
+        ``max(1, floor(k n))`` tokens; DC-PDD from the second token; GradNorm the mean
+        over trainable parameter tensors of ``||dL/dW||_p``, in evaluation mode). The
+        modes reproduce a tool's token handling, each checked in the tests against a
+        transcription of the tool's code on several texts padded on both sides.
+        ``"open-unlearning"``: LOSS divided by the number of labelled tokens, index 0
+        included when labelled (only an answer after an empty prompt: a plain text's first
+        token is never labelled); Min-K, Min-K++ and GradNorm without the last labelled
+        token (its ``tokenwise_logprobs`` drops it, "to ignore eos prediction"; its
+        answers end with EOS: append the tokenizer's EOS to match them); zlib over the
+        labelled tokens decoded without special tokens. Where it scores an empty Min-K as
+        0, this gives NaN; it computes GradNorm in training mode (dropout on, so its
+        values are random on a model with dropout), this in evaluation mode.
+        ``"mimir"``: Min-K and Min-K++ average ``floor(k n)`` tokens (NaN when that is 0,
+        as MIMIR's mean of an empty list); GradNorm negated (MIMIR returns ``-mean
+        ||g||_p``; its default ``p`` is inf, pass ``p=inf`` to match); DC-PDD puts the
+        tokenizer's EOS before the text and scores every token, the first one included.
+        Both tools average GradNorm over the parameters that received a gradient (here:
+        every trainable one, an unused one counting 0; the same on a model that uses all
+        its parameters). Other statistics are the default's.
     progress : None, callable(str) or Progress
         A bar over the batches (or the shards).
     executor : {"local", "ray"} or Executor, optional
@@ -411,8 +426,9 @@ def _settings(model: Any, names: tuple[str, ...], **s: Any) -> dict[str, Any]:
     for key in ("batch_size", "max_length"):
         if isinstance(s[key], bool) or not isinstance(s[key], int) or s[key] < 1:
             raise param_error(key, _FUNC, "a positive integer", s[key])
-    if s["compat"] not in (None, "open-unlearning"):
-        raise param_error("compat", _FUNC, "None or 'open-unlearning'", s["compat"])
+    if s["compat"] not in (None, *COMPAT_REVISIONS):
+        raise param_error("compat", _FUNC, f"None or one of {list(COMPAT_REVISIONS)}",
+                          s["compat"])
     needs = {"reference": "reference_model", "dc-pdd": "token_frequencies",
              "recall": "recall_prefix"}
     for name, key in needs.items():
@@ -482,6 +498,22 @@ def _zlib_lengths(encoded: Sequence[Encoded], tokenizer: Any = None) -> np.ndarr
                     dtype=np.float64)
 
 
+def _gradnorm_mask(batch: _Batch, s: dict[str, Any]) -> Any:
+    """The tokens of GradNorm's loss: open-unlearning's drop the last labelled one."""
+    if s["compat"] == "open-unlearning":
+        return _open_unlearning_masks(batch)[1]
+    return batch.scored
+
+
+def _eos_id(tokenizer: Any) -> int:
+    """The EOS token MIMIR's DC-PDD puts before each text."""
+    eos = getattr(tokenizer, "eos_token_id", None)
+    if eos is None:
+        raise param_error("compat", _FUNC, "a tokenizer with an EOS token for MIMIR's "
+                          "DC-PDD (it puts one before each text)", "'mimir'")
+    return int(eos)
+
+
 class _EvalMode:
     """Evaluation mode and no gradients for the models, restored on exit."""
 
@@ -509,8 +541,12 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
     pad_id = 0 if pad_id is None else int(pad_id)
     side = getattr(tokenizer, "padding_side", "right")
     prefix = recall_prefix_ids(tokenizer, s["recall_prefix"]) if "recall" in names else []
+    # MIMIR's DC-PDD reads its own pass, with an EOS put before the text.
+    eos_dc_pdd = s["compat"] == "mimir" and "dc-pdd" in names
+    eos = [_eos_id(tokenizer)] if eos_dc_pdd else []
     # LOSS always: zlib, reference and recall are read from it, and so is degeneracy.
-    forward = ("loss", *(x for x in _FORWARD if x in names and x != "loss"))
+    forward = ("loss", *(x for x in _FORWARD if x in names and x != "loss"
+                         and not (eos_dc_pdd and x == "dc-pdd")))
     out: dict[str, np.ndarray] = {name: np.full(n, np.nan) for name in (*names, "loss")}
     extra = {name: np.full(n, np.nan) for name in ("ref_loss", "cond_loss")}
     bar = as_progress(progress, func=_FUNC)
@@ -526,7 +562,7 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
 
                 # Its forward pass gives the other statistics their logits too.
                 out["gradnorm"][rows], logits = gradient_norms(
-                    model, batch.input_ids, batch.attention_mask, batch.scored,
+                    model, batch.input_ids, batch.attention_mask, _gradnorm_mask(batch, s),
                     p=s["p"], position_ids=batch.position_ids, keep_logits=True)
             # Inference mode: no autograd bookkeeping at all (faster than no_grad).
             with torch.inference_mode():
@@ -534,6 +570,10 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
                                                  logits).items():
                     out[name][rows] = values
                 del logits
+                if eos_dc_pdd:
+                    out["dc-pdd"][rows] = _score_batch(
+                        model, _pad(items, pad_id, side, eos, s["context"]), ("dc-pdd",),
+                        s)["dc-pdd"]
                 if "reference" in names:
                     extra["ref_loss"][rows] = _score_batch(
                         s["reference_model"], batch, ("loss",), s)["loss"]
@@ -543,6 +583,8 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
                         {**s, "compat": None})["loss"]
             step.advance()
     loss = out["loss"]
+    if s["compat"] == "mimir" and "gradnorm" in names:
+        out["gradnorm"] = -out["gradnorm"]  # MIMIR returns the negated norm
     if "zlib" in names:
         out["zlib"] = loss / _zlib_lengths(
             encoded, tokenizer if s["compat"] == "open-unlearning" else None)

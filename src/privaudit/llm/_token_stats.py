@@ -95,18 +95,23 @@ def token_stats(logits: Any, input_ids: Any, mask: Any, *, moments: bool) -> Tok
     return TokenStats(log_prob, mu, sigma, mask, targets)
 
 
-def _lowest_mean(values: Any, mask: Any, k: float) -> np.ndarray:
-    """Mean of the ``max(1, floor(k n))`` smallest masked values per row (NaN if n = 0)."""
+def _lowest_mean(values: Any, mask: Any, k: float, at_least_one: bool = True) -> np.ndarray:
+    """Mean of the ``max(1, floor(k n))`` smallest masked values per row (NaN if n = 0).
+
+    Without ``at_least_one``, ``floor(k n)`` values (MIMIR's ``int(len * k)``): NaN when
+    that is 0, as MIMIR's ``np.mean`` of an empty list is.
+    """
     import torch
 
     n = mask.sum(-1)
     filled = values.masked_fill(~mask, float("inf"))
     ordered = filled.sort(dim=-1).values.double()
-    n_k = torch.clamp((k * n.double()).floor().long(), min=1)
-    keep = torch.arange(ordered.shape[-1])[None, :] < n_k[:, None]
+    n_k = (k * n.double()).floor().long()
+    n_k = torch.clamp(n_k, min=1) if at_least_one else n_k
+    keep = torch.arange(ordered.shape[-1], device=ordered.device)[None, :] < n_k[:, None]
     total = torch.where(keep, ordered, torch.zeros_like(ordered)).sum(-1)
-    out = (total / n_k).numpy()
-    out[(n == 0).numpy()] = np.nan
+    out = (total / n_k.clamp_min(1)).cpu().numpy()
+    out[((n == 0) | (n_k == 0)).cpu().numpy()] = np.nan
     return out
 
 
@@ -137,7 +142,7 @@ def _first_occurrences(stats: TokenStats) -> Any:
 def batch_statistics(
     stats: TokenStats, names: tuple[str, ...], *, k: float,
     frequencies: np.ndarray | None = None, dc_pdd_a: float = 0.01,
-    loss_denominator: Any = None, min_k_mask: Any = None,
+    loss_denominator: Any = None, min_k_mask: Any = None, min_k_at_least_one: bool = True,
 ) -> dict[str, np.ndarray]:
     """The requested statistics of each text of the batch, float64 (NaN: nothing scored).
 
@@ -146,7 +151,8 @@ def batch_statistics(
 
     ``loss_denominator`` replaces the number of scored tokens in LOSS, and
     ``min_k_mask`` the scored positions of Min-K and Min-K++ (open-unlearning's token
-    handling, see :func:`privaudit.llm.score_texts`).
+    handling, see :func:`privaudit.llm.score_texts`); without ``min_k_at_least_one``,
+    Min-K and Min-K++ average ``floor(k n)`` tokens, not at least one (MIMIR's).
     """
     import torch
 
@@ -156,10 +162,10 @@ def batch_statistics(
         out["loss"] = -_masked_mean(stats.log_prob, mask, loss_denominator)
     kmask = mask if min_k_mask is None else min_k_mask
     if "min-k" in names:
-        out["min-k"] = -_lowest_mean(stats.log_prob, kmask, k)
+        out["min-k"] = -_lowest_mean(stats.log_prob, kmask, k, min_k_at_least_one)
     if "min-k-plus-plus" in names:
         z = (stats.log_prob - stats.mu) / stats.sigma
-        out["min-k-plus-plus"] = -_lowest_mean(z, kmask, k)
+        out["min-k-plus-plus"] = -_lowest_mean(z, kmask, k, min_k_at_least_one)
     if "dc-pdd" in names:
         first = _first_occurrences(stats)
         table = torch.as_tensor(frequencies, dtype=torch.float64)
