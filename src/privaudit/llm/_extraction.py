@@ -188,27 +188,39 @@ def _left_pad(rows: Sequence[Sequence[int]], pad_id: int, device: Any) -> tuple[
     return ids.to(device), mask.to(device), positions.to(device)
 
 
-def _forward(model: Any, ids: Any, mask: Any, positions: Any, past: Any = None,
-             last_only: bool = False) -> tuple[Any, Any]:
-    """The logits and the KV cache of one cached forward pass.
+class _Forward:
+    """One cached forward pass of ``model``: its logits and its KV cache.
 
-    The cache is passed and read under the name the model's ``forward`` takes
-    (``cache`` in transformers 5, ``past_key_values`` before); ``last_only`` asks for the
-    last position's logits only when the model can (``logits_to_keep``): the prefill then
-    never builds the vocabulary axis for the whole prefix.
+    The cache is passed and read under the name the model's ``forward`` takes (``cache``
+    in transformers 5, ``past_key_values`` before); positions are passed when it takes
+    them. Its signature is read once, not at every generated token.
     """
-    accepted = inspect.signature(model.forward).parameters
-    cache_name = "cache" if "cache" in accepted else "past_key_values"
-    kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "use_cache": True}
-    if "position_ids" in accepted:
-        kwargs["position_ids"] = positions
-    if past is not None:
-        kwargs[cache_name] = past
-    if last_only and "logits_to_keep" in accepted:
-        kwargs["logits_to_keep"] = 1
-    out = model(**kwargs)
-    cache = getattr(out, "cache", None)
-    return out.logits, getattr(out, "past_key_values", None) if cache is None else cache
+
+    def __init__(self, model: Any) -> None:
+        accepted = inspect.signature(model.forward).parameters
+        self.model = model
+        self.cache_name = "cache" if "cache" in accepted else "past_key_values"
+        self.positions = "position_ids" in accepted
+        self.logits_to_keep = "logits_to_keep" in accepted
+
+    def __call__(self, ids: Any, mask: Any, positions: Any, past: Any = None,
+                 last_only: bool = False) -> tuple[Any, Any]:
+        """Logits and cache of one pass.
+
+        ``last_only`` asks for the last position's logits only, when the model can
+        (``logits_to_keep``): a prefill never builds the vocabulary axis for the whole
+        prefix.
+        """
+        kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "use_cache": True}
+        if self.positions:
+            kwargs["position_ids"] = positions
+        if past is not None:
+            kwargs[self.cache_name] = past
+        if last_only and self.logits_to_keep:
+            kwargs["logits_to_keep"] = 1
+        out = self.model(**kwargs)
+        cache = getattr(out, "cache", None)
+        return out.logits, getattr(out, "past_key_values", None) if cache is None else cache
 
 
 def _greedy_batch(model: Any, prefixes: Sequence[Sequence[int]], steps: int, pad_id: int,
@@ -219,15 +231,16 @@ def _greedy_batch(model: Any, prefixes: Sequence[Sequence[int]], steps: int, pad
     same number of tokens, as one text alone would) and it passes the positions.
     """
     torch = _torch()
+    forward = _Forward(model)
     ids, mask, positions = _left_pad(prefixes, pad_id, device)
-    logits, cache = _forward(model, ids, mask, positions, last_only=True)
+    logits, cache = forward(ids, mask, positions, last_only=True)
     token = logits[:, -1].float().argmax(-1)
     tokens = [token]
     positions = positions[:, -1:]
     for _ in range(steps - 1):
         mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], dim=1)
         positions = positions + 1
-        logits, cache = _forward(model, token[:, None], mask, positions, cache)
+        logits, cache = forward(token[:, None], mask, positions, cache)
         token = logits[:, -1].float().argmax(-1)
         tokens.append(token)
     return torch.stack(tokens, dim=1).cpu()
@@ -286,7 +299,7 @@ def teacher_forced_argmax(model: Any, tokenizer: Any, splits: Sequence[_Split], 
         for rows in _batches([len(s.prefix) + len(s.suffix) for s in splits], batch_size):
             ids, mask, positions = _left_pad(
                 [[*splits[i].prefix, *splits[i].suffix] for i in rows], pad_id, place)
-            logits, _ = _forward(model, ids, mask, positions)
+            logits, _ = _Forward(model)(ids, mask, positions)
             longest = max(len(splits[i].suffix) for i in rows)
             # Position t predicts token t + 1: the last `longest` tokens, from one before.
             predicted = logits[:, -longest - 1:-1].float().argmax(-1).cpu()
