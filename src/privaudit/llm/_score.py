@@ -17,7 +17,7 @@ from privaudit._validation import canonical_names, check_fraction, param_error
 from privaudit.exceptions import DegenerateInputWarning
 from privaudit.llm._token_stats import batch_statistics, token_stats
 
-__all__ = ["STATISTICS", "encode_texts", "frequency_table", "score_texts"]
+__all__ = ["STATISTICS", "as_text_list", "encode_texts", "frequency_table", "score_texts"]
 
 _FUNC = "score_texts"
 
@@ -55,18 +55,26 @@ class Encoded:
         return [False] * head + [True] * len(self.labelled)
 
 
-def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int) -> list[Encoded]:
-    """Token ids of each text (or ``(prompt, answer)`` pair), cut at ``max_length``.
+def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int,
+                 vocab: int | None = None) -> list[Encoded]:
+    """Token ids of each text (or ``(prompt, answer)`` pair, or token ids), cut at ``max_length``.
 
     The tokenizer's own template decides special tokens (none added otherwise); for a pair,
     the prompt is encoded with it and the answer without, and only the answer is scored,
     as open-unlearning's labels (-100 on the prompt) do. A plain text's first token is not
     labelled (nothing predicts it), as open-unlearning's ``preprocess_pretraining_instance``
-    labels it.
+    labels it. Token ids (a list of ints) are taken as they are, scored as a plain text's
+    tokens; zlib compresses them decoded without special tokens; with ``vocab``, an id
+    outside ``[0, vocab)`` is an error naming ``texts``.
     """
     out = []
     for i, text in enumerate(texts):
-        if isinstance(text, str):
+        if _is_token_ids(text):
+            ids = [int(t) for t in text]
+            _check_token_range(ids, i, vocab)
+            labelled = [j > 0 for j in range(len(ids))]
+            scored = tokenizer.decode(ids, skip_special_tokens=True)
+        elif isinstance(text, str):
             ids = list(tokenizer(text)["input_ids"])
             # No label on the first token: nothing predicts it (open-unlearning's labels).
             labelled, scored = [j > 0 for j in range(len(ids))], text
@@ -79,10 +87,47 @@ def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int) -> list[
             out.append(Encoded(ids[:max_length], labelled[:max_length], scored, len(prompt)))
             continue
         else:
-            raise param_error("texts", _FUNC, "strings or (prompt, answer) pairs of strings",
+            raise param_error("texts", _FUNC, "strings, (prompt, answer) pairs of strings "
+                              "or token ids (lists of ints)",
                               f"<{type(text).__name__} at position {i}>", error=TypeError)
         out.append(Encoded(ids[:max_length], labelled[:max_length], scored))
     return out
+
+
+def _is_token_ids(text: Any) -> bool:
+    """A list or tuple of Python or NumPy ints (an empty list is an empty text)."""
+    return (isinstance(text, (list, tuple))
+            and all(isinstance(t, (int, np.integer)) and not isinstance(t, bool)
+                    for t in text))
+
+
+def as_text_list(texts: Any) -> list[Any]:
+    """The texts as a list, token-id tensors and arrays turned into lists of ints.
+
+    A 2-D tensor or array is read as one text per row (no padding in it); a list may mix
+    strings, ``(prompt, answer)`` pairs and 1-D id tensors, arrays or lists.
+    """
+    if isinstance(texts, (str, bytes)):
+        raise param_error("texts", _FUNC, "a non-empty sequence of texts", texts)
+    if hasattr(texts, "tolist") and getattr(texts, "ndim", 0) == 2:
+        texts = texts.tolist()
+    if not isinstance(texts, Sequence) or not texts:
+        raise param_error("texts", _FUNC, "a non-empty sequence of texts", texts)
+
+    def one(text: Any) -> Any:
+        if hasattr(text, "tolist") and getattr(text, "ndim", None) == 1:
+            return [int(t) for t in text.tolist()]
+        return text
+
+    return [one(text) for text in texts]
+
+
+def _check_token_range(ids: list[int], position: int, vocab: int | None) -> None:
+    """Every token id within the model's vocabulary: one error naming ``texts``."""
+    bad = [t for t in ids if t < 0 or (vocab is not None and t >= vocab)]
+    if bad:
+        raise param_error("texts", _FUNC, f"token ids in [0, {vocab})",
+                          f"<id {bad[0]} in text {position}>")
 
 
 def frequency_table(token_frequencies: Any, vocab_size: int) -> np.ndarray:
@@ -237,10 +282,11 @@ def score_texts(
     reference_model: Any = None,
     token_frequencies: Any = None,
     dc_pdd_a: float = 0.01,
-    recall_prefix: str | None = None,
+    recall_prefix: str | Sequence[str] | None = None,
     batch_size: int = 8,
     max_length: int = 512,
     compat: str | None = None,
+    padding_side: str | None = None,
     progress: Any = None,
     executor: Any = None,
     n_jobs: int | None = None,
@@ -254,10 +300,14 @@ def score_texts(
         Scored in evaluation mode without gradients (its mode is restored afterwards);
         any dtype (bf16, fp16): statistics are computed in float32 and returned as float64.
     tokenizer : transformers tokenizer
-        Never modified: a missing pad token is replaced by 0 in the batch only (the
-        attention mask hides it); its ``padding_side`` (right or left) is used.
-    texts : sequence of str or (prompt, answer) pairs
+        Never modified: a missing pad token is replaced by its EOS (else 0) in the batch
+        only (the attention mask hides it).
+    texts : sequence of str, (prompt, answer) pairs or token ids
         For a pair, only the answer's tokens are scored (labels -100 on the prompt).
+        Pretokenized texts as users of MIMIR and open-unlearning hold them: lists of
+        ints, 1-D tensors or arrays, or a 2-D tensor (one text per row, no padding in
+        it), scored as plain texts (every token but the first); ids outside the model's
+        vocabulary are an error.
     attacks : sequence of str
         Statistics to compute, among :data:`STATISTICS` (kebab-case). ``loss``,
         ``min-k``, ``min-k-plus-plus``, ``zlib`` and ``dc-pdd`` share one forward pass
@@ -306,6 +356,9 @@ def score_texts(
         Both tools average GradNorm over the parameters that received a gradient (here:
         every trainable one, an unused one counting 0; the same on a model that uses all
         its parameters). Other statistics are the default's.
+    padding_side : {"right", "left"}, optional
+        Where the batches are padded; default: the tokenizer's ``padding_side``. The
+        statistics do not depend on it (positions count real tokens only).
     progress : None, callable(str) or Progress
         A bar over the batches (or the shards).
     executor : {"local", "ray"} or Executor, optional
@@ -352,10 +405,10 @@ def score_texts(
     settings = _settings(model, names, k=k, p=p, reference_model=reference_model,
                          token_frequencies=token_frequencies, dc_pdd_a=dc_pdd_a,
                          recall_prefix=recall_prefix, batch_size=batch_size,
-                         max_length=max_length, compat=compat)
-    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) or not texts:
-        raise param_error("texts", _FUNC, "a non-empty sequence of texts", texts)
-    encoded = encode_texts(tokenizer, texts, settings["max_length"])
+                         max_length=max_length, compat=compat,
+                         padding_side=_padding_side(padding_side, tokenizer))
+    texts = as_text_list(texts)
+    encoded = encode_texts(tokenizer, texts, settings["max_length"], settings["vocab"])
     if executor is None and n_jobs is None and cache_dir is None:
         columns = _run_batches(model, tokenizer, encoded, names, settings, progress)
     else:
@@ -381,7 +434,7 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
     runner = get_executor("local" if executor is None else executor, n_jobs=n_jobs)
     order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i].ids))
     keys = ("k", "p", "dc_pdd_a", "recall_prefix", "batch_size", "max_length", "compat",
-            "token_frequencies", "reference_model")
+            "token_frequencies", "reference_model", "padding_side")
     settings = {key: s[key] for key in keys}
     reference = s["reference_model"]
     key = run_digest(
@@ -389,7 +442,8 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
         [statistic_key(name) for name in names],
         {k: (v.tolist() if isinstance(v, np.ndarray) else compat_key(v) if k == "compat"
              else v) for k, v in settings.items()
-         if k not in ("reference_model", "token_frequencies")},
+         # The padding side changes no statistic: not in the key (older keys still match).
+         if k not in ("reference_model", "token_frequencies", "padding_side")},
         None if s["frequencies"] is None else s["frequencies"],
         None if reference is None else module_fingerprint(reference))
     # LOSS always (the degeneracy check reads it), as in one process.
@@ -434,7 +488,7 @@ def _settings(model: Any, names: tuple[str, ...], **s: Any) -> dict[str, Any]:
     for name, key in needs.items():
         if name in names and s[key] is None:
             raise param_error(key, _FUNC, f"given for the {name!r} statistic", None)
-    vocab = int(model.get_output_embeddings().weight.shape[0])
+    vocab = s["vocab"] = int(model.get_output_embeddings().weight.shape[0])
     if "reference" in names:
         ref_vocab = int(s["reference_model"].get_output_embeddings().weight.shape[0])
         if ref_vocab != vocab:
@@ -469,6 +523,14 @@ def recall_prefix_ids(tokenizer: Any, prefix: str | Sequence[str]) -> list[int]:
     """
     joined = prefix if isinstance(prefix, str) else "".join(prefix)
     return list(tokenizer(joined)["input_ids"])
+
+
+def _padding_side(given: Any, tokenizer: Any) -> str:
+    """``padding_side``, or the tokenizer's (right when it has none)."""
+    side = getattr(tokenizer, "padding_side", "right") if given is None else given
+    if side not in ("left", "right"):
+        raise param_error("padding_side", _FUNC, "'left' or 'right'", given)
+    return side
 
 
 def _context_length(model: Any) -> int | None:
@@ -539,7 +601,7 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
     pad_id = tokenizer.pad_token_id
     pad_id = tokenizer.eos_token_id if pad_id is None else pad_id
     pad_id = 0 if pad_id is None else int(pad_id)
-    side = getattr(tokenizer, "padding_side", "right")
+    side = s["padding_side"]
     prefix = recall_prefix_ids(tokenizer, s["recall_prefix"]) if "recall" in names else []
     # MIMIR's DC-PDD reads its own pass, with an EOS put before the text.
     eos_dc_pdd = s["compat"] == "mimir" and "dc-pdd" in names
