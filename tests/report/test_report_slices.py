@@ -23,6 +23,10 @@ from privaudit.report import build_report, write_html_report
 from privaudit.report._sections_slices import slice_sections as _slice_sections
 from privaudit.results import AttackResult, AuditInfo, SliceSummary
 
+# This module reads the reports' text, tables and files, never their images: figures
+# are counted but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 
 @pytest.fixture(scope="module")
 def results(make_result):
