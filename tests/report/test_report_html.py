@@ -21,6 +21,11 @@ from privaudit.report import (
 )
 from privaudit.results import AttackResult, load_results, result_folder_name
 
+# Figures are counted, embedded and written but not drawn (tests/conftest.py): what is
+# drawn is tested in test_report_size.py (every figure of a page a palette PNG) and
+# test_report_tables.py (roc_curves.png).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 N_BOOT = 60
 
