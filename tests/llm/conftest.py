@@ -91,3 +91,9 @@ def tweets_lm():
                     random_state=0)
     return {"model": model, "tokenizer": tokenizer, "members": members,
             "held_out": held_out, "frame": frame}
+
+
+def pytest_configure(config):
+    # Registered here (tests/llm owns the marker) so that --strict-markers accepts it.
+    config.addinivalue_line("markers", "gpu: runs on CUDA when one is present (skipped, "
+                                       "with the reason, when not)")

@@ -138,6 +138,7 @@ class LLMSettings(AuditSettings):
     ``recall_prefix``) enter the run key. ``NOT_IN_KEY``: ``attacks`` (each statistic's
     result has its own key), ``batch_size`` (a text's statistics do not depend on its
     batch: checked against a one-text-at-a-time reference in the tests),
+    ``device`` (where the model runs; ``dtype``, which changes the numbers, is in the key),
     ``blind_baseline`` (its own run), ``subgroups`` and the red-flag inputs
     (``forget_accuracy``, ``retain_accuracy``, ``red_flag_thresholds``: enrichers, redone
     on results reused from the store, so changing them never rescores a model).
@@ -150,6 +151,8 @@ class LLMSettings(AuditSettings):
     max_length: int = 512
     compat: str | None = None
     recall_prefix: str | None = None
+    device: str | None = None
+    dtype: str | None = None
     blind_baseline: bool = True
     subgroups: bool = True
     forget_accuracy: float | None = None
@@ -165,6 +168,8 @@ class LLMSettings(AuditSettings):
         "max_length": [IntRule(low=1)],
         "compat": [NONE, ChoiceRule(("open-unlearning",))],
         "recall_prefix": [NONE, STR],
+        "device": [NONE, STR],
+        "dtype": [NONE, ChoiceRule(("float32", "bfloat16", "float16"))],
         "blind_baseline": [BOOL],
         "subgroups": [BOOL],
         "forget_accuracy": [NONE, RealRule(0.0, 1.0, closed="both")],
@@ -173,7 +178,7 @@ class LLMSettings(AuditSettings):
     }
     NOT_IN_KEY: ClassVar[frozenset[str]] = frozenset({
         "attacks", "batch_size", "blind_baseline", "subgroups", "forget_accuracy",
-        "retain_accuracy", "red_flag_thresholds"})
+        "retain_accuracy", "red_flag_thresholds", "device"})
 
     @property
     def norm(self) -> float:
@@ -311,7 +316,8 @@ class LLMAudit(SharedPassKind):
             p=s.norm, reference_model=None if c.reference is None else c.reference.model,
             token_frequencies=c.token_frequencies, recall_prefix=s.recall_prefix,
             batch_size=s.batch_size, max_length=s.max_length, compat=s.compat,
-            progress=self.options.progress, **self._parallel())
+            device=s.device, dtype=s.dtype, progress=self.options.progress,
+            **self._parallel())
 
     def _parallel(self) -> dict[str, Any]:
         """How :func:`~privaudit.llm.score_texts` shards: in this process unless asked."""
@@ -419,6 +425,8 @@ def audit_llm(
     batch_size: int = 8,
     max_length: int = 512,
     compat: str | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
     results_dir: str | Path | None = None,
     random_state: int = 0,
     progress: ProgressLike = None,
@@ -481,8 +489,10 @@ def audit_llm(
         (``result.audit.slices``).
     record_ids : sequence, optional
         Ids of the texts, members (or forget) first.
-    batch_size, max_length, compat
-        Passed to :func:`privaudit.llm.score_texts`.
+    batch_size, max_length, compat, device, dtype
+        Passed to :func:`privaudit.llm.score_texts` (``device``: where the models are
+        moved, e.g. ``"cuda:0"``; ``dtype``: ``"float32"``, ``"bfloat16"`` or
+        ``"float16"``, the models cast in place).
     random_state, executor, n_jobs, address, cache_dir, results_dir, dataset, progress
         The run options every audit takes (:class:`~privaudit.audits.RunOptions`): the
         seed of the blind baseline's folds and every bootstrap; where the scoring is
@@ -522,8 +532,9 @@ def audit_llm(
     settings = LLMSettings(
         attacks=_attack_names(attacks), k=k, p=p, batch_size=batch_size,
         max_length=max_length, compat=compat, recall_prefix=recall_prefix,
-        blind_baseline=blind_baseline, subgroups=subgroups, forget_accuracy=forget_accuracy,
-        retain_accuracy=retain_accuracy, red_flag_thresholds=red_flag_thresholds)
+        device=device, dtype=dtype, blind_baseline=blind_baseline, subgroups=subgroups,
+        forget_accuracy=forget_accuracy, retain_accuracy=retain_accuracy,
+        red_flag_thresholds=red_flag_thresholds)
     settings.check(_FUNC)
     texts = _audited_texts(members, non_members, forget, holdout, record_ids)
     lm = _as_lm(target, tokenizer, "target")

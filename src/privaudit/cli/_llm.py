@@ -10,7 +10,7 @@ The configuration file form (``--config``) has these sections::
     texts: {members: FILE, non_members: FILE}  # or {forget: FILE, holdout: FILE}
     attacks: [loss, min-k, min-k-plus-plus, zlib]   # old min_k... accepted, with a warning
     scoring: {k: 0.2, p: 2, batch_size: 8, max_length: 512, compat: null,
-              recall_prefix: null}
+              recall_prefix: null, device: null, dtype: null}   # e.g. cuda:0, bfloat16
     reference: {path: DIR}                     # for the "reference" statistic
     compare: {original: DIR, random-init: DIR}
     retrained: DIR                             # for MUSE's PrivLeak
@@ -163,6 +163,8 @@ class ScoringSection(Section):
     max_length: Annotated[int, Field(ge=1)] = 512
     compat: Literal["open-unlearning"] | None = None
     recall_prefix: Name | None = None
+    device: Name | None = None
+    dtype: Literal["float32", "bfloat16", "float16"] | None = None
 
 
 class ModelRef(Section):

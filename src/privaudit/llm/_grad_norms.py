@@ -28,6 +28,7 @@ import numpy as np
 
 from privaudit._validation import param_error
 from privaudit.llm._per_sample import PerSampleRecorder, parameter_owners, supported
+from privaudit.llm._token_stats import model_device
 
 __all__ = ["gradient_norms"]
 
@@ -48,8 +49,8 @@ def _per_text_loss(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
     out = model(**kwargs)
     logits = out.logits if hasattr(out, "logits") else out[0]
     log_p = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-    token = log_p.gather(-1, input_ids[:, 1:, None])[..., 0]
-    mask = scored.float()
+    token = log_p.gather(-1, input_ids[:, 1:, None].to(logits.device))[..., 0]
+    mask = scored.to(logits.device).float()
     return -(token * mask).sum(-1) / mask.sum(-1).clamp_min(1.0), logits
 
 
@@ -88,6 +89,9 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
     p = math.inf if p == "inf" else p
     if p not in (1, 2, math.inf):
         raise param_error("p", "gradient_norms", "1, 2 or inf", p)
+    device = model_device(model)  # the batch goes where the model is
+    input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
+    position_ids = None if position_ids is None else position_ids.to(device)
     params = [w for w in model.parameters() if w.requires_grad]
     if not params:
         raise ValueError("gradient_norms: the model has no parameter that requires a "
@@ -107,8 +111,8 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
     finally:
         for module, mode in modes:
             module.training = mode
-    result = out.numpy()
-    result[(scored.sum(-1) == 0).numpy()] = np.nan
+    result = out.cpu().numpy()
+    result[(scored.sum(-1) == 0).cpu().numpy()] = np.nan
     return (result, logits) if keep_logits else result
 
 
@@ -134,11 +138,11 @@ def _one_by_one(model: Any, params: list[Any], input_ids: Any, attention_mask: A
         warnings.warn("gradient_norms: this model has layers whose per-text gradients are "
                       "not rebuilt from one batched pass; scoring one text at a time.",
                       RuntimeWarning, stacklevel=4)
-    out = torch.empty(input_ids.shape[0], dtype=torch.float64)
+    out = torch.empty(input_ids.shape[0], dtype=torch.float64, device=input_ids.device)
     for i in range(input_ids.shape[0]):
         keep = attention_mask[i].bool()
         row = (input_ids[i][keep][None], attention_mask[i][keep][None],
-               scored[i][keep[1:] & keep[:-1]][None], None)
+               scored[i].to(keep.device)[keep[1:] & keep[:-1]][None], None)
         loss, _ = _per_text_loss(model, *row)
         grads = torch.autograd.grad(loss.sum(), params, allow_unused=True)
         out[i] = _norms([torch.zeros_like(w)[None] if g is None else g[None]

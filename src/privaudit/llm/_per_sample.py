@@ -141,7 +141,8 @@ class PerSampleRecorder:
         index = x.reshape(g.shape[0], -1)
         # Tokens outside [lo, hi) land in one spare row, dropped after.
         local = torch.where((index >= lo) & (index < hi), index - lo, hi - lo)
-        out = torch.zeros((g.shape[0], hi - lo + 1, *module.weight.shape[1:]), dtype=g.dtype)
+        out = torch.zeros((g.shape[0], hi - lo + 1, *module.weight.shape[1:]), dtype=g.dtype,
+                          device=g.device)
         out.scatter_add_(1, local[..., None].expand(-1, -1, g.shape[-1]),
                          g.reshape(g.shape[0], -1, g.shape[-1]))
         return out[:, :-1]
@@ -155,7 +156,8 @@ class PerSampleRecorder:
         """
         import torch
 
-        total = torch.zeros(n_texts, dtype=torch.float64)
+        device = self.params[0].device if self.params else None
+        total = torch.zeros(n_texts, dtype=torch.float64, device=device)
         for param in self.params:
             owners = self.owners[id(param)]
             if p == 2 and _tied_output(owners):
@@ -200,7 +202,7 @@ class PerSampleRecorder:
 
         linear = next(m for m, _ in owners if _kind(m) == "linear")
         embedding = next(m for m, _ in owners if _kind(m) == "embedding")
-        out = torch.empty(n_texts, dtype=torch.float64)
+        out = torch.empty(n_texts, dtype=torch.float64, device=linear.weight.device)
         per_text = self.grads[linear][0].numel() * 2  # g and its float64 copy
         step = max(1, _BUDGET // max(1, per_text))  # texts at once, memory bounded
         for start in range(0, n_texts, step):

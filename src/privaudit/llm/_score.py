@@ -15,7 +15,7 @@ from privaudit._optional import import_optional
 from privaudit._progress import as_progress
 from privaudit._validation import canonical_names, check_fraction, param_error
 from privaudit.exceptions import DegenerateInputWarning
-from privaudit.llm._token_stats import batch_statistics, token_stats
+from privaudit.llm._token_stats import batch_statistics, model_device, token_stats
 
 __all__ = ["STATISTICS", "as_text_list", "encode_texts", "frequency_table", "score_texts"]
 
@@ -207,7 +207,8 @@ def _logits(model: Any, batch: _Batch) -> Any:
     kwargs = {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
     if "position_ids" in inspect.signature(model.forward).parameters:
         kwargs["position_ids"] = batch.position_ids
-    out = model(**kwargs)
+    device = model_device(model)  # each model gets the batch where it is (its own device)
+    out = model(**{key: value.to(device) for key, value in kwargs.items()})
     return out.logits if hasattr(out, "logits") else out[0]
 
 
@@ -248,7 +249,8 @@ def _open_unlearning_masks(batch: _Batch) -> tuple[Any, Any]:
     scored = batch.scored
     denominator = (batch.labelled & batch.attention_mask.bool()).sum(-1)
     width = batch.labelled.shape[1]
-    last = torch.where(batch.labelled, torch.arange(width), -1).max(-1).values
+    last = torch.where(batch.labelled, torch.arange(width, device=batch.labelled.device),
+                       -1).max(-1).values
     min_k = scored.clone()
     rows = torch.nonzero(last >= 1)[:, 0]
     min_k[rows, last[rows] - 1] = False
@@ -287,6 +289,8 @@ def score_texts(
     max_length: int = 512,
     compat: str | None = None,
     padding_side: str | None = None,
+    device: Any = None,
+    dtype: Any = None,
     progress: Any = None,
     executor: Any = None,
     n_jobs: int | None = None,
@@ -359,6 +363,17 @@ def score_texts(
     padding_side : {"right", "left"}, optional
         Where the batches are padded; default: the tokenizer's ``padding_side``. The
         statistics do not depend on it (positions count real tokens only).
+    device : str or torch.device, optional
+        Where to score: the model (and the reference model) are moved there in place, as
+        ``model.to(device)`` moves them. Default: where each model already is. Every batch
+        goes to its model's device (the device of its input embeddings); the statistics
+        are computed there and returned to the CPU.
+    dtype : {"float32", "bfloat16", "float16"} or torch.dtype, optional
+        The models' floating-point type: cast in place (``model.to(dtype)``), as loading
+        them in it would (``torch_dtype=``). Default: as they are. Whatever the dtype, the
+        statistics are accumulated in float32 (the logits and GradNorm's per-token loss
+        read in float32, sums in float64). A dtype the device cannot run is an error
+        naming ``dtype``.
     progress : None, callable(str) or Progress
         A bar over the batches (or the shards).
     executor : {"local", "ray"} or Executor, optional
@@ -406,8 +421,10 @@ def score_texts(
                          token_frequencies=token_frequencies, dc_pdd_a=dc_pdd_a,
                          recall_prefix=recall_prefix, batch_size=batch_size,
                          max_length=max_length, compat=compat,
-                         padding_side=_padding_side(padding_side, tokenizer))
+                         padding_side=_padding_side(padding_side, tokenizer),
+                         dtype=None if dtype is None else str(resolve_dtype(dtype)))
     texts = as_text_list(texts)
+    place_models((model, settings["reference_model"]), device=device, dtype=dtype)
     encoded = encode_texts(tokenizer, texts, settings["max_length"], settings["vocab"])
     if executor is None and n_jobs is None and cache_dir is None:
         columns = _run_batches(model, tokenizer, encoded, names, settings, progress)
@@ -434,7 +451,7 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
     runner = get_executor("local" if executor is None else executor, n_jobs=n_jobs)
     order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i].ids))
     keys = ("k", "p", "dc_pdd_a", "recall_prefix", "batch_size", "max_length", "compat",
-            "token_frequencies", "reference_model", "padding_side")
+            "token_frequencies", "reference_model", "padding_side", "dtype")
     settings = {key: s[key] for key in keys}
     reference = s["reference_model"]
     key = run_digest(
@@ -442,8 +459,10 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
         [statistic_key(name) for name in names],
         {k: (v.tolist() if isinstance(v, np.ndarray) else compat_key(v) if k == "compat"
              else v) for k, v in settings.items()
-         # The padding side changes no statistic: not in the key (older keys still match).
-         if k not in ("reference_model", "token_frequencies", "padding_side")},
+         # The padding side changes no statistic: not in the key (older keys still match);
+         # nor the dtype when not given (then the model's own, in its fingerprint).
+         if k not in ("reference_model", "token_frequencies", "padding_side")
+         and not (k == "dtype" and v is None)},
         None if s["frequencies"] is None else s["frequencies"],
         None if reference is None else module_fingerprint(reference))
     # LOSS always (the degeneracy check reads it), as in one process.
@@ -523,6 +542,64 @@ def recall_prefix_ids(tokenizer: Any, prefix: str | Sequence[str]) -> list[int]:
     """
     joined = prefix if isinstance(prefix, str) else "".join(prefix)
     return list(tokenizer(joined)["input_ids"])
+
+
+#: The floating-point types a model may be scored in, by name.
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def resolve_dtype(dtype: Any) -> Any:
+    """``dtype`` as a torch dtype (None unchanged): a name of :data:`DTYPES` or the type."""
+    torch = _torch()
+    if dtype is None:
+        return None
+    by_name = {name: getattr(torch, name) for name in DTYPES}
+    if isinstance(dtype, str) and dtype.removeprefix("torch.") in by_name:
+        return by_name[dtype.removeprefix("torch.")]
+    if dtype in by_name.values():
+        return dtype
+    raise param_error("dtype", _FUNC, f"one of {list(DTYPES)}", dtype)
+
+
+def resolve_device(device: Any) -> Any:
+    """``device`` as a torch device (None unchanged), one that this machine has."""
+    torch = _torch()
+    if device is None:
+        return None
+    try:
+        resolved = torch.device(device)
+        torch.empty(1, device=resolved)
+    except (RuntimeError, TypeError, AssertionError) as exc:
+        raise param_error("device", _FUNC, f"a device this machine has ({exc})".rstrip(),
+                          device) from None
+    return resolved
+
+
+def check_dtype_runs(dtype: Any, device: Any) -> None:
+    """A clear error when ``device`` cannot run a layer of a model in ``dtype``.
+
+    A linear layer, a layer norm and a softmax in ``dtype`` on a small input: what every
+    transformer block computes (bfloat16 on an old CPU, float16 on some backends fail).
+    """
+    torch = _torch()
+    try:
+        x = torch.ones(2, 4, dtype=dtype, device=device)
+        y = torch.nn.functional.layer_norm(x @ x.T, (2,))
+        torch.log_softmax(y, dim=-1).float().sum().item()
+    except (RuntimeError, TypeError, NotImplementedError) as exc:
+        raise param_error("dtype", _FUNC, f"a type the device {device} runs ({exc})",
+                          str(dtype)) from None
+
+
+def place_models(models: Sequence[Any], *, device: Any = None, dtype: Any = None) -> None:
+    """Move and cast the models in place (``model.to``); None leaves them as they are."""
+    device, dtype = resolve_device(device), resolve_dtype(dtype)
+    for model in models:
+        if model is None or (device is None and dtype is None):
+            continue
+        if dtype is not None:
+            check_dtype_runs(dtype, device if device is not None else model_device(model))
+        model.to(**{k: v for k, v in (("device", device), ("dtype", dtype)) if v is not None})
 
 
 def _padding_side(given: Any, tokenizer: Any) -> str:

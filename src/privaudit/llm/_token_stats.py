@@ -35,11 +35,30 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TokenStats", "batch_statistics", "token_stats"]
+__all__ = ["TokenStats", "batch_statistics", "model_device", "token_stats"]
 
 #: Positions of the logits read at once: bounds the float32 working copy.
 _CHUNK_ELEMENTS = 1 << 24
 _SIGMA2_FLOOR = 1e-6
+
+
+def model_device(model: Any) -> Any:
+    """Where a model runs.
+
+    Its ``device`` (transformers' models say it), else the device of its input embeddings
+    or first parameter (CPU for a model without parameters).
+    """
+    import torch
+
+    declared = getattr(model, "device", None)
+    if isinstance(declared, torch.device):
+        return declared
+    embeddings = getattr(model, "get_input_embeddings", None)
+    weight = getattr(embeddings() if callable(embeddings) else None, "weight", None)
+    if isinstance(weight, torch.Tensor):
+        return weight.device
+    first = next(iter(model.parameters()), None)
+    return torch.device("cpu") if first is None else first.device
 
 
 @dataclass
@@ -72,9 +91,11 @@ def token_stats(logits: Any, input_ids: Any, mask: Any, *, moments: bool) -> Tok
     import torch
 
     batch, length, vocab = logits.shape
-    targets = input_ids[:, 1:]
+    # Everything is computed where the logits are (the model's device), in float32.
+    targets = input_ids[:, 1:].to(logits.device)
+    mask = mask.to(logits.device)
     steps = max(1, _CHUNK_ELEMENTS // max(1, batch * vocab))
-    log_prob = torch.empty(batch, length - 1, dtype=torch.float32)
+    log_prob = torch.empty(batch, length - 1, dtype=torch.float32, device=logits.device)
     mu = torch.empty_like(log_prob) if moments else None
     sigma = torch.empty_like(log_prob) if moments else None
     for start in range(0, length - 1, steps):
@@ -117,9 +138,10 @@ def _lowest_mean(values: Any, mask: Any, k: float, at_least_one: bool = True) ->
 
 def _masked_mean(values: Any, mask: Any, denominator: Any = None) -> np.ndarray:
     total = (values.double() * mask).sum(-1)
-    count = mask.sum(-1).double() if denominator is None else denominator.double()
-    out = (total / count).numpy()
-    out[(mask.sum(-1) == 0).numpy()] = np.nan
+    count = (mask.sum(-1).double() if denominator is None
+             else denominator.to(total.device).double())
+    out = (total / count).cpu().numpy()
+    out[(mask.sum(-1) == 0).cpu().numpy()] = np.nan
     return out
 
 
@@ -160,7 +182,7 @@ def batch_statistics(
     mask = stats.mask
     if "loss" in names:
         out["loss"] = -_masked_mean(stats.log_prob, mask, loss_denominator)
-    kmask = mask if min_k_mask is None else min_k_mask
+    kmask = mask if min_k_mask is None else min_k_mask.to(mask.device)
     if "min-k" in names:
         out["min-k"] = -_lowest_mean(stats.log_prob, kmask, k, min_k_at_least_one)
     if "min-k-plus-plus" in names:
@@ -168,7 +190,7 @@ def batch_statistics(
         out["min-k-plus-plus"] = -_lowest_mean(z, kmask, k, min_k_at_least_one)
     if "dc-pdd" in names:
         first = _first_occurrences(stats)
-        table = torch.as_tensor(frequencies, dtype=torch.float64)
+        table = torch.as_tensor(frequencies, dtype=torch.float64, device=mask.device)
         f = table[stats.targets.clamp(0, table.numel() - 1)]
         alpha = (stats.log_prob.double().exp() * torch.log(1.0 / f)).clamp_max(dc_pdd_a)
         out["dc-pdd"] = -_masked_mean(alpha, first)
