@@ -185,13 +185,18 @@ def test_per_text_values_equal_the_definitions(memorised, tiny_tokenizer):
             assert results[name].scores[i] == pytest.approx(value), (name, i)
 
 
-def test_progress_reports_the_generation_batches(memorised, tiny_tokenizer):
+def test_progress_reports_the_generation_batches_and_mode_is_restored(memorised,
+                                                                     tiny_tokenizer):
     messages: list[str] = []
+    memorised["model"].train()
     extraction_checks(memorised["model"], tiny_tokenizer, memorised["members"][:3],
                       memorised["held_out"][:2], checks=["k-extractability"],
                       prefix_length=3, suffix_length=4, batch_size=2, n_bootstrap=0,
                       progress=messages.append)
     assert messages[-1] == "Generating continuations: 3/3"
+    left_in_training = memorised["model"].training
+    memorised["model"].eval()
+    assert left_in_training
 
 
 # ------------------------------------------------------------------ metrics
@@ -235,6 +240,7 @@ def test_rouge_l_f1_equals_enumerated_lcs(prediction, target, glue):
     ({"suffix_length": -3}, "'suffix_length'.*>= 1"),
     ({"prefix_length": 0}, "'prefix_length'.*>= 1"),
     ({"batch_size": 0}, "'batch_size'.*>= 1"),
+    ({"prefix_length": 8, "suffix_length": 121}, r"'suffix_length'.*at most 120.*128 tokens"),
     ({"checks": ["k-extractability", "rouge"]}, "'checks'"),
     ({"checks": []}, "'checks'"),
 ])

@@ -339,6 +339,18 @@ def _check_lengths(prefix_length: Any, suffix_length: Any, batch_size: Any) -> N
             raise param_error(name, _FUNC, f"an integer >= {low}", value)
 
 
+def _check_context(model: Any, prefix_length: int, suffix_length: int) -> None:
+    """Prefix and suffix must fit the model's context (its config's position count)."""
+    config = getattr(model, "config", None)
+    context = getattr(config, "max_position_embeddings", None) or getattr(
+        config, "n_positions", None)
+    if isinstance(context, int) and prefix_length + suffix_length > context:
+        raise param_error(
+            "suffix_length", _FUNC,
+            f"at most {context - prefix_length} (prefix_length + suffix_length within the "
+            f"model's context of {context} tokens)", suffix_length)
+
+
 def _check_names(checks: Any) -> tuple[str, ...]:
     names = (checks,) if isinstance(checks, str) else tuple(checks)
     unknown = [c for c in names if c not in CHECKS]
@@ -456,7 +468,8 @@ def extraction_checks(
         ``"exact-memorization"``, ``"verbmem"`` (see the module notes for each
         definition).
     prefix_length : int, default=32
-        Tokens of context ``k`` (Carlini et al. 2023); every text must be longer.
+        Tokens of context ``k`` (Carlini et al. 2023), counting the special tokens the
+        tokenizer's template adds (a BOS); every text must be longer.
     suffix_length : int, default=50
         Tokens to extract after the prefix (the paper's 50); a text with fewer tokens left
         is checked on the tokens it has.
@@ -491,10 +504,12 @@ def extraction_checks(
     ------
     ValueError
         A text with no more than ``prefix_length`` tokens (named with its position),
-        ``suffix_length`` or ``batch_size`` below 1, an empty text list, an unknown check.
+        ``suffix_length`` or ``batch_size`` below 1, prefix and suffix longer than the
+        model's context, an empty text list, an unknown check.
     """
     names = _check_names(checks)
     _check_lengths(prefix_length, suffix_length, batch_size)
+    _check_context(model, prefix_length, suffix_length)
     rng = check_random_state(random_state, func=_FUNC)
     splits = (_split_texts(tokenizer, members, "members", prefix_length, suffix_length)
               + _split_texts(tokenizer, non_members, "non_members", prefix_length,
