@@ -1,10 +1,14 @@
 """The LLM section of the HTML report, and critical findings in the verdict."""
 
 import numpy as np
+import pytest
 
 from privaudit.report import HtmlReport
 from privaudit.report._sections_llm import llm_context
 from privaudit.results import AttackResult, AuditInfo, BaselineCheck, Finding
+
+# The report is read as text and files, never as images.
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
 
 
 def _llm(attack, target, shift, seed, **audit):
