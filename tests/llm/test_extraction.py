@@ -124,6 +124,19 @@ def test_memorised_texts_all_extracted_held_out_none(memorised, tiny_tokenizer):
         assert results[name].extra["interval"] == "bootstrap"
 
 
+def test_a_bfloat16_copy_extracts_the_same_texts(memorised, tiny_tokenizer):
+    import copy
+
+    m = memorised
+    low_precision = copy.deepcopy(m["model"]).to(torch.bfloat16)
+    for model in (m["model"], low_precision):
+        result = extraction_checks(model, tiny_tokenizer, m["members"], m["held_out"],
+                                   checks=["k-extractability"], prefix_length=PREFIX,
+                                   suffix_length=SUFFIX, n_bootstrap=0)
+        np.testing.assert_array_equal(result["k-extractability"].scores,
+                                      [1.0] * 8 + [0.0] * 8)
+
+
 def test_means_and_intervals_read_the_per_text_values(memorised, tiny_tokenizer):
     m = memorised
     run = [extraction_checks(m["model"], tiny_tokenizer, m["members"][:5], m["held_out"][:6],
