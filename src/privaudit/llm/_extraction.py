@@ -4,9 +4,10 @@ Each text is cut into a prefix of ``prefix_length`` tokens and the suffix of (at
 ``suffix_length`` tokens after it. The model continues the prefix greedily (batched, with
 its KV cache) and is also run teacher-forced on prefix + true suffix. Per text:
 
-- ``k-extractability`` (Carlini et al. 2023, Section 2 / Definition of "extractable with k
-  tokens of context"): 1 when the greedy continuation of the k-token prefix equals the
-  true suffix token for token (the paper: k = prefix length, a 50-token suffix);
+- ``k-extractability`` (Carlini et al. 2023, their definition of a string "extractable
+  with k tokens of context": greedy decoding prompted with the k tokens before it in the
+  training data produces it): 1 when the greedy continuation of the k-token prefix equals
+  the true suffix token for token (the paper's experiments: a 50-token suffix);
 - ``longest-common-prefix``: how many leading tokens of the continuation equal the suffix;
 - ``extraction-strength`` (open-unlearning; Wang et al., ICLR 2025):
   ``1 - min{k : argmax f(prefix, y_<k) = y_>=k} / |y|``, the fraction of the suffix the
