@@ -94,7 +94,11 @@ class SecretSpace:
         return self.secrets(range(self.size))
 
     def sample(self, n: int, random_state: Any = None, *, replace: bool = False) -> list[str]:
-        """``n`` candidates drawn uniformly (without replacement unless ``replace``)."""
+        """``n`` candidates drawn uniformly (``random_state``).
+
+        Without replacement unless ``replace`` or the space has more than 2^62 secrets
+        (then one uniform draw per symbol, with replacement: repeats are negligible).
+        """
         rng = check_random_state(random_state, func="SecretSpace.sample")
         if replace or self.size > 2**62:
             # Beyond int64 the indices come from one draw per symbol (uniform too).
