@@ -102,12 +102,12 @@ def gradient_norms(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
     try:
         with torch.enable_grad():
             owners = parameter_owners(model)
-            if supported(model, owners):
+            if supported(model, owners) and batched_pays(model, params):
                 out, logits = _recorded(model, owners, input_ids, attention_mask, scored,
                                         position_ids, p)
             else:
                 out = _one_by_one(model, params, input_ids, attention_mask, scored,
-                                  position_ids, p)
+                                  position_ids, p, warn=not supported(model, owners))
     finally:
         for module, mode in modes:
             module.training = mode
@@ -128,12 +128,41 @@ def _recorded(model: Any, owners: dict[int, Any], input_ids: Any, attention_mask
     return recorder.norms(input_ids.shape[0], p), logits.detach()
 
 
+#: The output layer's share of the trainable parameters above which one backward per text
+#: is faster than the batched pass (measured on this machine, CPU time, batch 8, texts of
+#: ~75 tokens; benchmarks/bench_llm_gradnorm.py --ratios): GPT-2s of 64-128 dimensions
+#: with a 300-token vocabulary (head 16% of the parameters) 1.8-2x faster batched, with an
+#: 8,000-token one (55%) about even, with a 32,000-token one (91-95%) 0.5-0.6x.
+LOOP_ABOVE_OUTPUT_SHARE = 0.5
+
+
+def batched_pays(model: Any, params: list[Any]) -> bool:
+    """Whether one batched pass beats one backward per text on this model.
+
+    The batched pass holds the whole batch's ``B x T x V`` logits and their gradient (and
+    rebuilds each text's ``V x d`` output-layer gradient), memory-bound work that one text
+    at a time does in the processor's cache; the rest of the model is where batching
+    pays. The rule: batched while the output layer holds at most
+    :data:`LOOP_ABOVE_OUTPUT_SHARE` of the trainable parameters.
+    """
+    head = getattr(model, "get_output_embeddings", lambda: None)()
+    weight = getattr(head, "weight", None)
+    if weight is None or not weight.requires_grad:
+        return True
+    total = sum(w.numel() for w in params)
+    return weight.numel() <= LOOP_ABOVE_OUTPUT_SHARE * total
+
+
 def _one_by_one(model: Any, params: list[Any], input_ids: Any, attention_mask: Any,
-                scored: Any, position_ids: Any, p: float) -> Any:
-    """One forward and backward per text, for models the recorder does not know."""
+                scored: Any, position_ids: Any, p: float, warn: bool = True) -> Any:
+    """One forward and backward per text.
+
+    For models the recorder does not know (with a warning), or where the batched pass
+    would be slower (:func:`batched_pays`).
+    """
     import torch
 
-    if not _warned:
+    if warn and not _warned:
         _warned.append(True)
         warnings.warn("gradient_norms: this model has layers whose per-text gradients are "
                       "not rebuilt from one batched pass; scoring one text at a time.",

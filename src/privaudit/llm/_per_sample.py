@@ -160,7 +160,7 @@ class PerSampleRecorder:
         total = torch.zeros(n_texts, dtype=torch.float64, device=device)
         for param in self.params:
             owners = self.owners[id(param)]
-            if p == 2 and _tied_output(owners):
+            if p == 2 and _tied_output(owners) and self._gram_pays(owners):
                 total += self._tied_l2(owners, n_texts)
                 continue
             if param.numel() * n_texts <= _BUDGET:  # every text's whole gradient at once
@@ -179,6 +179,18 @@ class PerSampleRecorder:
                         ord=p, dim=1, dtype=torch.float64)
                     for lo in range(0, n_rows, block)], p)
         return total / len(self.params)
+
+    def _gram_pays(self, owners: list[tuple[Any, str]]) -> bool:
+        """Whether the Gram form of a tied weight's norm costs less than building it.
+
+        Per text, :meth:`_tied_l2` costs about ``T^2 (V + 2d)`` multiply-adds and building
+        the ``V x d`` gradient ``T V d``: the Gram form pays while the texts are shorter
+        (``T`` padded positions) than ``V d / (V + 2 d)``, about the width ``d``.
+        """
+        linear = next(m for m, _ in owners if _kind(m) == "linear")
+        vocab, width = linear.weight.shape
+        positions = self.inputs[linear].shape[1]
+        return positions * (vocab + 2 * width) < vocab * width
 
     def _gradient(self, owners: list[tuple[Any, str]], rows: slice,
                   part: slice = slice(None)) -> Any:
