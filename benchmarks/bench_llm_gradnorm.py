@@ -25,6 +25,12 @@ interleaved in one process, so that a busy machine slows them alike.
 
     python benchmarks/bench_llm_gradnorm.py            # both models
     python benchmarks/bench_llm_gradnorm.py --quick    # the tiny model only
+    python benchmarks/bench_llm_gradnorm.py --ratios   # issue 23: where batching pays
+
+``--ratios`` (issue 23) times GradNorm at batch 8 on random-init GPT-2s from a 300- to a
+32,000-token vocabulary (random token ids, no tokenizer, nothing downloaded): the batched
+pass, one backward per text, and what :func:`privaudit.llm._grad_norms.batched_pays`
+picks, interleaved in one process, best CPU time of ``--repeat``.
 """
 
 from __future__ import annotations
@@ -183,6 +189,66 @@ def report(kind: str, repeat: int) -> None:
               f"peak +{run['peak_mib']:7.1f} MiB")
 
 
+# --- issue 23: batched against one backward per text, where the rule chooses ----------
+
+RATIO_MODELS = {  # name: (vocabulary, width, layers)
+    "300-vocab 64-dim": (300, 64, 2),
+    "8k-vocab 128-dim": (8000, 128, 4),
+    "32k-vocab 64-dim": (32000, 64, 2),
+    "32k-vocab 128-dim": (32000, 128, 2),
+}
+
+
+class IdsTokenizer:
+    """What score_texts reads of a tokenizer when the texts are token ids."""
+
+    pad_token_id, eos_token_id, padding_side = 0, 0, "right"
+
+    def decode(self, ids, skip_special_tokens=True):
+        return " ".join(map(str, ids))
+
+
+def random_model(vocab: int, width: int, layers: int, n_texts: int = 32, seed: int = 0):
+    """A random-init GPT-2 (nothing downloaded) and ``n_texts`` random texts of 20-130 ids."""
+    torch.manual_seed(seed)
+    config = transformers.GPT2Config(vocab_size=vocab, n_positions=256, n_embd=width,
+                                     n_layer=layers, n_head=2)
+    rng = np.random.default_rng(seed)
+    texts = [rng.integers(0, vocab, size=int(rng.integers(20, 130))).tolist()
+             for _ in range(n_texts)]
+    return transformers.GPT2LMHeadModel(config).eval(), texts
+
+
+def ratios(repeat: int) -> None:
+    """CPU seconds of GradNorm at batch 8: batched, one backward per text, and the rule."""
+    import warnings
+
+    from privaudit.llm import _grad_norms, score_texts
+
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(1)
+    real = _grad_norms.batched_pays
+    ways = {"batched": lambda *a: True, "loop": lambda *a: False, "rule": real}
+    print("| model | output layer share | batched CPU-s | loop CPU-s | loop / batched "
+          "| rule picks | loop / rule |")
+    for name, (vocab, width, layers) in RATIO_MODELS.items():
+        model, texts = random_model(vocab, width, layers)
+        best = dict.fromkeys(ways, float("inf"))
+        for _ in range(repeat):  # interleaved: a busy machine slows the ways alike
+            for way, rule in ways.items():
+                _grad_norms.batched_pays = rule
+                start = time.process_time()
+                score_texts(model, IdsTokenizer(), texts, attacks=["gradnorm"], batch_size=8)
+                best[way] = min(best[way], time.process_time() - start)
+        _grad_norms.batched_pays = real
+        params = [w for w in model.parameters() if w.requires_grad]
+        share = model.get_output_embeddings().weight.numel() / sum(w.numel() for w in params)
+        pick = "batched" if real(model, params) else "loop"
+        print(f"| {name} | {share:.0%} | {best['batched']:.2f} | {best['loop']:.2f} | "
+              f"{best['loop'] / best['batched']:.2f}x | {pick} | "
+              f"{best['loop'] / best['rule']:.2f}x |", flush=True)
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         import warnings
@@ -197,6 +263,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--ratios", action="store_true",
+                        help="batched vs one backward per text at batch 8 (issue 23)")
     args = parser.parse_args()
+    if args.ratios:
+        ratios(args.repeat)
+        sys.exit(0)
     for kind in ("tiny",) if args.quick else ("tiny", "larger"):
         report(kind, args.repeat)
