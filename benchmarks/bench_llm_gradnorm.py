@@ -194,6 +194,7 @@ def report(kind: str, repeat: int) -> None:
 RATIO_MODELS = {  # name: (vocabulary, width, layers)
     "300-vocab 64-dim": (300, 64, 2),
     "8k-vocab 128-dim": (8000, 128, 4),
+    "16k-vocab 128-dim": (16000, 128, 4),
     "32k-vocab 64-dim": (32000, 64, 2),
     "32k-vocab 128-dim": (32000, 128, 2),
 }

@@ -28,7 +28,7 @@ def _share(model):
 
 @pytest.mark.parametrize(("vocab", "width", "batched"), [
     (300, 64, True), (300, 32, True), (8000, 16, False), (32000, 64, False)])
-def test_batched_while_the_output_layer_is_at_most_half_the_parameters(vocab, width,
+def test_batched_while_the_output_layer_is_at_most_the_share_measured(vocab, width,
                                                                        batched):
     model = _gpt2(vocab, width)
     params = [w for w in model.parameters() if w.requires_grad]

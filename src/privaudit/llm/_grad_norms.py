@@ -40,18 +40,72 @@ def _per_text_loss(model: Any, input_ids: Any, attention_mask: Any, scored: Any,
     """Each text's mean loss over its scored tokens, and the batch's logits."""
     import inspect
 
-    import torch
-
     kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
     if position_ids is not None and "position_ids" in inspect.signature(
             model.forward).parameters:
         kwargs["position_ids"] = position_ids
     out = model(**kwargs)
     logits = out.logits if hasattr(out, "logits") else out[0]
-    log_p = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-    token = log_p.gather(-1, input_ids[:, 1:, None].to(logits.device))[..., 0]
+    targets = input_ids[:, 1:].to(logits.device)
     mask = scored.to(logits.device).float()
-    return -(token * mask).sum(-1) / mask.sum(-1).clamp_min(1.0), logits
+    weights = mask / mask.sum(-1, keepdim=True).clamp_min(1.0)
+    return _NextTokenLoss.apply(logits, targets, weights), logits
+
+
+def _next_token_loss_class() -> Any:
+    import torch
+
+    from privaudit.llm._token_stats import _chunks
+
+    class NextTokenLoss(torch.autograd.Function):
+        """``sum_t w_t (logsumexp(z_t) - z_t[x_{t+1}])`` per text, from the logits.
+
+        Forward and backward read the logits in small blocks over the scored positions
+        (:func:`privaudit.llm._token_stats._chunks`): the gradient ``w_t (softmax(z_t) -
+        e_{x_{t+1}})`` is written block by block, where autograd through a log-softmax
+        would hold two more ``B x T x V`` tensors and read them from memory, not cache.
+        """
+
+        @staticmethod
+        def forward(ctx: Any, logits: Any, targets: Any, weights: Any) -> Any:
+            lse = torch.zeros(weights.shape, dtype=torch.float32, device=logits.device)
+            token = torch.zeros_like(lse)
+            for rows, start, stop in _chunks(weights > 0, logits.shape[-1]):
+                z = logits[rows, start:stop].float()
+                lse[rows, start:stop] = torch.logsumexp(z, dim=-1)
+                token[rows, start:stop] = z.gather(-1, targets[rows, start:stop, None])[..., 0]
+            ctx.save_for_backward(logits, targets, weights, lse)
+            return ((lse - token) * weights).sum(-1)
+
+        @staticmethod
+        def backward(ctx: Any, grad_out: Any) -> Any:
+            logits, targets, weights, lse = ctx.saved_tensors
+            grad = torch.zeros_like(logits)
+            scale = weights * grad_out[:, None]
+            for rows, start, stop in _chunks(weights > 0, logits.shape[-1]):
+                p = torch.sub(logits[rows, start:stop].float(),
+                              lse[rows, start:stop, None]).exp_()
+                p.scatter_add_(-1, targets[rows, start:stop, None],
+                               torch.full_like(p[..., :1], -1.0))
+                grad[rows, start:stop] = p.mul_(scale[rows, start:stop, None])
+            return grad, None, None
+
+    return NextTokenLoss
+
+
+class _LazyLoss:
+    """The autograd function, built on first use (torch is not imported with the module)."""
+
+    _cls: Any = None
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        if cls._cls is None:
+            cls._cls = _next_token_loss_class()
+        return cls._cls.apply(*args)
+
+
+_NextTokenLoss = _LazyLoss
 
 
 def _norms(grads: list[Any], p: float) -> Any:
@@ -129,11 +183,12 @@ def _recorded(model: Any, owners: dict[int, Any], input_ids: Any, attention_mask
 
 
 #: The output layer's share of the trainable parameters above which one backward per text
-#: is faster than the batched pass (measured on this machine, CPU time, batch 8, texts of
-#: ~75 tokens; benchmarks/bench_llm_gradnorm.py --ratios): GPT-2s of 64-128 dimensions
-#: with a 300-token vocabulary (head 16% of the parameters) 1.8-2x faster batched, with an
-#: 8,000-token one (55%) about even, with a 32,000-token one (91-95%) 0.5-0.6x.
-LOOP_ABOVE_OUTPUT_SHARE = 0.5
+#: is as fast as the batched pass or faster (measured on this machine, CPU time, batch 8,
+#: random texts of 20-130 tokens, GPT-2s of 2-4 layers: loop / batched = 2.2x with 14% of
+#: the parameters in the output layer (300 tokens, 64 dimensions), 1.2-1.4x with 55% (8k,
+#: 128), 1.0-1.15x with 72% (16k, 128), 0.9x with 91-95% (32k, 64-128 dimensions);
+#: ``benchmarks/bench_llm_gradnorm.py --ratios``).
+LOOP_ABOVE_OUTPUT_SHARE = 0.6
 
 
 def batched_pays(model: Any, params: list[Any]) -> bool:
