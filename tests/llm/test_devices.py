@@ -30,6 +30,7 @@ class RecordingLM(torch.nn.Module):
         super().__init__()
         self.inner, self._declared = inner, torch.device(device)
         self.config, self.calls = inner.config, []
+        self.train(inner.training)  # restoring the wrapper's mode must not train the model
 
     @property
     def device(self):
@@ -92,6 +93,7 @@ def test_recording_wrapper_scores_as_the_model_does(tiny_model, tiny_tokenizer):
     # GradNorm's pass (its logits serve the forward statistics) and ReCaLL's, per batch.
     assert len(wrapped.calls) == 2 * math.ceil(len(TEXTS) / 4)
     assert _all_on(wrapped.calls, "cpu")
+    assert not tiny_model.training  # the shared model's mode is left as it was
 
 
 #: bfloat16 keeps 8 significant bits: a statistic read from bfloat16 logits (accumulated in

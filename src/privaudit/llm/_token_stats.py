@@ -126,6 +126,8 @@ def _chunks(mask: Any, vocab: int) -> list[tuple[slice, int, int]]:
     working copies in the processor's cache: one block the size of the whole batch's
     logits made a batch of 8 texts slower per text than one text at a time (issue 23).
     """
+    if mask.shape[-1] == 0:  # one-token texts: no next token anywhere
+        return []
     scored = mask.any(-1).tolist()
     positions = mask.long().cumsum(-1)  # 1 from the first scored position on
     last = _last_true(mask)
