@@ -118,9 +118,11 @@ def test_the_plan_comes_from_the_registry():
 
 def test_only_fields_that_change_numbers_enter_the_key():
     keyed = dict(LLMSettings().key_items())
-    assert set(keyed) == {"k", "p", "max_length", "compat", "recall_prefix"}
+    # dtype changes the numbers (bfloat16 scoring differs from float32 in the 3rd digit);
+    # the device does not.
+    assert set(keyed) == {"k", "p", "max_length", "compat", "recall_prefix", "dtype"}
     for same in ({"batch_size": 64}, {"subgroups": False}, {"forget_accuracy": 0.3},
-                 {"attacks": ("loss",)}, {"blind_baseline": False}):
+                 {"attacks": ("loss",)}, {"blind_baseline": False}, {"device": "cpu"}):
         assert LLMSettings(**same).key_items() == LLMSettings().key_items(), same
     assert LLMSettings(p="inf").key_items() == LLMSettings(p=math.inf).key_items()
     assert LLMSettings(k=0.3).key_items() != LLMSettings().key_items()
@@ -184,11 +186,11 @@ def test_the_report_keeps_the_blind_baseline_and_the_compared_models_apart(tiny)
 # --- reuse through results_dir ---------------------------------------------------------
 
 def _audit(tiny, directory, **kwargs):
+    kwargs.setdefault("attacks", ["loss", "min-k", "zlib"])
     with _quiet():
         return privaudit.audit_llm(
             (tiny["model"], tiny["tokenizer"]), members=tiny["texts"][:10],
-            non_members=tiny["texts"][10:20], attacks=["loss", "min-k", "zlib"],
-            results_dir=directory, **kwargs)
+            non_members=tiny["texts"][10:20], results_dir=directory, **kwargs)
 
 
 def test_a_rerun_reuses_every_result_and_settings_out_of_the_key_never_rescore(
@@ -250,6 +252,28 @@ def test_old_statistic_names_in_the_cli_config_warn_and_are_renamed(tmp_path):
     assert run.attacks == ["loss", "min-k"]
 
 
+@pytest.mark.parametrize(("scoring", "expected"), [
+    ("{compat: mimir, recall_prefix: [one shot, another]}",
+     {"compat": "mimir", "recall_prefix": ["one shot", "another"]}),
+    ("{compat: open-unlearning, recall_prefix: a prefix}",
+     {"compat": "open-unlearning", "recall_prefix": "a prefix"}),
+])
+def test_the_cli_config_takes_every_compat_mode_and_recall_shots(tmp_path, scoring,
+                                                                 expected):
+    from privaudit.cli._llm import llm_run
+
+    (tmp_path / "model").mkdir()
+    for name in ("m.txt", "n.txt"):
+        (tmp_path / name).write_text("a text\nanother text\n", encoding="utf-8")
+    config = tmp_path / "audit.yaml"
+    config.write_text("target: {path: model}\n"
+                      "texts: {members: m.txt, non_members: n.txt}\n"
+                      f"scoring: {scoring}\n", encoding="utf-8")
+    run = llm_run(config, model=None, texts={}, text_column="text", reference=None,
+                  retrained=None, attacks=None)
+    assert {k: run.scoring[k] for k in expected} == expected
+
+
 def test_the_run_options_shard_the_scoring_without_changing_a_number(tiny, tmp_path):
     args = {"members": tiny["texts"][:10], "non_members": tiny["texts"][10:20],
             "attacks": ["loss", "min-k"], "blind_baseline": False, "subgroups": False}
@@ -260,3 +284,53 @@ def test_the_run_options_shard_the_scoring_without_changing_a_number(tiny, tmp_p
     assert list((tmp_path / "shards").glob("shard-*.npz"))  # scored shard by shard
     for a, b in zip(plain, sharded, strict=True):
         np.testing.assert_array_equal(a.scores, b.scores)
+
+
+# --- revisions, compatibility modes and ReCaLL's shots (issue 23) ------------------------
+
+def test_a_revised_statistic_gets_a_new_key_and_the_others_keep_theirs(
+        tiny, tmp_path, monkeypatch):
+    """ReCaLL's revision (the first token after the prefix is scored) enters its result's
+    key, so a result saved before it is recomputed; unrevised statistics are reused."""
+    prefix = tiny["texts"][40]
+    first = _audit(tiny, tmp_path, attacks=["loss", "recall"], recall_prefix=prefix)
+    asked = []
+    score_texts = privaudit.llm.score_texts
+
+    def spy(*args, **kwargs):
+        asked.append(tuple(kwargs["attacks"]))
+        return score_texts(*args, **kwargs)
+
+    monkeypatch.setattr(privaudit.llm, "score_texts", spy)
+    monkeypatch.setitem(privaudit.llm.STATISTIC_REVISIONS, "recall",
+                        privaudit.llm.STATISTIC_REVISIONS["recall"] + 1)
+    again = _audit(tiny, tmp_path, attacks=["loss", "recall"], recall_prefix=prefix)
+    assert asked == [("recall",)]
+    assert again[0].audit.key == first[0].audit.key
+    assert again[1].audit.key != first[1].audit.key
+    np.testing.assert_array_equal(first[1].scores, again[1].scores)  # same code, same numbers
+
+
+@pytest.mark.parametrize("compat", [None, "open-unlearning", "mimir"])
+def test_every_compatibility_mode_is_accepted_and_enters_the_key(tiny, tmp_path, compat):
+    report = _audit(tiny, tmp_path / str(compat), compat=compat)
+    assert all(r.parameters["compat"] == compat for r in report.results)
+    keys = {r.audit.key for r in report.results}
+    other = _audit(tiny, tmp_path / f"{compat}-other",
+                   compat="mimir" if compat != "mimir" else None)
+    assert keys.isdisjoint({r.audit.key for r in other.results})
+
+
+def test_recall_takes_a_list_of_shots_as_the_engine_does(tiny, tmp_path):
+    shots = tiny["texts"][40:43]
+    report = _audit(tiny, tmp_path, attacks=["recall"], recall_prefix=shots)
+    with _quiet():
+        direct = privaudit.llm.score_texts(tiny["model"], tiny["tokenizer"],
+                                           tiny["texts"][:20], attacks=["recall"],
+                                           recall_prefix=shots)
+    by_text = dict(zip(tiny["texts"][:20], direct["recall"], strict=True))
+    expected = [by_text[t] for t in tiny["texts"][:20]]
+    np.testing.assert_allclose(np.sort(report[0].raw_statistic), np.sort(expected),
+                               rtol=1e-6)
+    with pytest.raises(TypeError, match="recall_prefix"):
+        _audit(tiny, tmp_path / "bad", attacks=["recall"], recall_prefix=[shots[0], 3])

@@ -27,6 +27,7 @@ from privaudit._digest import sha256_hex
 from privaudit._validation import (
     BOOL,
     MAPPING,
+    NAMES,
     NONE,
     STR,
     ChoiceRule,
@@ -53,6 +54,7 @@ from privaudit.audits._template import (
     drive,
 )
 from privaudit.exceptions import DegenerateInputWarning
+from privaudit.llm import COMPAT_REVISIONS as COMPAT_MODES
 from privaudit.results import AttackResult, Finding, SliceSummary
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -150,7 +152,7 @@ class LLMSettings(AuditSettings):
     batch_size: int = 8
     max_length: int = 512
     compat: str | None = None
-    recall_prefix: str | None = None
+    recall_prefix: str | tuple[str, ...] | None = None
     device: str | None = None
     dtype: str | None = None
     blind_baseline: bool = True
@@ -166,8 +168,8 @@ class LLMSettings(AuditSettings):
         "p": [PredicateRule(_p_ok, "1, 2 or inf")],
         "batch_size": [IntRule(low=1)],
         "max_length": [IntRule(low=1)],
-        "compat": [NONE, ChoiceRule(("open-unlearning",))],
-        "recall_prefix": [NONE, STR],
+        "compat": [NONE, ChoiceRule(tuple(COMPAT_MODES))],
+        "recall_prefix": [NONE, STR, NAMES],
         "device": [NONE, STR],
         "dtype": [NONE, ChoiceRule(("float32", "bfloat16", "float16"))],
         "blind_baseline": [BOOL],
@@ -296,7 +298,13 @@ class LLMAudit(SharedPassKind):
         return self.corpus.texts.consistent
 
     def plan(self) -> list[Job]:
-        return [Job(name, order=order) for order, name in enumerate(self.statistics)]
+        from privaudit.llm import statistic_key
+
+        # A revised statistic (ReCaLL now scores the first token after the prefix) enters
+        # its result's key, so a result saved before the revision is recomputed; the others
+        # keep their keys and are reused.
+        return [Job(name, key_parts=() if statistic_key(name) == name else (statistic_key(name),),
+                    order=order) for order, name in enumerate(self.statistics)]
 
     def run_jobs(self, jobs: list[Job], run: AuditRun) -> dict[str, AttackResult]:
         texts = self.corpus.texts.texts
@@ -412,7 +420,7 @@ def audit_llm(
     p: float | str = 2,
     reference_model: Any = None,
     token_frequencies: TokenFrequencies | None = None,
-    recall_prefix: str | None = None,
+    recall_prefix: str | Sequence[str] | None = None,
     compare: Mapping[str, Any] | None = None,
     retrained: Any = None,
     forget_accuracy: float | None = None,
@@ -466,8 +474,9 @@ def audit_llm(
     token_frequencies : mapping or sequence, optional
         Token frequencies of a reference corpus, for ``dc-pdd`` (and the rare / common
         token subgroups); never downloaded.
-    recall_prefix : str, optional
-        Known non-member text prefixed for ``recall`` (ReCaLL); never fetched.
+    recall_prefix : str or list of str, optional
+        Known non-member text prefixed for ``recall`` (ReCaLL), or a list of shots (joined
+        with nothing between them, as the authors' code does); never fetched.
     compare : mapping of str to model, optional
         Models scored the same way on the same texts and reported side by side, as the
         guide's best practice asks: e.g. ``{"original": model_before_unlearning,
@@ -490,7 +499,9 @@ def audit_llm(
     record_ids : sequence, optional
         Ids of the texts, members (or forget) first.
     batch_size, max_length, compat, device, dtype
-        Passed to :func:`privaudit.llm.score_texts` (``device``: where the models are
+        Passed to :func:`privaudit.llm.score_texts` (``compat``: None for the papers'
+        definitions, ``"open-unlearning"`` or ``"mimir"`` for those tools' numbers;
+        ``device``: where the models are
         moved, e.g. ``"cuda:0"``; ``dtype``: ``"float32"``, ``"bfloat16"`` or
         ``"float16"``, the models cast in place).
     random_state, executor, n_jobs, address, cache_dir, results_dir, dataset, progress
@@ -531,7 +542,9 @@ def audit_llm(
         dataset=dataset)
     settings = LLMSettings(
         attacks=_attack_names(attacks), k=k, p=p, batch_size=batch_size,
-        max_length=max_length, compat=compat, recall_prefix=recall_prefix,
+        max_length=max_length, compat=compat,
+        recall_prefix=(tuple(recall_prefix) if isinstance(recall_prefix, (list, tuple))
+                       else recall_prefix),
         device=device, dtype=dtype, blind_baseline=blind_baseline, subgroups=subgroups,
         forget_accuracy=forget_accuracy, retain_accuracy=retain_accuracy,
         red_flag_thresholds=red_flag_thresholds)

@@ -161,8 +161,8 @@ class ScoringSection(Section):
     p: Literal[1, 2, "inf"] = 2
     batch_size: Annotated[int, Field(ge=1)] = 8
     max_length: Annotated[int, Field(ge=1)] = 512
-    compat: Literal["open-unlearning"] | None = None
-    recall_prefix: Name | None = None
+    compat: Literal["open-unlearning", "mimir"] | None = None
+    recall_prefix: Name | list[Name] | None = None  # a prefix, or a list of shots
     device: Name | None = None
     dtype: Literal["float32", "bfloat16", "float16"] | None = None
 

@@ -8,10 +8,35 @@ al.): when it separates the two sets as well as an attack, that attack's AUC say
 about memorisation. :func:`privaudit.audit_llm` runs both on the audit spine (members vs
 non-members, or forget vs holdout).
 
+Memorisation measured by generation: :func:`extraction_checks` (k-extractability, Carlini
+et al. 2023; extraction strength and exact memorisation, open-unlearning; VerbMem, MUSE)
+from batched greedy continuations (:func:`greedy_continuations`). Canaries: secret-sharer
+canaries and their exposure (Carlini et al. 2019: :func:`secret_sharer_canaries`,
+:func:`insert_canaries`, :func:`canary_exposures`) and an epsilon lower bound from canaries
+included at random (:func:`canary_epsilon`).
+
 Nothing here imports torch or transformers at module level.
 """
 
 from privaudit.llm._blind import BlindBaseline, date_features
+from privaudit.llm._canaries import (
+    Canary,
+    CanaryEpsilon,
+    Exposure,
+    Inserted,
+    SecretSpace,
+    canary_epsilon,
+    canary_exposures,
+    canary_scores,
+    exposure,
+    exposures,
+    insert_canaries,
+    rare_token_space,
+    secret_log_perplexity,
+    secret_sharer_canaries,
+)
+from privaudit.llm._extraction import CHECKS as EXTRACTION_CHECKS
+from privaudit.llm._extraction import extraction_checks, greedy_continuations
 from privaudit.llm._grad_norms import gradient_norms
 from privaudit.llm._score import (
     COMPAT_REVISIONS,
@@ -26,14 +51,31 @@ from privaudit.llm._score import (
 
 __all__ = [
     "COMPAT_REVISIONS",
+    "EXTRACTION_CHECKS",
     "STATISTICS",
     "STATISTIC_REVISIONS",
     "BlindBaseline",
+    "Canary",
+    "CanaryEpsilon",
+    "Exposure",
+    "Inserted",
+    "SecretSpace",
+    "canary_epsilon",
+    "canary_exposures",
+    "canary_scores",
     "compat_key",
     "date_features",
     "encode_texts",
+    "exposure",
+    "exposures",
+    "extraction_checks",
     "frequency_table",
     "gradient_norms",
+    "greedy_continuations",
+    "insert_canaries",
+    "rare_token_space",
     "score_texts",
+    "secret_log_perplexity",
+    "secret_sharer_canaries",
     "statistic_key",
 ]
