@@ -1,6 +1,7 @@
 """text_privacy: the linear-time formulas against brute force, hand-worked corpora with the
 real spaCy pipeline, the cache, and real tweets with the packaged encoder."""
 
+import importlib.util
 import math
 
 import numpy as np
@@ -10,7 +11,10 @@ from privaudit.exceptions import DegenerateInputWarning
 from privaudit.synthetic import mean_cosine_distances, nearest_similarities, text_privacy
 from privaudit.synthetic._text_privacy import _keep_entity
 
-pytest.importorskip("spacy")
+# spaCy is imported by the tests that use it, not when each xdist worker collects this
+# module (3 s of CPU; one worker runs it).
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("spacy") is None,
+                                reason="needs spaCy (privaudit's text extra)")
 
 
 def unit(rng, n, d=8):
