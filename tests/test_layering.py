@@ -61,9 +61,15 @@ def _modules() -> list[tuple[str, Path]]:
     return out
 
 
+@cache
+def _tree(path: Path) -> ast.Module:
+    """The module's syntax tree, parsed once for every test that reads it."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imports(path: Path) -> list[str]:
     names = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.append(node.module)
             names += [f"{node.module}.{a.name}" for a in node.names]
@@ -134,7 +140,7 @@ def _root_imports(path: Path) -> list[str]:
     """The imports of ``path`` that read the root package: ``import privaudit``, ``from
     privaudit import x`` (a name or a subpackage alike: the root package runs first)."""
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "privaudit":
             out += [f"from privaudit import {a.name}" for a in node.names]
         elif isinstance(node, ast.Import):
@@ -166,7 +172,7 @@ def _reexports() -> dict[str, dict[str, tuple[str, str]]]:
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for module, path in _modules():
         if path.name == "__init__.py":
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            tree = _tree(path)
             out[module] = {a.asname or a.name: (_absolute(module, path, node), a.name)
                            for node in tree.body if isinstance(node, ast.ImportFrom)
                            for a in node.names}
@@ -190,7 +196,7 @@ def _import_graph() -> dict[str, dict[str, str]]:
     modules = dict(_modules())
     graph: dict[str, dict[str, str]] = {m: {} for m in modules}
     for module, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _tree(path)
         top = {id(node) for node in tree.body}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
@@ -272,7 +278,7 @@ def test_the_version_is_defined_once_in_its_own_module() -> None:
 
     assert privaudit.__version__ is privaudit._version.__version__
     assigned = [module for module, path in _modules()
-                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                for node in ast.walk(_tree(path))
                 if isinstance(node, ast.Assign)
                 and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets)]
     assert assigned == ["privaudit._version"]
