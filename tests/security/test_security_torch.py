@@ -46,12 +46,17 @@ def test_a_reduce_payload_is_refused_without_allow_pickle(tmp_path, how):
     assert not marker.exists()
 
 
-def test_the_payload_is_live_with_the_documented_opt_in(tmp_path):
+@pytest.mark.parametrize("allow_pickle", [True, 1, "yes"])
+def test_the_old_opt_in_is_refused_before_the_file_is_read(tmp_path, allow_pickle):
+    """The payload is real (the control proves it runs when unpickled); the loader never
+    unpickles it, whatever the caller asks."""
     marker = tmp_path / "PWNED"
     path = tmp_path / "model.pt"
     torch.save(Payload(marker), path)
-    with pytest.raises(ValueError, match="state dict"):  # raised after the payload ran
-        load_torch_model(path, _net, allow_pickle=True)
+    with pytest.raises(ValueError, match="'allow_pickle' parameter"):
+        load_torch_model(path, _net, allow_pickle=allow_pickle)
+    assert not marker.exists()
+    torch.load(path, weights_only=False)  # control: unpickled by hand, the payload runs
     assert marker.exists()
 
 

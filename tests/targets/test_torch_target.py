@@ -295,14 +295,19 @@ def test_pt_files_load_with_weights_only(tmp_path, data):
     np.testing.assert_array_equal(
         TorchTarget(load_torch_model(ckpt, make_net, key="state_dict")).query(X, y)
         .probabilities, expected)
-    # A whole pickled module would execute code when loaded: refused unless opted in.
+    # A whole pickled module would execute code when loaded: always refused; its
+    # state dict, saved by its owner, loads to the same model.
     whole = tmp_path / "whole.pt"
     torch.save(net, whole)
     with pytest.raises(ValueError, match="unpickle"):
         load_torch_model(whole, make_net)
+    with pytest.raises(ValueError, match="'allow_pickle' parameter"):
+        load_torch_model(whole, None, allow_pickle=True)
+    converted = tmp_path / "converted.pt"
+    torch.save(net.state_dict(), converted)
     np.testing.assert_array_equal(
-        TorchTarget(load_torch_model(whole, None, allow_pickle=True)).query(X, y)
-        .probabilities, expected)
+        TorchTarget(load_torch_model(converted, make_net)).query(X, y).probabilities,
+        expected)
     with pytest.raises(ValueError, match="'path' parameter"):
         load_torch_model(tmp_path / "missing.pt", make_net)
 

@@ -574,9 +574,9 @@ def load_torch_model(
     map_location : str, default="cpu"
         Device the weights are loaded to.
     allow_pickle : bool, default=False
-        **Unpickling executes arbitrary code stored in the file.** Only for files you
-        wrote yourself: ``True`` reads ``.pt`` files with ``weights_only=False``, which
-        also accepts a whole pickled module (``module_factory`` is then ignored).
+        Kept so that old calls name it; only ``False`` is accepted. Unpickling a file
+        executes code stored in it, so privaudit never does: a whole pickled module must
+        be saved as its ``state_dict()`` (or with ``save_torch_model``) by its owner.
 
     Returns
     -------
@@ -586,13 +586,18 @@ def load_torch_model(
     Raises
     ------
     ValueError
-        If the file holds something other than a state dict (e.g. a pickled module: refused
-        by the safe default; only the caller's explicit opt-in, for a file they wrote
-        themselves, reads it),
-        or if the weights do not fit the module.
+        If the file holds something other than a state dict (e.g. a pickled module,
+        refused before anything in it runs), if the weights do not fit the module, or if
+        ``allow_pickle`` is not False.
     """
     torch = import_torch()
     func = "load_torch_model"
+    if allow_pickle:
+        # The project's rule: no file a user points at may run code when loaded. A whole
+        # pickled module is converted by its owner, in their own code, to a state dict.
+        raise param_error(
+            "allow_pickle", func, "False (privaudit never unpickles a model file: save "
+            "model.state_dict() with torch.save, or use save_torch_model)", allow_pickle)
     file = os.fspath(path)
     if not os.path.isfile(file):
         raise param_error("path", func, "an existing file", file)
@@ -621,25 +626,14 @@ def load_torch_model(
         return module.eval()
 
     try:
-        if allow_pickle:
-            # Safe here because this full unpickle runs only on the caller's explicit opt-in
-            # (allow_pickle=True; default False) for a file they wrote themselves, as the
-            # docstring says; privaudit never passes it, the CLI cannot reach it, and every
-            # other path (the default here, the caches) is weights_only=True or safetensors.
-            obj = torch.load(file, map_location=map_location, weights_only=False)
-        else:
-            obj = torch.load(file, map_location=map_location, weights_only=True)
+        obj = torch.load(file, map_location=map_location, weights_only=True)
     except Exception as exc:
-        if allow_pickle:
-            raise
         raise ValueError(
             f"Refusing to load {file!r}: it is not a plain state dict, and loading it would "
             "unpickle (execute) code stored in the file. Save the weights with "
-            "save_torch_model (safetensors) or torch.save(model.state_dict(), path); or, "
-            f"for a file you wrote yourself, pass allow_pickle=True. ({exc.__class__.__name__})"
+            "save_torch_model (safetensors) or torch.save(model.state_dict(), path) "
+            f"({exc.__class__.__name__})."
         ) from None
-    if isinstance(obj, torch.nn.Module):
-        return obj.eval()
     if key is not None:
         if not isinstance(obj, Mapping) or key not in obj:
             raise param_error("key", func, "a key of the checkpoint", key)
