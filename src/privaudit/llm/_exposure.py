@@ -21,6 +21,7 @@ import numpy as np
 from privaudit._optional import import_optional
 from privaudit._validation import check_int, check_random_state, param_error
 from privaudit.exceptions import DegenerateInputWarning
+from privaudit.llm._extraction import common_prefix_length
 
 __all__ = ["SLOT", "Exposure", "SecretSpace", "exposure", "exposures",
            "secret_log_perplexity", "split_format"]
@@ -129,16 +130,6 @@ def _prefix_tokens(tokenizer: Any, prefix: str) -> list[int]:
     return list(tokenizer(prefix)["input_ids"])
 
 
-def _shared(ids: Sequence[int], prefix_ids: Sequence[int]) -> int:
-    """How many leading tokens ``ids`` shares with the prefix's own tokenization."""
-    n = 0
-    for a, b in zip(ids, prefix_ids, strict=False):
-        if a != b:
-            break
-        n += 1
-    return n
-
-
 def _prefix_terms(model: Any, prefix_ids: list[int], pad: int) -> np.ndarray:
     """``C[k]``: -log2 p of the prefix's tokens 1..k-1 alone (``C[0] = C[1] = 0``)."""
     terms = np.zeros(max(len(prefix_ids), 1) + 1)
@@ -212,7 +203,7 @@ def secret_log_perplexity(model: Any, tokenizer: Any, format: str,
     # prefix's trailing space into the secret's first token for some secrets and not
     # others ("are" "Ġ" "g" "reen" but "are" "Ġred"), so that token is the secret's.
     anchor = max(len(prefix_ids) - 1, 1)
-    starts = np.array([max(1, min(_shared(r, prefix_ids), anchor)) for r in rows])
+    starts = np.array([max(1, min(common_prefix_length(r, prefix_ids), anchor)) for r in rows])
     values = np.empty(len(rows))
     counts = np.array([len(r) for r in rows]) - anchor
     training = model.training
