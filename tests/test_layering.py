@@ -44,10 +44,14 @@ ALLOWED: dict[str, set[str]] = {
     "audits": {"report", "attacks", "dp", "llm", "synthetic", "unlearn", "training",
                "targets", "data", "signals", "metrics", "results"},
     "report": {"results", "metrics"},
+    # Where users work: the CI gate reads results (and the report's verdict rules); the
+    # tracking and model-card integrations read results, reports and the gate.
+    "policy": {"report", "results", "metrics"},
+    "integrations": {"policy", "report", "results", "metrics"},
     "studies": {"audits", "report", "attacks", "dp", "llm", "synthetic", "unlearn",
                 "training", "targets", "data", "signals", "metrics", "results"},
-    "cli": {"studies", "audits", "report", "attacks", "dp", "llm", "synthetic", "unlearn",
-            "training", "targets", "data", "signals", "metrics", "results"},
+    "cli": {"policy", "integrations", "studies", "audits", "report", "attacks", "dp", "llm",
+            "synthetic", "unlearn", "training", "targets", "data", "signals", "metrics", "results"},
 }
 ROOT_HELPERS = {"", "_validation", "exceptions", "_progress", "_files", "_digest", "_optional",
                 "_rows", "_version"}
