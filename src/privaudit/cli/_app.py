@@ -119,6 +119,13 @@ Verbose = Annotated[bool, typer.Option(
     "every detailed table: each attack's metrics, closeness checks, risks, attributes.")]
 
 
+#: ``--gate``, shared by every audit command.
+GatePolicy = Annotated[Path | None, typer.Option(
+    "--gate", metavar="POLICY", help="A gate policy (YAML, see privaudit gate): read "
+    "before the audit, checked on its results after it; the exit code is the gate's "
+    "(0 every budget kept, 1 one exceeded).")]
+
+
 def _check_options(command: str, **options: Any) -> None:
     """Refuse bad numeric options and output folders before any work."""
     from privaudit._validation import N_JOBS, N_REFERENCE_MODELS, check_directory, check_int
@@ -344,6 +351,64 @@ def _saved_results(results_dirs: list[Path]) -> list[Any]:
     return results
 
 
+@app.command("gate")
+def gate_command(
+    results_dirs: Annotated[list[Path], typer.Argument(
+        help="Folders holding saved results, or reports (searched recursively).")],
+    policy: Annotated[Path, typer.Option(
+        "--policy", "-p", help="The policy (YAML): budgets per metric, per target, attack "
+        "or audit kind.")],
+    basis: Annotated[str | None, typer.Option(
+        help="lower: a budget is exceeded when the lower end of the metric's 95% interval "
+        "is above it; point: the point estimate (default: the policy's basis).")] = None,
+    junit: Annotated[Path | None, typer.Option(
+        help="Write the checks as JUnit XML here (one test case per check).")] = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="A budget that covers no result is an error (exit 2), not a "
+        "warning.")] = False,
+    n_bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the "
+                                             "intervals (the report's 1000).")] = 1000,
+    seed: Annotated[int, typer.Option(help="Random seed of the bootstrap.")] = 0,
+) -> None:
+    """Check a policy's privacy budgets on saved results, for CI.
+
+    Prints every check (pass, fail, or warn when unmeasurable), writes JUnit XML with
+    --junit, and exits 0 when every budget is kept, 1 when one is exceeded, 2 on bad
+    input (an unknown metric, a budget outside its metric's range, an unreadable file).
+    The reference: docs/ci_gate.md.
+    """
+    _check_options("gate", n_bootstrap=n_bootstrap, seed=seed)
+    from privaudit.cli._gate import check_basis, read_policy, run_gate
+
+    check_basis(basis, "privaudit gate")
+    checked = read_policy(policy)  # before reading any result: a bad policy is one line
+    code = run_gate(_console(), _saved_results(results_dirs), checked, basis=basis,
+                    junit=junit, strict=strict, n_bootstrap=n_bootstrap, seed=seed)
+    if code:
+        raise typer.Exit(code)
+
+
+def _read_gate_policy(path: Path | None) -> Any:
+    """``--gate``'s policy, validated before the audit runs (None: no gate)."""
+    if path is None:
+        return None
+    from privaudit.cli._gate import read_policy
+
+    return read_policy(path)
+
+
+def _gate_report(console: Any, policy: Any, out: Path, seed: Any) -> None:
+    """After an audit with ``--gate``: gate the report's results; exit with the gate's code."""
+    if policy is None:
+        return
+    from privaudit.cli._gate import report_bootstrap, run_gate
+
+    code = run_gate(console, _saved_results([out]), policy, n_bootstrap=report_bootstrap(out),
+                    seed=seed if isinstance(seed, int) else 0)
+    if code:
+        raise typer.Exit(code)
+
+
 audit_app = typer.Typer(help="Audit an artefact described by a configuration file.",
                         no_args_is_help=True)
 app.add_typer(audit_app, name="audit")
@@ -433,6 +498,7 @@ def audit_model_command(
         Path | None, typer.Option("--out", "-o", help="Report directory (overrides report.out).")
     ] = None,
     verbose: Verbose = False,
+    gate_policy: GatePolicy = None,
 ) -> None:
     """Run membership attacks against a saved model, as the YAML configuration says.
 
@@ -445,12 +511,14 @@ def audit_model_command(
 
     if out is not None:
         _check_options("audit model", out=out)
+    policy = _read_gate_policy(gate_policy)
     console = _console()
     cfg = load_audit_config(config)
     out_dir = out or cfg.out
     with _progress(console, status="Auditing...") as progress:
         index = run_audit_config(cfg, out=out_dir, progress=progress)
     _finish(console, out_dir, index, verbose=verbose, seed=cfg.random_state)
+    _gate_report(console, policy, out_dir, cfg.random_state)
 
 
 @audit_app.command("llm")
@@ -482,6 +550,7 @@ def audit_llm_command(
         "--config", "-c", help="A YAML file instead of the options.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
+    gate_policy: GatePolicy = None,
 ) -> None:
     """Was this text in training? Did unlearning forget it? LLM membership inference.
 
@@ -495,7 +564,8 @@ def audit_llm_command(
         "members": members, "non_members": non_members, "forget": forget,
         "holdout": holdout}, text_column=text_column, reference=reference,
         retrained=retrained, attacks=attacks, blind_baseline=blind_baseline)
-    _run_and_report("audit llm", run, out, run_llm_audit, verbose, "Scoring texts...")
+    _run_and_report("audit llm", run, out, run_llm_audit, verbose, "Scoring texts...",
+                    gate=gate_policy)
 
 
 @audit_app.command("synthetic")
@@ -517,6 +587,7 @@ def audit_synthetic_command(
         "--config", "-c", help="A YAML file instead of the options.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
+    gate_policy: GatePolicy = None,
 ) -> None:
     """Does this synthetic table give away its training records? Closeness and risks.
 
@@ -530,7 +601,8 @@ def audit_synthetic_command(
                                         "holdout": holdout, "control": control},
                         metadata=metadata, checks=checks)
     _run_and_report("audit synthetic", run, out, run_synthetic_audit, verbose,
-                    "Checking the synthetic table...")
+                    "Checking the synthetic table...",
+                    gate=gate_policy)
 
 
 @audit_app.command("generator")
@@ -539,6 +611,7 @@ def audit_generator_command(
         "--config", "-c", help="The YAML configuration (data, generators, game, attacks).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
+    gate_policy: GatePolicy = None,
 ) -> None:
     """Does a generator's output tell which records trained it? TAPAS's game.
 
@@ -551,7 +624,8 @@ def audit_generator_command(
 
     run = load_generator_config(config)
     _run_and_report("audit generator", run, out, run_generator_audit, verbose,
-                    "Running the generators...")
+                    "Running the generators...",
+                    gate=gate_policy)
 
 
 @audit_app.command("attribute")
@@ -561,6 +635,7 @@ def audit_attribute_command(
         "sensitive, attacks).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
+    gate_policy: GatePolicy = None,
 ) -> None:
     """Can the model tell someone's sensitive attribute? Yeom's and Zhao's attacks.
 
@@ -573,7 +648,8 @@ def audit_attribute_command(
 
     run = load_attribute_config(config)
     _run_and_report("audit attribute", run, out, run_attribute_audit, verbose,
-                    "Inferring attributes...")
+                    "Inferring attributes...",
+                    gate=gate_policy)
 
 
 @audit_app.command("unlearning")
@@ -583,6 +659,7 @@ def audit_unlearning_command(
         "column, population, reference recipe, unlearning method, attacks).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
+    gate_policy: GatePolicy = None,
 ) -> None:
     """Did the model forget the records it unlearned? U-MIA, U-LiRA and Apollo.
 
@@ -595,7 +672,8 @@ def audit_unlearning_command(
 
     run = load_unlearning_config(config)
     _run_and_report("audit unlearning", run, out, run_unlearning_audit, verbose,
-                    "Training shadows and attacking...")
+                    "Training shadows and attacking...",
+                    gate=gate_policy)
 
 
 @audit_app.command("dp")
@@ -605,6 +683,7 @@ def audit_dp_command(
         "epsilon and delta, canaries, bound methods).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
+    gate_policy: GatePolicy = None,
 ) -> None:
     """Does DP-SGD training keep its epsilon claim? A one-run audit with canaries.
 
@@ -617,23 +696,27 @@ def audit_dp_command(
 
     run = load_dp_config(config)
     _run_and_report("audit dp", run, out, run_dp_audit, verbose,
-                    "Training with canaries...")
+                    "Training with canaries...",
+                    gate=gate_policy)
 
 
 def _run_and_report(command: str, run: Any, out: Path | None, runner: Any,
-                    verbose: bool, status: str) -> None:
+                    verbose: bool, status: str, gate: Path | None = None) -> None:
     """Run an audit command's ``runner(run, progress=...)`` and print its summary.
 
     ``--out`` (checked here, one readable line when bad) overrides the configuration's
-    report directory, ``run.out``; ``verbose`` adds the detailed tables.
+    report directory, ``run.out``; ``verbose`` adds the detailed tables; ``gate``, a
+    policy checked on the report's results afterwards (read first).
     """
     if out is not None:
         _check_options(command, out=out)
         run.out = out
+    policy = _read_gate_policy(gate)
     console = _console()
     with _progress(console, status=status) as progress:
         index = runner(run, progress=progress)
     _finish(console, run.out, index, verbose=verbose, seed=_seed_of(run))
+    _gate_report(console, policy, run.out, _seed_of(run))
 
 
 def _seed_of(run: Any) -> Any:

@@ -1,0 +1,305 @@
+"""The gate: every budget of a policy checked on every result it covers.
+
+:func:`gate` reads each result the way the report does (the same intervals, the same
+settings) and compares, per budget, the lower end of the metric's 95% interval (or its
+point estimate) with the budget: a budget is exceeded only when the evidence says so. A
+check without a number (:mod:`._readings`) is *unmeasurable*; the policy's
+``unmeasurable`` says whether that warns (the default), fails or passes.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from privaudit.exceptions import PrivauditWarning
+from privaudit.policy._readings import Readings, metric_label
+from privaudit.policy._schema import METRICS, Policy, PolicyError, Rule, load_policy
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["TABLE_COLUMNS", "GateCheck", "GateResult", "UnmatchedBudgetWarning", "gate"]
+
+#: The columns of :meth:`GateResult.table`.
+TABLE_COLUMNS = ("outcome", "rule", "kind", "artefact", "attack", "metric", "basis", "value",
+                 "budget", "note")
+#: Result roles that are not leakage (a split's blind baseline, a fidelity classifier).
+_NOT_GATED = ("baseline", "fidelity")
+
+
+class UnmatchedBudgetWarning(PrivauditWarning):
+    """A budget of the policy covers no result (a misspelled pattern, a missing audit)."""
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One budget checked on one result.
+
+    Attributes
+    ----------
+    rule : str
+        The rule's ``name``, or ``rules[i]``.
+    metric : str
+        The metric (``auc``, ``tpr_at_fpr@0.001``...).
+    target, attack, kind : str
+        The result checked (``kind``: the audit kind), as the rule's patterns read them.
+    artefact : str
+        What the result audits, as the report names it (the target, and the generator
+        and dataset when it has them: a generator's records are told apart).
+    basis : str
+        ``lower`` (the lower end of the 95% interval) or ``point``.
+    value : float
+        The number compared with the budget (NaN when unmeasurable).
+    budget : float
+        The budget's ``max`` (for ``max: claim``, the result's claimed epsilon).
+    status : {"pass", "fail", "unmeasurable"}
+        What the measurement says.
+    outcome : {"pass", "fail", "warn"}
+        What the check does to the gate: an unmeasurable check is decided by the
+        policy's ``unmeasurable``.
+    note : str
+        Why a check is unmeasurable, or what its budget reads.
+    """
+
+    rule: str
+    metric: str
+    target: str
+    attack: str
+    kind: str
+    artefact: str
+    basis: str
+    value: float
+    budget: float
+    status: Literal["pass", "fail", "unmeasurable"]
+    outcome: Literal["pass", "fail", "warn"]
+    note: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """Whether this check fails the gate."""
+        return self.outcome == "fail"
+
+    @property
+    def message(self) -> str:
+        """One line: what was read, against which budget, and the outcome."""
+        read = "95% lower bound" if self.basis == "lower" else "point estimate"
+        if self.status == "unmeasurable":
+            return f"{self.metric} of {self.attack} on {self.artefact}: {self.note}"
+        sign = ">" if self.status == "fail" else "<="
+        return (f"{self.metric} of {self.attack} on {self.artefact}: {read} "
+                f"{self.value:.4g} {sign} budget {self.budget:.4g}"
+                + (f" ({self.note})" if self.note else ""))
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Every check of a gate, and whether the gate passed.
+
+    Attributes
+    ----------
+    checks : tuple of GateCheck
+        One per budget and result it covers, in the policy's order.
+    policy : Policy
+    basis : str
+        The default basis the checks read (a budget's own ``basis`` overrides it).
+    unmatched : tuple of str
+        Budgets that covered no result (each was warned about).
+    not_gated : int
+        Results left out: blind baselines, fidelity classifiers, a report's compared
+        artefacts (evidence about the split or the data, not leakage).
+    """
+
+    checks: tuple[GateCheck, ...]
+    policy: Policy
+    basis: str
+    unmatched: tuple[str, ...] = ()
+    not_gated: int = 0
+
+    @property
+    def passed(self) -> bool:
+        """True when no check fails."""
+        return not any(check.failed for check in self.checks)
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI's: 0 when the gate passes, 1 when a budget is exceeded."""
+        return 0 if self.passed else 1
+
+    @property
+    def failures(self) -> tuple[GateCheck, ...]:
+        """The checks that fail the gate."""
+        return tuple(check for check in self.checks if check.failed)
+
+    def counts(self) -> dict[str, int]:
+        """How many checks pass, fail and warn."""
+        return {outcome: sum(c.outcome == outcome for c in self.checks)
+                for outcome in ("pass", "fail", "warn")}
+
+    def summary(self) -> str:
+        """One line: passed or failed, and how many checks passed, failed and warned."""
+        n = self.counts()
+        head = "Gate passed" if self.passed else "Gate FAILED"
+        return (f"{head}: {n['fail']} of {len(self.checks)} checks failed, {n['pass']} "
+                f"passed, {n['warn']} unmeasurable (warnings).")
+
+    def table(self) -> pd.DataFrame:
+        """One row per check: :data:`TABLE_COLUMNS`."""
+        import pandas as pd
+
+        return pd.DataFrame([{name: getattr(c, name) for name in TABLE_COLUMNS}
+                             for c in self.checks], columns=list(TABLE_COLUMNS))
+
+    def to_junit(self, path: str | os.PathLike[str]) -> Path:
+        """Write the checks as JUnit XML at ``path``: one ``<testcase>`` per check.
+
+        A failing check is a ``<failure>`` with its message; an unmeasurable one that
+        warns is ``<skipped>`` with the reason, so any CI shows it. Written atomically.
+        """
+        from privaudit._files import atomic_write_text
+        from privaudit.policy._junit import junit_xml
+
+        return atomic_write_text(path, junit_xml(self))
+
+    def __repr__(self) -> str:
+        return f"GateResult({self.summary()})"
+
+
+def _covers(rule: Rule, result: Any, kind: str) -> bool:
+    return (fnmatchcase(result.target or "", rule.target)
+            and fnmatchcase(result.attack or "", rule.attack) and fnmatchcase(kind, rule.kind))
+
+
+def _check(readings: Readings, rule_name: str, metric: str, budget: Any, result: Any,
+           kind: str, basis: str, unmeasurable: str) -> GateCheck:
+    """One budget on one result."""
+    from privaudit.report import artefact_name
+
+    basis = budget.basis or basis
+    reading = readings.read(metric, result, budget, basis)
+    limit, note = budget.max, ""
+    if limit == "claim":
+        limit, note = result.claim, f"the claim ({result.claim_accountant} accountant)"
+    if not reading.measurable:
+        status, outcome = "unmeasurable", {"warn": "warn", "fail": "fail",
+                                           "pass": "pass"}[unmeasurable]
+        note = reading.note
+    else:
+        status = outcome = "fail" if reading.value > limit else "pass"
+    return GateCheck(rule=rule_name, metric=metric_label(metric, budget),
+                     target=result.target or "", attack=result.attack or "", kind=kind,
+                     artefact=artefact_name(result), basis=basis, value=reading.value,
+                     budget=float(limit), status=status, outcome=outcome, note=note)
+
+
+def _gated(results: Any) -> tuple[list[tuple[Any, str]], int]:
+    """``(result, audit kind)`` pairs to gate, and how many results were left out."""
+    from privaudit.report import AuditReport
+    from privaudit.results import load_all_results, result_type_of
+
+    if isinstance(results, (str, os.PathLike)):
+        results = load_all_results(results)
+    elif (isinstance(results, Sequence) and not isinstance(results, AuditReport) and results
+          and all(isinstance(r, (str, os.PathLike)) for r in results)):
+        results = load_all_results(list(results))
+    left_out = 0
+    default_kind = ""
+    if isinstance(results, AuditReport):
+        left_out, default_kind = len(results.baselines) + len(results.compared), results.kind
+        results = results.results
+    if not isinstance(results, Sequence) or isinstance(results, (str, bytes)) or any(
+            result_type_of(r) is None for r in results):
+        from privaudit._validation import param_error
+
+        raise param_error("results", "gate", "an AuditReport, a sequence of privaudit "
+                          "results, or results folders", results, error=TypeError)
+    pairs = [(r, r.audit_kind or default_kind) for r in results
+             if r.audit.role not in _NOT_GATED]
+    return pairs, left_out + len(results) - len(pairs)
+
+
+def _budget_name(rule: Rule, index: int, metric: str, budget: Any) -> str:
+    name = rule.name or f"rules[{index}]"
+    return (f"{name}'s {metric_label(metric, budget)} budget (target {rule.target!r}, "
+            f"attack {rule.attack!r}, kind {rule.kind!r})")
+
+
+def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = False,
+         n_bootstrap: int = 1000, random_state: int = 0) -> GateResult:
+    """Check every budget of ``policy`` on every result it covers.
+
+    Parameters
+    ----------
+    results : AuditReport, sequence of results, or path(s)
+        What an audit returned (its ``results``; the blind baselines and compared
+        artefacts are not gated), a list of privaudit results, or folders of saved
+        results (searched recursively, as ``privaudit report`` reads them). Results that
+        are a blind baseline or a fidelity classifier are not gated.
+    policy : Policy, mapping or path-like
+        The budgets (:func:`load_policy`).
+    basis : {"lower", "point"}, optional
+        Overrides the policy's ``basis``; a budget's own ``basis`` still wins.
+    strict : bool
+        Raise :class:`PolicyError` when a budget covers no result, instead of an
+        :class:`UnmatchedBudgetWarning`.
+    n_bootstrap, random_state : int
+        The attack results' bootstrap: the report's defaults, so the gate reads the
+        numbers the report shows.
+
+    Returns
+    -------
+    GateResult
+
+    Notes
+    -----
+    Each check reads the two-sided 95% interval the report shows, so a lower bound above
+    the budget is evidence at one-sided level 97.5% for that check. Many checks are many
+    tests: with dozens of checks, expect an occasional lower bound above a budget the
+    artefact truly meets (the gate is a screen; the report is the evidence).
+
+    References
+    ----------
+    .. [1] Carlini, N. et al. "Membership Inference Attacks From First Principles."
+       IEEE S&P 2022 (the TPR at low FPR as the measure of leakage).
+    .. [2] Jagielski, M., Ullman, J. and Oprea, A. "Auditing Differentially Private
+       Machine Learning: How Private is Private SGD?" NeurIPS 2020 (the effective-epsilon
+       lower bound).
+    """
+    from privaudit._validation import check_random_state, param_error
+    from privaudit.results import check_n_bootstrap
+
+    policy = load_policy(policy)
+    if basis not in (None, "lower", "point"):
+        raise param_error("basis", "gate", "'lower', 'point' or None", basis)
+    if not isinstance(strict, bool):
+        raise param_error("strict", "gate", "a bool", strict, error=TypeError)
+    check_random_state(random_state, func="gate")
+    readings = Readings(policy.fprs(), check_n_bootstrap(n_bootstrap, "gate"), random_state)
+    pairs, not_gated = _gated(results)
+    basis = basis or policy.basis
+    checks, unmatched = [], []
+    for index, rule in enumerate(policy.rules):
+        for metric, budget in rule.budgets():
+            covered = [(r, kind) for r, kind in pairs if _covers(rule, r, kind)
+                       and type(r).RESULT_TYPE == METRICS[metric].result_type]
+            if not covered:
+                unmatched.append(_budget_name(rule, index, metric, budget))
+            checks += [_check(readings, rule.name or f"rules[{index}]", metric, budget, r,
+                              kind, basis, policy.unmeasurable) for r, kind in covered]
+    _report_unmatched(unmatched, strict)
+    return GateResult(tuple(checks), policy, basis, tuple(unmatched), not_gated)
+
+
+def _report_unmatched(unmatched: list[str], strict: bool) -> None:
+    """A budget that covers no result: an error with ``strict``, else a warning each."""
+    for text in unmatched:
+        message = f"The policy's {text} covers no result."
+        if strict:
+            raise PolicyError(message + " (strict: every budget must cover a result.)")
+        warnings.warn(message, UnmatchedBudgetWarning, stacklevel=3)
+

@@ -1,0 +1,53 @@
+"""A gate's checks as JUnit XML: one test case per check, so that any CI shows them.
+
+The layout is the one CI systems read (Jenkins, GitLab, GitHub Actions' test reporters):
+``<testsuites>`` holding one ``<testsuite>``, one ``<testcase>`` per check named by its
+metric, target and attack (``classname``: the rule), a ``<failure>`` with the check's
+message when it fails the gate, ``<skipped>`` with the reason when it is unmeasurable and
+only warns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["junit_xml"]
+
+
+def _testcase(parent: Any, check: Any) -> None:
+    import xml.etree.ElementTree as ET
+
+    case = ET.SubElement(parent, "testcase", {
+        "classname": f"privaudit.gate.{check.rule}",
+        "name": f"{check.metric} | {check.artefact} | {check.attack}",
+        "time": "0"})
+    if check.failed:
+        kind = "Unmeasurable" if check.status == "unmeasurable" else "BudgetExceeded"
+        failure = ET.SubElement(case, "failure", {"message": check.message, "type": kind})
+        failure.text = check.message
+    elif check.outcome == "warn":
+        ET.SubElement(case, "skipped", {"message": check.message})
+    else:
+        ET.SubElement(case, "system-out").text = check.message
+
+
+def junit_xml(result: Any) -> str:
+    """The JUnit XML document of a :class:`~privaudit.policy.GateResult`."""
+    import xml.etree.ElementTree as ET
+
+    counts = result.counts()
+    attributes = {"name": "privaudit gate", "tests": str(len(result.checks)),
+                  "failures": str(counts["fail"]), "errors": "0",
+                  "skipped": str(counts["warn"]), "time": "0"}
+    root = ET.Element("testsuites", attributes)
+    suite = ET.SubElement(root, "testsuite", attributes)
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (("basis", result.basis),
+                        ("unmeasurable", result.policy.unmeasurable),
+                        ("unmatched_budgets", str(len(result.unmatched))),
+                        ("not_gated", str(result.not_gated))):
+        ET.SubElement(properties, "property", {"name": name, "value": value})
+    for check in result.checks:
+        _testcase(suite, check)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,0 +1,143 @@
+"""What a budget reads on a result: the metric at a basis, or why it cannot be measured.
+
+One reader per metric of :data:`~privaudit.policy.METRICS`. Each reads the result's own
+API, the numbers the report shows at its settings (``n_bootstrap``, ``random_state``, 95%
+intervals): the lower end of the 95% interval at basis ``lower``, the point estimate at
+basis ``point``. A reading without a number (no interval, a NaN metric, a TPR at an FPR
+finer than the non-members resolve) carries the reason instead: the check is then
+*unmeasurable*, never silently passed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+__all__ = ["CONFIDENCE", "Reading", "Readings", "metric_label"]
+
+#: The level of every interval the gate reads: the report's.
+CONFIDENCE = 0.95
+
+
+class Reading(NamedTuple):
+    """The number a budget is compared with, or (``note``) why there is none."""
+
+    value: float
+    note: str = ""
+
+    @property
+    def measurable(self) -> bool:
+        """Whether there is a number to compare (no note)."""
+        return not self.note
+
+
+def metric_label(metric: str, budget: Any) -> str:
+    """The check's metric as the table shows it: ``auc``, ``tpr_at_fpr@0.001``."""
+    return f"{metric}@{budget.fpr:g}" if metric == "tpr_at_fpr" else metric
+
+
+def _from_estimate(value: float, low: float, basis: str) -> Reading:
+    """The estimate's lower end (basis lower) or point estimate; NaN: the reason."""
+    if basis == "point":
+        return Reading(value) if not math.isnan(value) else Reading(
+            math.nan, "undefined: the point estimate is NaN (degenerate input)")
+    if not math.isnan(low):
+        return Reading(low)
+    if math.isnan(value):
+        return Reading(math.nan, "undefined: the estimate is NaN (degenerate input)")
+    return Reading(math.nan, f"no {CONFIDENCE:.0%} interval at this basis (the point "
+                   f"estimate is {value:.4g}; n_bootstrap=0?): basis point reads it")
+
+
+class Readings:
+    """The readers of every metric, with each result's metrics computed once.
+
+    Parameters
+    ----------
+    fprs : tuple of float
+        The FPRs the policy's ``tpr_at_fpr`` budgets read (every attack result's metrics
+        are computed once, at all of them).
+    n_bootstrap : int
+        Bootstrap resamples of the attack results' intervals (the report's 1000).
+    random_state : int
+        Seeds the bootstrap and the effective-epsilon split (the report's 0).
+    """
+
+    def __init__(self, fprs: tuple[float, ...], n_bootstrap: int, random_state: int) -> None:
+        self.fprs, self.n_bootstrap, self.random_state = fprs, n_bootstrap, random_state
+        self._metrics: dict[int, dict[str, Any]] = {}
+        self.readers: dict[str, Callable[[Any, Any, str], Reading]] = {
+            "auc": self._threshold_metric("auc"),
+            "advantage": self._threshold_metric("advantage"),
+            "tpr_at_fpr": self._tpr_at_fpr,
+            "effective_epsilon": self._effective_epsilon,
+            "risk": lambda result, budget, basis: _from_estimate(
+                *_value_low(result.risk()), basis),
+            "attribute_advantage": lambda result, budget, basis: _from_estimate(
+                *_value_low(result.advantage()), basis),
+            "attribute_simulator_advantage": lambda result, budget, basis: _from_estimate(
+                *_value_low(result.simulator_advantage()), basis),
+            "epsilon_lower_bound": self._dp_bound,
+        }
+
+    def read(self, metric: str, result: Any, budget: Any, basis: str) -> Reading:
+        """The reading of ``metric`` on ``result`` for ``budget`` at ``basis``."""
+        return self.readers[metric](result, budget, basis)
+
+    def _attack_metrics(self, result: Any) -> dict[str, Any]:
+        key = id(result)
+        if key not in self._metrics:
+            self._metrics[key] = result.metrics(
+                fprs=self.fprs, n_bootstrap=self.n_bootstrap, confidence=CONFIDENCE,
+                random_state=self.random_state)
+        return self._metrics[key]
+
+    def _threshold_metric(self, name: str) -> Callable[[Any, Any, str], Reading]:
+        def read(result: Any, budget: Any, basis: str) -> Reading:
+            estimate = self._attack_metrics(result)[name]
+            return _from_estimate(estimate["value"], estimate["low"], basis)
+        return read
+
+    def _tpr_at_fpr(self, result: Any, budget: Any, basis: str) -> Reading:
+        """The TPR at ``budget.fpr``; unmeasurable below the non-members' resolution.
+
+        A TPR "at 0.1% FPR" on 500 non-members is the TPR at FPR 0: no threshold lets a
+        fifth of a non-member through (:func:`privaudit.metrics.fpr_is_resolvable`, the
+        rule the report's verdict follows).
+        """
+        from privaudit.results import fpr_key
+
+        metrics = self._attack_metrics(result)
+        key = fpr_key(budget.fpr)
+        if not metrics["fpr_resolution"]["resolvable"][key]:
+            n = metrics["n_non_members"]
+            return Reading(math.nan, f"unmeasurable: FPR {budget.fpr:g} is below what "
+                           f"{n} non-members resolve (1/{n} = {1 / max(n, 1):.2g})")
+        estimate = metrics["tpr_at_fpr"][key]
+        return _from_estimate(estimate["value"], estimate["low"], basis)
+
+    def _effective_epsilon(self, result: Any, budget: Any, basis: str) -> Reading:
+        """Jagielski et al.'s lower bound (basis lower); TAPAS's plug-in value (point)."""
+        if basis == "point":
+            value = self._attack_metrics(result)["effective_epsilon"]["value"]
+            return _from_estimate(value, math.nan, "point")
+        from privaudit.report import headline_epsilon
+
+        bound = headline_epsilon(result, confidence=CONFIDENCE,
+                                 random_state=self.random_state)
+        if math.isnan(bound["value"]):
+            return Reading(math.nan, f"no lower bound: {bound['note']}")
+        return Reading(bound["value"])
+
+    @staticmethod
+    def _dp_bound(result: Any, budget: Any, basis: str) -> Reading:
+        """The audit's epsilon lower bound: itself a lower bound, so read at both bases."""
+        value = result.epsilon_lower_bound
+        if math.isnan(value):
+            return Reading(math.nan, "undefined: a run's canary scores were not finite")
+        return Reading(value)
+
+
+def _value_low(estimate: Any) -> tuple[float, float]:
+    return float(estimate.value), float(estimate.low)
