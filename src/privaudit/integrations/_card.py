@@ -1,0 +1,198 @@
+"""A privacy section for a Hugging Face model card, with its ``model-index`` metadata.
+
+:func:`model_card` writes, from the same reading of an audit as the trackers
+(:func:`~privaudit.integrations.read_audit`): YAML front matter with the headline numbers
+as ``model-index`` results (one entry per kind of result and dataset, each metric
+``{type, value, name}``, its interval as ``<type>_low`` / ``<type>_high`` entries), then
+Markdown: what was audited, with which attacks and how many reference models, the
+report's verdict and its answer per artefact (the report's own sentences: nothing is
+re-judged here), the headline numbers with intervals, the ε lower bounds beside any
+claimed ε, and the limits of the audit.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from privaudit._files import atomic_write_text
+from privaudit.integrations._audit_rows import AuditSummary, ResultMetrics, read_audit
+
+__all__ = ["markdown_escape", "model_card", "write_model_card"]
+
+#: The numbers a card shows per result, when the result has them: the report's headline
+#: metrics (membership: AUC, advantage, TPR at each FPR, the Clopper-Pearson ε bound of
+#: Jagielski et al. 2020; risks: the residual risk; closeness: the value; DP audits: the
+#: ε lower bound and the claim).
+HEADLINE_METRICS: tuple[str, ...] = ("auc", "advantage", "effective_epsilon_lower_bound",
+                                     "simulator_advantage", "risk", "value",
+                                     "epsilon_lower_bound", "claimed_epsilon")
+_TPR = re.compile(r"^tpr_at_fpr_[0-9.e-]+$")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+#: The limits every audit shares, stated on every card.
+LIMITS: tuple[str, ...] = (
+    "An audit measures what its attacks find: a stronger attack, or more reference "
+    "models, may find more. Its numbers are lower bounds on the leakage, not proofs of "
+    "privacy; \"no leakage measured\" means none was detectable with these attacks and "
+    "these records.",
+    "The smallest false-positive rate an attack can resolve is about one over its number "
+    "of non-members: rarer leaks (a few records identified with certainty) may be missed.",
+    "Attacks with reference models assume these were trained like the audited model, on "
+    "data from the same population; where that does not hold their numbers may be low.",
+)
+
+
+def markdown_escape(text: Any) -> str:
+    r"""``text`` safe inside Markdown (and a table cell): HTML and Markdown syntax escaped.
+
+    >>> markdown_escape("a|b <script>")
+    'a\\|b &lt;script&gt;'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(" ".join(str(text).split()),
+                                                      quote=False))
+
+
+def headline(result: ResultMetrics) -> list[str]:
+    """The headline metrics ``result`` has, in :data:`HEADLINE_METRICS` order, TPRs after AUC."""
+    tprs = [name for name in result.metrics if _TPR.match(name)]
+    names = [name for name in HEADLINE_METRICS if name in result.metrics]
+    return names[:1] + tprs + names[1:]
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "undefined"
+    return "∞" if math.isinf(value) else f"{value:.4g}"
+
+
+def _interval(result: ResultMetrics, name: str) -> str:
+    low, high = result.metrics.get(f"{name}_low"), result.metrics.get(f"{name}_high")
+    if low is None or high is None:
+        return "—"
+    return f"[{_number(low)}, {_number(high)}]"
+
+
+def _task(kind: str) -> dict[str, str]:
+    kind = kind or "privacy"
+    return {"type": "membership-inference" if kind == "membership" else kind.replace("_", "-"),
+            "name": f"Privacy audit: {kind.replace('_', ' ')}"}
+
+
+def model_index(summary: AuditSummary, name: str) -> list[dict[str, Any]]:
+    """The ``model-index`` metadata: one entry per kind of result and dataset."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for result in summary.results:
+        metrics = groups.setdefault((result.kind, result.dataset), [])
+        for metric in headline(result):
+            label = f"{metric} of {result.attack} on {result.target}"
+            metrics.append({"type": metric, "value": result.metrics[metric], "name": label})
+            metrics.extend({"type": f"{metric}_{end}", "value": result.metrics[f"{metric}_{end}"],
+                            "name": f"{label} ({end} end of the interval)"}
+                           for end in ("low", "high") if f"{metric}_{end}" in result.metrics)
+    results = [{"task": _task(kind), "dataset": {"type": dataset or "unknown",
+                                                 "name": dataset or "unknown"},
+                "metrics": metrics} for (kind, dataset), metrics in groups.items() if metrics]
+    return [{"name": name, "results": results}]
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(markdown_escape(cell) for cell in row) + " |" for row in rows]
+    return lines
+
+
+def _audited(summary: AuditSummary) -> list[str]:
+    targets = dict.fromkeys((r.target, r.dataset) for r in summary.results)
+    attacks: dict[str, int | None] = {}
+    for result in summary.results:
+        attacks[result.attack] = attacks.get(result.attack) or result.reference_models
+    attack_text = ", ".join(
+        markdown_escape(a) + (f" ({n} reference models)" if n else "")
+        for a, n in attacks.items())
+    return [f"{len(summary.results)} results on {len(targets)} audited artefacts, "
+            f"by {len(attacks)} attacks: {attack_text}.", "",
+            *_table(("Artefact", "Dataset"), targets)]
+
+
+def _verdict(summary: AuditSummary) -> list[str]:
+    verdict = summary.verdict
+    if verdict is None:
+        return ["No result to judge."]
+    lines = [f"**{markdown_escape(verdict.label)}** ({markdown_escape(verdict.artefact)}): "
+             f"{markdown_escape(verdict.text)}", ""]
+    return lines + _table(("Artefact", "Answer", "Attack", "Metric", "Interval"),
+                          ((f.artefact, f.label, f.attack or "—", f.metric or "—",
+                            f.interval or "—") for f in summary.overview))
+
+
+def _numbers(summary: AuditSummary) -> list[str]:
+    confidence = summary.settings.get("confidence")
+    level = f"{confidence:.0%} interval" if isinstance(confidence, float) else "Interval"
+    return _table(("Artefact", "Attack", "Metric", "Value", level),
+                  ((r.target, r.attack, m, _number(r.metrics[m]), _interval(r, m))
+                   for r in summary.results for m in headline(r)))
+
+
+def _epsilons(summary: AuditSummary, claimed_epsilon: float | None) -> list[str]:
+    """The audited ε lower bounds beside the claimed ε (DP audits', or the user's claim)."""
+    rows = [(r.target, r.attack, _number(r.metrics["epsilon_lower_bound"]),
+             _number(r.metrics["claimed_epsilon"])) for r in summary.results
+            if "claimed_epsilon" in r.metrics and "epsilon_lower_bound" in r.metrics]
+    if claimed_epsilon is not None:
+        rows += [(r.target, r.attack, _number(r.metrics["effective_epsilon_lower_bound"]),
+                  _number(claimed_epsilon)) for r in summary.results
+                 if "effective_epsilon_lower_bound" in r.metrics]
+    if not rows:
+        return []
+    return ["### Differential privacy: audited ε beside the claimed ε", "",
+            "An audited ε is a lower bound: a claim below it is refuted; one above it is "
+            "consistent with this audit, not proven.", "",
+            *_table(("Artefact", "Attack", "Audited ε (lower bound)", "Claimed ε"), rows), ""]
+
+
+def model_card(report: Any, *, model_name: str | None = None,
+               claimed_epsilon: float | None = None, **settings: Any) -> str:
+    """The privacy section of a Hugging Face model card, with its YAML metadata.
+
+    Parameters
+    ----------
+    report : AuditReport, sequence of results, or path-like
+        As :func:`~privaudit.integrations.read_audit` reads it (a report folder is read
+        from its files).
+    model_name : str, optional
+        The ``model-index`` name (default: the report's title).
+    claimed_epsilon : float, optional
+        The ε the model's training claims (DP-SGD): shown beside each attack's
+        Clopper-Pearson lower bound on ε (Jagielski et al., "Auditing Differentially
+        Private Machine Learning", NeurIPS 2020, section 4).
+    **settings
+        As :func:`~privaudit.integrations.read_audit`.
+
+    Returns
+    -------
+    str
+        The YAML front matter between ``---`` lines, then the Markdown section.
+    """
+    import yaml
+
+    summary = read_audit(report, **settings)
+    name = model_name or summary.title or "audited model"
+    front = yaml.safe_dump({"model-index": model_index(summary, name)}, sort_keys=False,
+                           allow_unicode=True)
+    body = ["## Privacy audit", "", f"Audited with privaudit: {markdown_escape(name)}.", "",
+            "### What was audited", "", *_audited(summary), "",
+            "### Verdict", "", *_verdict(summary), "",
+            "### Headline numbers", "", *_numbers(summary), "",
+            *_epsilons(summary, claimed_epsilon),
+            "### Limits of this audit", "", *(f"- {text}" for text in LIMITS)]
+    return f"---\n{front}---\n\n" + "\n".join(body) + "\n"
+
+
+def write_model_card(report: Any, path: str | os.PathLike[str], **options: Any) -> Path:
+    """Write :func:`model_card` to ``path`` (atomically); return the path."""
+    return atomic_write_text(path, model_card(report, **options))

@@ -1,0 +1,178 @@
+"""Log an audit to MLflow: every metric with its interval, the verdict, the settings, the page.
+
+MLflow (the ``mlflow`` extra; ``mlflow-skinny`` suffices) is imported when a function here
+runs, never when privaudit is imported. Everything is sent in batches
+(``MlflowClient.log_batch``, at most 1000 metrics and 100 parameters or tags per call, the
+limits of MLflow's REST API), so that a hundred results take a few requests, not thousands.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from privaudit._optional import import_optional
+from privaudit._validation import param_error
+from privaudit.integrations._audit_rows import AuditSummary, read_audit
+from privaudit.integrations._tracking import TrackingItems, tracking_items
+
+__all__ = ["log_mlflow", "mlflow_client"]
+
+#: MLflow's batch limits (mlflow.utils.validation).
+_METRICS_PER_BATCH = 1000
+_PARAMS_TAGS_PER_BATCH = 100
+_FUNC = "log_mlflow"
+#: Where the HTML report goes in the run's artefacts.
+ARTIFACT_PATH = "privaudit"
+
+
+def _mlflow() -> Any:
+    return import_optional("mlflow", extra="mlflow", purpose="Logging an audit to MLflow")
+
+
+def _store_error(tracking_uri: str | None, exc: BaseException) -> ValueError:
+    """The one error for a tracking store MLflow cannot open or write, naming the option."""
+    reason = " ".join(str(exc).split())
+    if "MLFLOW_ALLOW_FILE_STORE" in reason:
+        reason = ("MLflow 3 refuses a file store (a folder or file: URI) unless the "
+                  "environment variable MLFLOW_ALLOW_FILE_STORE=true is set; set it, or "
+                  "give a server (http://...) or database (sqlite:///...) URI")
+    shown = tracking_uri if tracking_uri is not None else "<MLflow's default tracking URI>"
+    error = param_error("tracking_uri", _FUNC, "an MLflow tracking store that can be "
+                        f"written ({reason[:400]})", shown)
+    return ValueError(str(error))
+
+
+def mlflow_client(tracking_uri: str | None = None) -> Any:
+    """An ``MlflowClient`` on ``tracking_uri`` (MLflow's current one when None).
+
+    Raises
+    ------
+    ValueError
+        Naming ``tracking_uri`` when MLflow cannot open the store (a folder that cannot be
+        created, a file store MLflow 3 refuses).
+    """
+    mlflow = _mlflow()
+    try:
+        client = mlflow.MlflowClient(tracking_uri=tracking_uri)
+        client.search_experiments(max_results=1)  # opens the store now, not mid-logging
+    except (mlflow.exceptions.MlflowException, OSError) as exc:
+        raise _store_error(tracking_uri, exc) from exc
+    return client
+
+
+def _chunks(items: Mapping[str, Any], size: int) -> Iterator[list[tuple[str, Any]]]:
+    pairs = list(items.items())
+    for start in range(0, len(pairs), size):
+        yield pairs[start:start + size]
+
+
+def log_items(client: Any, run_id: str, items: TrackingItems) -> None:
+    """Log ``items`` in the run, in MLflow's largest batches."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    stamp = int(time.time() * 1000)
+    for chunk in _chunks(items.metrics, _METRICS_PER_BATCH):
+        client.log_batch(run_id, metrics=[Metric(k, float(v), stamp, 0) for k, v in chunk])
+    for chunk in _chunks(items.params, _PARAMS_TAGS_PER_BATCH):
+        client.log_batch(run_id, params=[Param(k, v) for k, v in chunk])
+    for chunk in _chunks(items.tags, _PARAMS_TAGS_PER_BATCH):
+        client.log_batch(run_id, tags=[RunTag(k, v) for k, v in chunk])
+
+
+def _run_id(run: Any) -> str:
+    """The id of ``run``: an ``ActiveRun``/``Run`` (``.info.run_id``) or an id."""
+    if isinstance(run, str) and run:
+        return run
+    run_id = getattr(getattr(run, "info", None), "run_id", None)
+    if not isinstance(run_id, str):
+        raise param_error("run", _FUNC, "None, an MLflow run (mlflow.start_run()) or a run "
+                          "id", f"<{type(run).__name__}>", error=TypeError)
+    return run_id
+
+
+def _new_run(client: Any, experiment: str, run_name: str | None) -> str:
+    """Start a run in the experiment named ``experiment`` (created when missing)."""
+    found = client.get_experiment_by_name(experiment)
+    experiment_id = (found.experiment_id if found is not None
+                     else client.create_experiment(experiment))
+    return client.create_run(experiment_id, run_name=run_name).info.run_id
+
+
+def log_mlflow(
+    report: Any,
+    run: Any = None,
+    *,
+    tracking_uri: str | None = None,
+    experiment: str = "privaudit",
+    run_name: str | None = None,
+    html: bool = True,
+    **settings: Any,
+) -> str:
+    """Log an audit to MLflow: its metrics with intervals, verdict, parameters and report.
+
+    Parameters
+    ----------
+    report : AuditReport, sequence of results, or path-like
+        What an ``audit_*`` function returned, a list of results, or a report / results
+        folder (:func:`~privaudit.integrations.read_audit`).
+    run : None, mlflow.ActiveRun, mlflow.entities.Run or str
+        The run to log into (left open). None: the active run
+        (``with mlflow.start_run(): ...``) when there is one and no ``tracking_uri`` is
+        given, else a new run in ``experiment``, ended once logged.
+    tracking_uri : str, optional
+        The tracking store (``http://...``, ``sqlite:///...``, ``file:/folder``);
+        MLflow's current one by default. MLflow 3 opens a file store only with the
+        environment variable ``MLFLOW_ALLOW_FILE_STORE=true``.
+    experiment, run_name : str
+        Of the new run, when one is started.
+    html : bool
+        Log the report's ``index.html`` as an artefact (under ``privaudit/``) when the
+        audit was read from a report folder that has one.
+    **settings
+        ``n_bootstrap``, ``fprs``, ``confidence``, ``random_state``: how the results'
+        metrics are computed (:meth:`~privaudit.report.AuditReport.to_frame`).
+
+    Returns
+    -------
+    str
+        The run's id.
+
+    Notes
+    -----
+    Each result's metrics are logged as ``<target>/<attack>/<metric>``, with
+    ``<metric>_low`` and ``<metric>_high`` for its interval
+    (:func:`~privaudit.integrations.tracking_items`); the parameters are the report
+    settings (``privaudit.n_bootstrap``...) and each attack's own; the tags the verdict
+    (``privaudit.verdict``: the strongest answer of the report's overview,
+    :attr:`privaudit.report.AuditReport.verdict`).
+
+    Raises
+    ------
+    ValueError
+        Naming ``tracking_uri`` when the store cannot be opened or written.
+    ImportError
+        When MLflow is not installed (``pip install 'privaudit[mlflow]'``).
+    """
+    mlflow = _mlflow()
+    summary = read_audit(report, **settings)
+    client = mlflow_client(tracking_uri)
+    active = mlflow.active_run() if run is None and tracking_uri is None else None
+    given = run if run is not None else active
+    try:
+        run_id = _run_id(given) if given is not None else _new_run(client, experiment,
+                                                                   run_name)
+        _log_summary(client, run_id, summary, html=html)
+    except (mlflow.exceptions.MlflowException, OSError) as exc:
+        raise _store_error(tracking_uri, exc) from exc
+    if given is None:
+        client.set_terminated(run_id)
+    return run_id
+
+
+def _log_summary(client: Any, run_id: str, summary: AuditSummary, *, html: bool) -> None:
+    log_items(client, run_id, tracking_items(summary))
+    if html and summary.html is not None:
+        client.log_artifact(run_id, os.fspath(summary.html), artifact_path=ARTIFACT_PATH)

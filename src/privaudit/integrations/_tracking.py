@@ -1,0 +1,99 @@
+"""What the trackers log of an audit: metrics, parameters and tags under valid, unique keys.
+
+:func:`tracking_items` turns an :class:`~privaudit.integrations.AuditSummary` into the three
+mappings MLflow and W&B both take, so that the two loggers log the same names and values:
+
+- metrics ``<target>/<attack>/<metric>`` (``_low`` / ``_high`` for the interval), one
+  prefix per result, made unique (``-2``, ``-3``... when two results share a target and an
+  attack; ``baseline/`` or ``compared/`` before the results that are not the audited
+  artefact's);
+- parameters: the report settings (``privaudit.n_bootstrap``...) and each result's
+  attack parameters under its prefix;
+- tags: the verdict (``privaudit.verdict``, its severity, artefact and sentence).
+
+Keys keep to MLflow's rules (letters, digits, ``_ - . : /`` and spaces; at most 250
+characters): any other character becomes ``_``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NamedTuple
+
+from privaudit.integrations._audit_rows import AuditSummary, ResultMetrics
+
+__all__ = ["TrackingItems", "metric_key", "result_prefixes", "tracking_items"]
+
+#: MLflow's limits (mlflow.utils.validation): key length, parameter and tag value lengths.
+MAX_KEY_LENGTH = 250
+MAX_PARAM_LENGTH = 6000
+MAX_TAG_LENGTH = 8000
+#: Room left in a key for the metric's own name after the result's prefix.
+_PREFIX_LENGTH = 180
+_NOT_IN_KEY = re.compile(r"[^0-9A-Za-z_\-. :/]")
+
+
+class TrackingItems(NamedTuple):
+    """What a tracker logs of an audit."""
+
+    #: ``<prefix>/<metric>`` -> value (NaN for an undefined part of a defined metric).
+    metrics: dict[str, float]
+    #: The report settings and each result's attack parameters, as text.
+    params: dict[str, str]
+    #: The verdict, the title, privaudit's version and the number of results.
+    tags: dict[str, str]
+
+
+def metric_key(*parts: str) -> str:
+    """A valid MLflow key from ``parts`` joined by ``/``: other characters become ``_``.
+
+    >>> metric_key("model|v2", "loss", "tpr_at_fpr_0.001")
+    'model_v2/loss/tpr_at_fpr_0.001'
+    """
+    text = "/".join(_NOT_IN_KEY.sub("_", part.strip()) or "_" for part in parts)
+    return text[:MAX_KEY_LENGTH]
+
+
+def result_prefixes(results: tuple[ResultMetrics, ...]) -> list[str]:
+    """One key prefix per result, ``[<role>/]<target>/<attack>``, unique within the audit."""
+    seen: dict[str, int] = {}
+    out = []
+    for result in results:
+        parts = ((result.role,) if result.role != "result" else ()) + (result.target,
+                                                                       result.attack)
+        prefix = metric_key(*parts)[:_PREFIX_LENGTH]
+        seen[prefix] = seen.get(prefix, 0) + 1
+        out.append(prefix if seen[prefix] == 1 else f"{prefix}-{seen[prefix]}")
+    return out
+
+
+def _text(value: Any, limit: int) -> str:
+    """A parameter or tag value as text, cut to ``limit`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str,
+                                                           sort_keys=True)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def tracking_items(summary: AuditSummary) -> TrackingItems:
+    """The metrics, parameters and tags a tracker logs for ``summary``."""
+    from privaudit._version import __version__
+
+    metrics: dict[str, float] = {}
+    params = {f"privaudit.{name}": _text(value, MAX_PARAM_LENGTH)
+              for name, value in summary.settings.items()}
+    for result, prefix in zip(summary.results, result_prefixes(summary.results), strict=True):
+        metrics.update({metric_key(prefix, name): value
+                        for name, value in result.metrics.items()})
+        params.update({metric_key(prefix, name): _text(value, MAX_PARAM_LENGTH)
+                       for name, value in result.parameters.items()})
+    tags = {"privaudit.version": __version__, "privaudit.n_results": str(len(summary.results))}
+    if summary.title:
+        tags["privaudit.title"] = _text(summary.title, MAX_TAG_LENGTH)
+    verdict = summary.verdict
+    if verdict is not None:
+        tags.update({"privaudit.verdict": verdict.label,
+                     "privaudit.verdict.severity": verdict.severity,
+                     "privaudit.verdict.artefact": _text(verdict.artefact, MAX_TAG_LENGTH),
+                     "privaudit.verdict.text": _text(verdict.text, MAX_TAG_LENGTH)})
+    return TrackingItems(metrics=metrics, params=params, tags=tags)
