@@ -14,8 +14,14 @@ import numpy as np
 from privaudit._optional import import_optional
 from privaudit._progress import as_progress
 from privaudit._validation import canonical_names, check_fraction, param_error
-from privaudit.exceptions import DegenerateInputWarning
-from privaudit.llm._token_stats import batch_statistics, model_device, token_stats
+from privaudit.exceptions import DegenerateInputWarning, PrivauditWarning
+from privaudit.llm._token_stats import (
+    TokenStats,
+    batch_statistics,
+    model_device,
+    token_stats,
+    window_spans,
+)
 
 __all__ = ["STATISTICS", "as_text_list", "encode_texts", "frequency_table", "score_texts"]
 
@@ -44,6 +50,13 @@ class Encoded:
     text: str          # what zlib compresses: the scored part
     prompt_length: int = 0  # tokens of a (prompt, answer) pair's prompt; 0 for a plain text
 
+    def cut(self, max_length: int | None) -> Encoded:
+        """The first ``max_length`` tokens (all of them for None)."""
+        if max_length is None or len(self.ids) <= max_length:
+            return self
+        return Encoded(self.ids[:max_length], self.labelled[:max_length], self.text,
+                       self.prompt_length)
+
     def labelled_after(self, head: int) -> list[bool]:
         """The labels once ``head`` tokens are put before the text (ReCaLL's prefix).
 
@@ -54,9 +67,23 @@ class Encoded:
             return [False] * head + self.labelled
         return [False] * head + [True] * len(self.labelled)
 
+    def after(self, head: Sequence[int]) -> Encoded:
+        """The text with ``head`` put before it (labelled as :meth:`labelled_after` says)."""
+        return Encoded([*head, *self.ids], self.labelled_after(len(head)), self.text,
+                       self.prompt_length)
 
-def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int,
-                 vocab: int | None = None) -> list[Encoded]:
+    def window(self, begin: int, end: int, new: int) -> Encoded:
+        """Tokens ``[begin, end)``, only those from ``new`` on labelled.
+
+        A sliding window's overlap with the windows before it is masked.
+        """
+        marks = [lab and t >= new for t, lab in enumerate(self.labelled[begin:end], begin)]
+        return Encoded(self.ids[begin:end], marks, self.text, self.prompt_length)
+
+
+def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int | None,
+                 vocab: int | None = None, *, chat_template: bool = False,
+                 system_prompt: str | None = None) -> list[Encoded]:
     """Token ids of each text (or ``(prompt, answer)`` pair, or token ids), cut at ``max_length``.
 
     The tokenizer's own template decides special tokens (none added otherwise); for a pair,
@@ -65,10 +92,15 @@ def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int,
     labelled (nothing predicts it), as open-unlearning's ``preprocess_pretraining_instance``
     labels it. Token ids (a list of ints) are taken as they are, scored as a plain text's
     tokens; zlib compresses them decoded without special tokens; with ``vocab``, an id
-    outside ``[0, vocab)`` is an error naming ``texts``.
+    outside ``[0, vocab)`` is an error naming ``texts``. With ``chat_template``, every
+    text is a pair, rendered by the tokenizer's chat template (:mod:`privaudit.llm._chat`).
+    ``max_length=None`` keeps every token (a sliding window scores them).
     """
     out = []
     for i, text in enumerate(texts):
+        if chat_template:
+            out.append(_chat_encoded(tokenizer, text, i, system_prompt).cut(max_length))
+            continue
         if _is_token_ids(text):
             ids = [int(t) for t in text]
             _check_token_range(ids, i, vocab)
@@ -84,14 +116,28 @@ def encode_texts(tokenizer: Any, texts: Sequence[Any], max_length: int,
             answer = list(tokenizer(text[1], add_special_tokens=False)["input_ids"])
             ids, labelled = prompt + answer, [False] * len(prompt) + [True] * len(answer)
             scored = text[1]
-            out.append(Encoded(ids[:max_length], labelled[:max_length], scored, len(prompt)))
+            out.append(Encoded(ids, labelled, scored, len(prompt)).cut(max_length))
             continue
         else:
             raise param_error("texts", _FUNC, "strings, (prompt, answer) pairs of strings "
                               "or token ids (lists of ints)",
                               f"<{type(text).__name__} at position {i}>", error=TypeError)
-        out.append(Encoded(ids[:max_length], labelled[:max_length], scored))
+        out.append(Encoded(ids, labelled, scored).cut(max_length))
     return out
+
+
+def _chat_encoded(tokenizer: Any, text: Any, position: int,
+                  system_prompt: str | None) -> Encoded:
+    """A (prompt, answer) pair rendered by the chat template; only its answer scored."""
+    from privaudit.llm._chat import encode_chat_pair
+
+    if not (isinstance(text, (tuple, list)) and len(text) == 2
+            and all(isinstance(part, str) for part in text)):
+        raise param_error("texts", _FUNC, "(prompt, answer) pairs of strings with "
+                          "chat_template=True", f"<{type(text).__name__} at position "
+                          f"{position}>", error=TypeError)
+    ids, n_prompt = encode_chat_pair(tokenizer, text[0], text[1], system_prompt)
+    return Encoded(ids, [j >= n_prompt for j in range(len(ids))], text[1], n_prompt)
 
 
 def _is_token_ids(text: Any) -> bool:
@@ -264,6 +310,72 @@ def _score_batch(model: Any, batch: _Batch, names: tuple[str, ...], s: dict[str,
     stats = token_stats(logits, batch.input_ids, batch.scored,
                         moments="min-k-plus-plus" in names)
     del logits
+    return _statistics(stats, batch, names, s)
+
+
+def _score_items(model: Any, items: Sequence[Encoded], names: tuple[str, ...],
+                 s: dict[str, Any], pad_id: int, head: Sequence[int] = (),
+                 logits: Any = None) -> dict[str, np.ndarray]:
+    """The forward statistics of texts with ``head`` put before each, in one batch.
+
+    In one pass when every text fits (``head`` losing its start when it and a text would
+    not fit the context, see :func:`_pad`), or by the sliding window (``stride``) when a
+    text is longer than the window: then ``head`` and the text are scored as one sequence.
+    """
+    side = s["padding_side"]
+    if s["stride"] is None or max(len(head) + len(e.ids) for e in items) <= s["window"]:
+        return _score_batch(model, _pad(items, pad_id, side, head, s["context"]), names, s,
+                            logits)
+    joined = [e.after(head) for e in items]
+    stats, whole = _windowed_stats(model, joined, s, pad_id,
+                                   moments="min-k-plus-plus" in names)
+    return _statistics(stats, whole, names, s)
+
+
+def _windowed_stats(model: Any, items: Sequence[Encoded], s: dict[str, Any], pad_id: int,
+                    *, moments: bool) -> tuple[Any, _Batch]:
+    """Per-token quantities of whole texts, each token read from the window scoring it.
+
+    The windows of :func:`~privaudit.llm._token_stats.window_spans` (Hugging Face's
+    perplexity recipe); the ``w``-th windows of all texts make one padded batch, so memory
+    is bounded by ``batch_size x window`` positions whatever the texts' length. Returned
+    as :func:`token_stats` returns one pass over the texts padded on the right (which is
+    also returned): the statistics then read them as from one pass of unbounded context.
+    """
+    torch = _torch()
+    whole = _pad(items, pad_id, "right")
+    device = model_device(model)
+    shape = (len(items), whole.input_ids.shape[1] - 1)
+    log_prob = torch.zeros(shape, dtype=torch.float32, device=device)
+    mu = torch.zeros_like(log_prob) if moments else None
+    sigma = torch.ones_like(log_prob) if moments else None
+    spans = [window_spans(len(e.ids), s["window"], s["stride"]) for e in items]
+    for w in range(max(len(spans_of) for spans_of in spans)):
+        rows = [b for b in range(len(items)) if w < len(spans[b])]
+        pieces = [items[b].window(*spans[b][w]) for b in rows]
+        batch = _pad(pieces, pad_id, s["padding_side"])
+        stats = token_stats(_logits(model, batch), batch.input_ids, batch.scored,
+                            moments=moments)
+        # Local shifted position c of a piece starting at token `begin` (after `lead`
+        # padding on the left) predicts the text's token begin + c + 1 - lead.
+        width = batch.input_ids.shape[1]
+        shift = torch.tensor([spans[b][w][0] - (width - len(piece.ids)
+                                                if s["padding_side"] == "left" else 0)
+                              for b, piece in zip(rows, pieces, strict=True)], device=device)
+        local_row, local_col = torch.nonzero(stats.mask.to(device), as_tuple=True)
+        row = torch.tensor(rows, device=device)[local_row]
+        col = shift[local_row] + local_col
+        log_prob[row, col] = stats.log_prob.to(device)[local_row, local_col]
+        if moments:
+            mu[row, col] = stats.mu.to(device)[local_row, local_col]
+            sigma[row, col] = stats.sigma.to(device)[local_row, local_col]
+    mask = whole.scored.to(device)
+    return TokenStats(log_prob, mu, sigma, mask, whole.input_ids[:, 1:].to(device)), whole
+
+
+def _statistics(stats: Any, batch: _Batch, names: tuple[str, ...],
+                s: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The statistics of a batch's per-token quantities, in the ``compat`` mode's way."""
     extra: dict[str, Any] = {}
     if s["compat"] == "open-unlearning":
         extra["loss_denominator"], extra["min_k_mask"] = _open_unlearning_masks(batch)
@@ -287,8 +399,12 @@ def score_texts(
     recall_prefix: str | Sequence[str] | None = None,
     batch_size: int = 8,
     max_length: int = 512,
+    stride: int | None = None,
+    window: int | None = None,
     compat: str | None = None,
     padding_side: str | None = None,
+    chat_template: bool = False,
+    system_prompt: str | None = None,
     device: Any = None,
     dtype: Any = None,
     progress: Any = None,
@@ -337,8 +453,28 @@ def score_texts(
         (the first one predicted from the prefix's last token, as in the authors' code).
     batch_size, max_length : int
         Texts per forward pass; tokens kept per text (the first ``max_length``, and never
-        more than the model's context). ReCaLL's prefix keeps its end when prefix and text
-        would not fit the context together: the text is always scored whole.
+        more than the model's context; a text cut so is counted in one
+        :class:`~privaudit.exceptions.PrivauditWarning`), unless ``stride`` is given.
+        ReCaLL's prefix keeps its end when prefix and text would not fit the context
+        together: the text is always scored whole.
+    stride : int, optional
+        Score every text whole, a text longer than ``window`` by a sliding window moving
+        ``stride`` tokens at a time (Hugging Face's perplexity recipe): each token scored
+        once, from the window that first reaches it, with the ``window - stride`` to
+        ``window - 1`` tokens before it as context (the overlap's labels masked).
+        ``max_length`` then cuts nothing. Every statistic of the per-token log-probabilities
+        is read so: LOSS, zlib, Min-K, Min-K++ (its moments per window), DC-PDD (first
+        occurrences over the whole text), ``reference`` (the reference model windowed
+        alike), ``recall`` (the prefix and the text as one sequence: a text token sees the
+        prefix while it is within its window), MIMIR's DC-PDD (EOS and text as one
+        sequence). ``gradnorm`` differentiates the whole text's loss in one pass and cannot
+        be read window by window: a text longer than the window is then an error naming
+        ``stride``. Texts that fit the window are scored exactly as without ``stride``.
+        Default: None (texts cut at ``max_length``, as before).
+    window : int, optional
+        Tokens per window with ``stride`` (more than ``stride``, at most the model's
+        context and the reference model's). Default: the smaller context (``max_length``
+        when the configuration does not state one).
     compat : {None, "open-unlearning", "mimir"}
         ``None``: the papers' definitions (LOSS over every scored token; Min-K over
         ``max(1, floor(k n))`` tokens; DC-PDD from the second token; GradNorm the mean
@@ -363,6 +499,15 @@ def score_texts(
     padding_side : {"right", "left"}, optional
         Where the batches are padded; default: the tokenizer's ``padding_side``. The
         statistics do not depend on it (positions count real tokens only).
+    chat_template : bool, default=False
+        Render every text, a ``(prompt, answer)`` pair, with the tokenizer's chat template
+        (``tokenizer.apply_chat_template``, as a chat model is fine-tuned): the prompt as
+        the user's turn, the answer as the assistant's; the tokens after the prompt
+        rendered with ``add_generation_prompt=True`` are scored (the answer and the end of
+        turn, EOS appended when the template omits it), as open-unlearning does for chat
+        models. A tokenizer without a template is an error naming ``chat_template``.
+    system_prompt : str, optional
+        With ``chat_template``: a system turn put before the user's.
     device : str or torch.device, optional
         Where to score: the model (and the reference model) are moved there in place, as
         ``model.to(device)`` moves them. Default: where each model already is. Every batch
@@ -420,12 +565,14 @@ def score_texts(
     settings = _settings(model, names, k=k, p=p, reference_model=reference_model,
                          token_frequencies=token_frequencies, dc_pdd_a=dc_pdd_a,
                          recall_prefix=recall_prefix, batch_size=batch_size,
-                         max_length=max_length, compat=compat,
+                         max_length=max_length, stride=stride, window=window, compat=compat,
                          padding_side=_padding_side(padding_side, tokenizer),
+                         chat_template=chat_template, system_prompt=system_prompt,
                          dtype=None if dtype is None else str(resolve_dtype(dtype)))
+    _check_chat(tokenizer, chat_template, system_prompt)
     texts = as_text_list(texts)
     place_models((model, settings["reference_model"]), device=device, dtype=dtype)
-    encoded = encode_texts(tokenizer, texts, settings["max_length"], settings["vocab"])
+    encoded = _encode_all(tokenizer, texts, names, settings)
     if executor is None and n_jobs is None and cache_dir is None:
         columns = _run_batches(model, tokenizer, encoded, names, settings, progress)
     else:
@@ -437,6 +584,40 @@ def score_texts(
                       "(empty, one token, or an answer cut off by max_length): their "
                       "statistics are NaN.", DegenerateInputWarning, stacklevel=2)
     return StatisticFrame({name: columns[name] for name in names})
+
+
+def _check_chat(tokenizer: Any, chat_template: Any, system_prompt: Any) -> None:
+    """The chat options checked (transformers' template code imported only when used)."""
+    if chat_template is not False or system_prompt is not None:
+        from privaudit.llm._chat import check_chat_options
+
+        check_chat_options(tokenizer, chat_template, system_prompt)
+
+
+def _encode_all(tokenizer: Any, texts: list[Any], names: tuple[str, ...],
+                s: dict[str, Any]) -> list[Encoded]:
+    """Every text encoded; cut at ``max_length`` (with a warning) unless windowed.
+
+    With ``stride``, a text longer than the window and ``gradnorm`` is an error naming
+    ``stride`` (GradNorm's gradient is of the whole text's loss, one pass).
+    """
+    encoded = encode_texts(tokenizer, texts, None, s["vocab"],
+                           chat_template=s["chat_template"], system_prompt=s["system_prompt"])
+    if s["stride"] is not None:
+        longer = sum(len(e.ids) > s["window"] for e in encoded)
+        if longer and "gradnorm" in names:
+            raise param_error("stride", _FUNC, f"None with 'gradnorm' on texts longer than "
+                              f"the window ({s['window']} tokens): GradNorm differentiates "
+                              "a text's whole loss in one pass, not window by window",
+                              f"<stride={s['stride']}, {longer} longer texts>")
+        return encoded
+    cut = sum(len(e.ids) > s["max_length"] for e in encoded)
+    if cut:
+        warnings.warn(f"{_FUNC}: {cut} of {len(encoded)} texts are longer than max_length "
+                      f"({s['max_length']} tokens) and are scored on their first "
+                      f"{s['max_length']} tokens only; pass stride= to score them whole by a "
+                      "sliding window.", PrivauditWarning, stacklevel=3)
+    return [e.cut(s["max_length"]) for e in encoded]
 
 
 def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Encoded],
@@ -451,18 +632,22 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
     runner = get_executor("local" if executor is None else executor, n_jobs=n_jobs)
     order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i].ids))
     keys = ("k", "p", "dc_pdd_a", "recall_prefix", "batch_size", "max_length", "compat",
-            "token_frequencies", "reference_model", "padding_side", "dtype")
+            "token_frequencies", "reference_model", "padding_side", "dtype", *_NEW_OPTIONS)
     settings = {key: s[key] for key in keys}
     reference = s["reference_model"]
     key = run_digest(
         module_fingerprint(model), sorted(tokenizer.get_vocab().items()),
         [statistic_key(name) for name in names],
         {k: (v.tolist() if isinstance(v, np.ndarray) else compat_key(v) if k == "compat"
-             else v) for k, v in settings.items()
+             # The template's text, not True: another template, other numbers.
+             else tokenizer.chat_template if k == "chat_template" else v)
+         for k, v in settings.items()
          # The padding side changes no statistic: not in the key (older keys still match);
-         # nor the dtype when not given (then the model's own, in its fingerprint).
+         # nor the dtype when not given (then the model's own, in its fingerprint); nor
+         # an option added since, when not given.
          if k not in ("reference_model", "token_frequencies", "padding_side")
-         and not (k == "dtype" and v is None)},
+         and not (k == "dtype" and v is None)
+         and not (k in _NEW_OPTIONS and v in (None, False))},
         None if s["frequencies"] is None else s["frequencies"],
         None if reference is None else module_fingerprint(reference))
     # LOSS always (the degeneracy check reads it), as in one process.
@@ -470,6 +655,10 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
     return score_sharded(model, tokenizer, texts, order, with_loss, settings,
                          executor=runner, cache_dir=cache_dir, key=key, progress=progress,
                          score_texts=score_texts)
+
+
+#: Options added with issue 23: in a cache key only when given, so older keys still match.
+_NEW_OPTIONS = ("stride", "window", "chat_template", "system_prompt")
 
 
 def _check_names(attacks: Any) -> tuple[str, ...]:
@@ -515,11 +704,41 @@ def _settings(model: Any, names: tuple[str, ...], **s: Any) -> dict[str, Any]:
                               f"vocabulary ({vocab} tokens)", f"<{ref_vocab} tokens>")
     s["context"] = _context_length(model)
     s["max_length"] = min(s["max_length"], s["context"] or s["max_length"])
+    s["window"] = _window(s, names)
     if "recall" in names:
         s["recall_prefix"] = _recall_shots(s["recall_prefix"])
     s["frequencies"] = (frequency_table(s["token_frequencies"], vocab)
                         if "dc-pdd" in names else None)
     return s
+
+
+def _window(s: dict[str, Any], names: tuple[str, ...]) -> int | None:
+    """The sliding window's length (None without ``stride``); ``stride`` checked.
+
+    At most the target's context and the reference model's (when ``reference`` is
+    scored); by default that context, else ``max_length``.
+    """
+    stride, window = s["stride"], s["window"]
+    if stride is None:
+        if window is not None:
+            raise param_error("stride", _FUNC, "given with window (the tokens each window "
+                              "moves by)", None)
+        return None
+    contexts = [s["context"]]
+    if "reference" in names:
+        contexts.append(_context_length(s["reference_model"]))
+    known = [c for c in contexts if c is not None]
+    context = min(known) if known else None
+    window = (context or s["max_length"]) if window is None else window
+    if isinstance(window, bool) or not isinstance(window, int) or window < 2:
+        raise param_error("window", _FUNC, "an integer of at least 2 tokens", window)
+    if context is not None and window > context:
+        raise param_error("window", _FUNC, f"at most the model's context ({context} "
+                          "tokens)", window)
+    if isinstance(stride, bool) or not isinstance(stride, int) or not 0 < stride < window:
+        raise param_error("stride", _FUNC, f"a positive integer smaller than the window "
+                          f"({window} tokens)", stride)
+    return window
 
 
 def _recall_shots(prefix: Any) -> str | list[str]:
@@ -678,7 +897,6 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
     pad_id = tokenizer.pad_token_id
     pad_id = tokenizer.eos_token_id if pad_id is None else pad_id
     pad_id = 0 if pad_id is None else int(pad_id)
-    side = s["padding_side"]
     prefix = recall_prefix_ids(tokenizer, s["recall_prefix"]) if "recall" in names else []
     # MIMIR's DC-PDD reads its own pass, with an EOS put before the text.
     eos_dc_pdd = s["compat"] == "mimir" and "dc-pdd" in names
@@ -694,7 +912,7 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
         for start in range(0, n, s["batch_size"]):
             rows = order[start:start + s["batch_size"]]
             items = [encoded[i] for i in rows]
-            batch = _pad(items, pad_id, side)
+            batch = _pad(items, pad_id, s["padding_side"])
             logits = None
             if "gradnorm" in names:
                 from privaudit.llm._grad_norms import gradient_norms
@@ -705,21 +923,20 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
                     p=s["p"], position_ids=batch.position_ids, keep_logits=True)
             # Inference mode: no autograd bookkeeping at all (faster than no_grad).
             with torch.inference_mode():
-                for name, values in _score_batch(model, batch, forward, s,
-                                                 logits).items():
+                for name, values in _score_items(model, items, forward, s, pad_id,
+                                                 logits=logits).items():
                     out[name][rows] = values
                 del logits
                 if eos_dc_pdd:
-                    out["dc-pdd"][rows] = _score_batch(
-                        model, _pad(items, pad_id, side, eos, s["context"]), ("dc-pdd",),
-                        s)["dc-pdd"]
+                    out["dc-pdd"][rows] = _score_items(model, items, ("dc-pdd",), s, pad_id,
+                                                       eos)["dc-pdd"]
                 if "reference" in names:
-                    extra["ref_loss"][rows] = _score_batch(
-                        s["reference_model"], batch, ("loss",), s)["loss"]
+                    extra["ref_loss"][rows] = _score_items(
+                        s["reference_model"], items, ("loss",), s, pad_id)["loss"]
                 if "recall" in names:
-                    extra["cond_loss"][rows] = _score_batch(
-                        model, _pad(items, pad_id, side, prefix, s["context"]), ("loss",),
-                        {**s, "compat": None})["loss"]
+                    extra["cond_loss"][rows] = _score_items(
+                        model, items, ("loss",), {**s, "compat": None}, pad_id,
+                        prefix)["loss"]
             step.advance()
     loss = out["loss"]
     if s["compat"] == "mimir" and "gradnorm" in names:

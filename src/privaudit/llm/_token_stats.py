@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TokenStats", "batch_statistics", "model_device", "token_stats"]
+__all__ = ["TokenStats", "batch_statistics", "model_device", "token_stats", "window_spans"]
 
 #: Logit elements read at once (1 MiB of float32): the float32 working copies of a block
 #: stay in the processor's cache; larger blocks made bigger batches slower (issue 23).
@@ -115,6 +115,26 @@ def token_stats(logits: Any, input_ids: Any, mask: Any, *, moments: bool) -> Tok
             mu[rows, start:stop] = centre - lse[..., 0]
             sigma[rows, start:stop] = spread.clamp_min(_SIGMA2_FLOOR).sqrt()
     return TokenStats(log_prob, mu, sigma, mask, targets)
+
+
+def window_spans(length: int, window: int, stride: int) -> list[tuple[int, int, int]]:
+    """The sliding windows over a text of ``length`` tokens, as ``(begin, end, new)``.
+
+    Hugging Face's perplexity recipe ("Perplexity of fixed-length models", transformers
+    documentation): windows of ``window`` tokens ``[begin, end)`` start every ``stride``
+    tokens until one reaches the text's end; each scores only its tokens ``[new, end)``,
+    those no earlier window scored (the overlap's labels are masked). Every token is so
+    scored once, from the ``window - stride`` to ``window - 1`` tokens before it (all of
+    them in the first window). A text of at most ``window`` tokens is one window.
+    """
+    spans, scored_until = [], 0
+    for begin in range(0, max(length, 1), stride):
+        end = min(begin + window, length)
+        spans.append((begin, end, scored_until))
+        scored_until = end
+        if end == length:
+            break
+    return spans
 
 
 def _chunks(mask: Any, vocab: int) -> list[tuple[slice, int, int]]:
