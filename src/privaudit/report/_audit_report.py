@@ -13,7 +13,6 @@ a read-only sequence over that list.
 
 from __future__ import annotations
 
-import html
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from privaudit.report._binary import BinaryLabelAttackReport
 from privaudit.report._build import build_report
 from privaudit.report._common import artefact_name
 from privaudit.report._html import HtmlReport
+from privaudit.report._notebook import report_html
 from privaudit.report._section import Finding
 from privaudit.report._verdict import strongest_finding
 from privaudit.results import (
@@ -421,22 +421,8 @@ class AuditReport(Sequence[Any]):
                 f"verdict: {label})")
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the verdict, then one row per artefact of the overview."""
-        esc = html.escape
-        title = esc(self.func or "AuditReport") + (f" ({esc(self.kind)})" if self.kind else "")
-        head = f"<p><strong>{title}</strong>: {esc(self._counts())}.</p>"
-        verdict = self.verdict
-        if verdict is None:
-            return f"<div>{head}<p>No result.</p></div>"
-        roles = {artefact_name(r): self.role(r) for r in reversed(self._flat)}
-        answer = (f"<p>Verdict: <strong>{esc(verdict.label)}</strong>, "
-                  f"{esc(verdict.artefact)}: {esc(verdict.text)}</p>")
-        cells = ("Artefact", "Role", "Attack", "Metric", "Verdict")
-        rows = "".join(
-            "<tr>" + "".join(f"<td>{esc(text)}</td>" for text in (
-                f.artefact, roles.get(f.artefact, "result"), f.attack or "—",
-                f"{f.metric} {f.interval}".strip() or "—", f.label)) + "</tr>"
-            for f in self.page().overview)
-        table = ("<table><thead><tr>" + "".join(f"<th>{c}</th>" for c in cells)
-                 + f"</tr></thead><tbody>{rows}</tbody></table>")
-        return f"<div>{head}{answer}{table}</div>"
+        """A notebook's view: the verdict, the answers, the metrics, the ROC curves.
+
+        :func:`~privaudit.report._notebook.report_html`, read at :attr:`settings`.
+        """
+        return report_html(self)

@@ -23,7 +23,12 @@ from privaudit._validation import (
     check_scores,
     param_error,
 )
-from privaudit.results._audit_info import LEGACY_AUDIT_KEYS, AuditInfo, split_legacy_extra
+from privaudit.results._audit_info import (
+    LEGACY_AUDIT_KEYS,
+    AuditInfo,
+    notebook_html,
+    split_legacy_extra,
+)
 from privaudit.results._family import ResultFamily
 from privaudit.results._io import DamagedResultWarning, ResultFileError, to_jsonable
 from privaudit.results._metric_policy import DEFAULT_FPRS, beats_random, result_metrics
@@ -511,6 +516,10 @@ class AttackResult(ResultFamily):
         if self.raw_statistic is not None:
             data[self.raw_statistic_name] = self.raw_statistic
         return pd.DataFrame(data)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict, the metrics with their intervals, ROC curves."""
+        return notebook_html(self)
 
     def to_dict(
         self,

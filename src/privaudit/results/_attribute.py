@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
 from privaudit.results._attack_result import AttackResult, _check_record_ids
-from privaudit.results._audit_info import AuditInfo
+from privaudit.results._audit_info import AuditInfo, notebook_html
 from privaudit.results._family import ResultFamily, details_from
 from privaudit.results._io import (
     ResultFileError,
@@ -413,6 +413,10 @@ class AttributeResult(ResultFamily):
             target=self.target, dataset=self.dataset,
             parameters={**self.parameters, "reduction": "Yeom et al. Adversary 5",
                         "sensitive_attribute": self.sensitive_attribute})
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict, the metrics with their intervals, ROC curves."""
+        return notebook_html(self)
 
     # ------------------------------------------------------------------ disk
     def to_dict(self) -> dict[str, Any]:

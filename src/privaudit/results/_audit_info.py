@@ -12,13 +12,15 @@ Results saved before this structure existed kept the same facts as loose ``extra
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from privaudit._validation import param_error
 
-__all__ = ["AuditInfo", "BaselineCheck", "Finding", "SliceSummary", "split_legacy_extra"]
+__all__ = ["AuditInfo", "BaselineCheck", "Finding", "SliceSummary", "notebook_html",
+           "split_legacy_extra"]
 
 _FUNC = "AuditInfo"
 #: The roles a result can play besides a leak (None): read back only these.
@@ -283,3 +285,22 @@ def split_legacy_extra(extra: dict[str, Any]) -> tuple[AuditInfo, dict[str, Any]
             settings=extra["slice_settings"] if isinstance(extra.get("slice_settings"), dict)
             else {})
     return info, rest
+
+
+#: The package that draws a result in a notebook. Named here, never imported at module
+#: level: results sit below the reports (docs/architecture.md), so a result reaches them
+#: only when a notebook asks for its view, when both packages are loaded (the report
+#: imports results, never the other way round while modules load: no cycle).
+REPORT_PACKAGE = "privaudit.report"
+
+
+def notebook_html(result: Any) -> str:
+    """The notebook view of one result: the view of the report of this one result.
+
+    Every result class's ``_repr_html_``: the verdict, the metrics with their intervals
+    and, for attack results, the ROC curves (:class:`privaudit.report.AuditReport`'s
+    ``_repr_html_``, read at its default settings), so that a result and a report of it
+    read the same. The figures need matplotlib (without it, the tables alone).
+    """
+    report = importlib.import_module(REPORT_PACKAGE)
+    return str(report.AuditReport([result], func=type(result).__name__)._repr_html_())

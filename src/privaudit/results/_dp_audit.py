@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privaudit._validation import check_fraction, param_error
-from privaudit.results._audit_info import AuditInfo
+from privaudit.results._audit_info import AuditInfo, notebook_html
 from privaudit.results._family import ResultFamily
 from privaudit.results._io import ResultFileError, dump_json, read_strict_json
 
@@ -277,6 +277,10 @@ class DPAuditResult(ResultFamily):
             out.update(gdp_epsilon=self.gdp.epsilon, gdp_epsilon_point=self.gdp.epsilon_point,
                        gdp_mu=self.gdp.mu)
         return out
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict, the metrics with their intervals, ROC curves."""
+        return notebook_html(self)
 
     # ------------------------------------------------------------------ disk
     def to_dict(self) -> dict[str, Any]:

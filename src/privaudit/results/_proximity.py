@@ -33,7 +33,7 @@ import numpy as np
 import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
 from privaudit.exceptions import DegenerateInputWarning
-from privaudit.results._audit_info import AuditInfo
+from privaudit.results._audit_info import AuditInfo, notebook_html
 from privaudit.results._family import ResultFamily, details_from
 from privaudit.results._io import (
     ResultFileError,
@@ -225,6 +225,10 @@ class ProximityResult(ResultFamily):
         if safer_low > base_high:
             return "not closer"
         return "overlap"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict, the metrics with their intervals, ROC curves."""
+        return notebook_html(self)
 
     # ------------------------------------------------------------------ disk
     def to_dict(self) -> dict[str, Any]:

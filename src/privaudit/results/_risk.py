@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import privaudit.metrics as pm
 from privaudit._validation import check_fraction, param_error
 from privaudit.exceptions import BaselineWarning
-from privaudit.results._audit_info import AuditInfo
+from privaudit.results._audit_info import AuditInfo, notebook_html
 from privaudit.results._family import ResultFamily
 from privaudit.results._io import ResultFileError, dump_json, read_strict_json
 
@@ -199,6 +199,10 @@ class RiskResult(ResultFamily):
             value = (r_a - r_c) / (1.0 - r_c)
             error = math.hypot(e_a / (1.0 - r_c), e_c * (r_a - 1.0) / (1.0 - r_c) ** 2)
         return pm.Estimate(_clip(value), _clip(value - error), _clip(value + error))
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict, the metrics with their intervals, ROC curves."""
+        return notebook_html(self)
 
     # ------------------------------------------------------------------ disk
     def to_dict(self) -> dict[str, Any]:
