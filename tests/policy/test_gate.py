@@ -1,0 +1,221 @@
+"""The gate on every result kind: the number it reads, its budgets' boundaries, its inputs."""
+
+from __future__ import annotations
+
+import math
+import warnings
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from gate_results import N_BOOTSTRAP, attack_result, dp_result, risk_result
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from privaudit.policy import GateResult, PolicyError, UnmatchedBudgetWarning, gate
+from privaudit.report import AuditReport, headline_epsilon
+from privaudit.results import ResultsStore
+
+
+def _attack(result, name, fpr=None):
+    """The reference: the result's own metrics, at the gate's settings."""
+    metrics = result.metrics(fprs=() if fpr is None else (fpr,), n_bootstrap=N_BOOTSTRAP,
+                             random_state=0)
+    return metrics["tpr_at_fpr"][str(fpr)] if fpr is not None else metrics[name]
+
+
+def _estimate(estimate):
+    return {"value": estimate.value, "low": estimate.low}
+
+
+#: Per kind: the metric budgeted, the budget's extra keys, the reference reading.
+CASES = {
+    "model": ("auc", {}, lambda r: _attack(r, "auc")),
+    "llm": ("tpr_at_fpr", {"fpr": 0.1}, lambda r: _attack(r, "tpr_at_fpr", 0.1)),
+    "unlearning": ("advantage", {}, lambda r: _attack(r, "advantage")),
+    "synthetic": ("risk", {}, lambda r: _estimate(r.risk())),
+    "attribute": ("attribute_advantage", {}, lambda r: _estimate(r.advantage())),
+    # A lower bound itself: read the same at both bases.
+    "dp": ("epsilon_lower_bound", {}, lambda r: {"value": r.epsilon_lower_bound,
+                                                 "low": r.epsilon_lower_bound}),
+}
+
+
+def _gate(results, rules, **options):
+    return gate(results, {"rules": rules, **options.pop("policy", {})},
+                n_bootstrap=N_BOOTSTRAP, **options)
+
+
+@pytest.mark.parametrize("basis", ["lower", "point"])
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_each_kind_fails_just_above_its_budget_and_passes_at_and_below(every_kind, kind,
+                                                                        basis):
+    metric, extra, reference = CASES[kind]
+    result = every_kind[kind]
+    expected = reference(result)["low" if basis == "lower" else "value"]
+    assert math.isfinite(expected)
+    outcomes = []
+    for budget in (expected - 1e-9, expected, expected + 1e-9):
+        if not METRIC_RANGE[metric][0] <= budget <= METRIC_RANGE[metric][1]:
+            outcomes.append("fail" if budget < expected else "pass")  # outside the range
+            continue
+        checked = _gate([result], [{"kind": kind, metric: {"max": budget, **extra}}],
+                        basis=basis)
+        (check,) = checked.checks
+        assert check.value == pytest.approx(expected, abs=1e-12)
+        assert (check.kind, check.basis, check.budget) == (kind, basis, budget)
+        assert checked.passed == (check.outcome == "pass")
+        outcomes.append(check.outcome)
+    assert outcomes == ["fail", "pass", "pass"]
+
+
+METRIC_RANGE = {"auc": (0, 1), "tpr_at_fpr": (0, 1), "advantage": (0, 1), "risk": (0, 1),
+                "attribute_advantage": (-1, 1), "epsilon_lower_bound": (0, math.inf)}
+
+
+def test_the_lower_bound_passes_what_the_point_estimate_exceeds(every_kind):
+    result = every_kind["llm"]
+    auc = _attack(result, "auc")
+    between = (auc["low"] + auc["value"]) / 2
+    rules = [{"auc": {"max": between}}]
+    assert _gate([result], rules).passed                      # the evidence: not exceeded
+    assert not _gate([result], rules, basis="point").passed   # the estimate: exceeded
+    assert not _gate([result], rules, policy={"basis": "point"}).passed
+    # A budget's own basis wins over the policy's and the caller's.
+    own = [{"auc": {"max": between, "basis": "lower"}}]
+    assert _gate([result], own, basis="point", policy={"basis": "point"}).passed
+
+
+def test_the_effective_epsilon_reads_jagielski_bound_or_the_plug_in(every_kind):
+    result = every_kind["llm"]
+    bound = headline_epsilon(result, confidence=0.95, random_state=0)["value"]
+    assert 0 < bound < math.inf
+    for budget, outcome in ((bound, "pass"), (bound * (1 - 1e-9), "fail")):
+        (check,) = _gate([result], [{"effective_epsilon": {"max": budget}}]).checks
+        assert (check.value, check.outcome) == (bound, outcome)
+    # TAPAS's plug-in estimate is infinite as soon as a threshold flags members and no
+    # non-member: at basis point any budget is exceeded, at the lower bound it is not.
+    assert _attack(result, "effective_epsilon")["value"] == math.inf
+    rules = [{"effective_epsilon": {"max": 1e6}}]
+    (check,) = _gate([result], rules, basis="point").checks
+    assert (check.value, check.outcome) == (math.inf, "fail")
+    assert _gate([result], rules).passed
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(budget=st.floats(0, 1), basis=st.sampled_from(["lower", "point"]))
+def test_a_check_fails_exactly_when_the_reading_exceeds_the_budget(budget, basis):
+    result = attack_result("llm", signal=0.5, n=40)
+    reading = _attack(result, "advantage")["low" if basis == "lower" else "value"]
+    (check,) = _gate([result], [{"advantage": {"max": budget}}], basis=basis).checks
+    assert check.status == ("fail" if reading > budget else "pass")
+
+
+@pytest.mark.parametrize(("mode", "passed", "outcome"), [
+    ("warn", True, "warn"), ("fail", False, "fail"), ("pass", True, "pass")])
+def test_an_unresolvable_fpr_is_unmeasurable_and_the_policy_decides(mode, passed, outcome):
+    # 100 non-members cannot resolve FPR 0.001: that TPR is the TPR at FPR 0.
+    result = attack_result("model", signal=3.0)
+    checked = _gate([result], [{"tpr_at_fpr": {"fpr": 0.001, "max": 0.0}}],
+                    policy={"unmeasurable": mode})
+    (check,) = checked.checks
+    assert (check.status, check.outcome, checked.passed) == ("unmeasurable", outcome, passed)
+    assert math.isnan(check.value) and "100 non-members" in check.note
+    # At FPR 0.01 (one false positive in 100) the same budget is measured and exceeded.
+    measured = _gate([result], [{"tpr_at_fpr": {"fpr": 0.01, "max": 0.0}}]).checks[0]
+    assert measured.status == "fail"
+
+
+def test_a_metric_without_a_number_at_its_basis_is_unmeasurable_never_passed(every_kind):
+    result = every_kind["llm"]
+    no_interval = gate([result], {"rules": [{"auc": {"max": 0.5}}]}, n_bootstrap=0)
+    (check,) = no_interval.checks
+    assert check.status == "unmeasurable" and "basis point" in check.note
+    assert gate([result], {"rules": [{"auc": {"max": 0.5}}]}, n_bootstrap=0,
+                basis="point").checks[0].status == "fail"
+    cross_fitted = attack_result("model", signal=2.0, out_of_fold=True)
+    (check,) = _gate([cross_fitted], [{"effective_epsilon": {"max": 0.1}}]).checks
+    assert check.status == "unmeasurable" and "no lower bound" in check.note
+    every_control_succeeds = risk_result(n_control=200)
+    (check,) = _gate([every_control_succeeds], [{"risk": {"max": 0.1}}]).checks
+    assert check.status == "unmeasurable" and "NaN" in check.note
+
+
+def test_a_dp_budget_of_claim_reads_each_result_s_own_claim():
+    refuted, kept = dp_result(signal=4.0, claim=1.0), dp_result(signal=4.0, claim=20.0)
+    checked = _gate([refuted, kept], [{"kind": "dp", "epsilon_lower_bound": {"max": "claim"}}])
+    assert [(c.budget, c.outcome) for c in checked.checks] == [(1.0, "fail"), (20.0, "pass")]
+    assert "rdp" in checked.checks[0].note
+
+
+def test_rules_cover_results_by_target_attack_and_kind_patterns():
+    results = [attack_result("llm", target="gpt-a", attack="loss"),
+               attack_result("llm", target="gpt-b", attack="min-k"),
+               attack_result("unlearning", target="gpt-a", attack="loss"), risk_result()]
+    def covered(**scope):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnmatchedBudgetWarning)
+            checks = _gate(results, [{**scope, "auc": {"max": 1.0}}]).checks
+        return [(c.kind, c.target, c.attack) for c in checks]
+
+    assert covered() == [("llm", "gpt-a", "loss"), ("llm", "gpt-b", "min-k"),
+                         ("unlearning", "gpt-a", "loss")]  # not the risk: no AUC there
+    assert covered(kind="llm", target="gpt-?") == covered(kind="l*")[:2]
+    assert covered(attack="min-*") == [("llm", "gpt-b", "min-k")]
+    assert covered(target="gpt-a", kind="unlearning") == [("unlearning", "gpt-a", "loss")]
+    assert covered(target="GPT-A") == []  # case-sensitive, as names are
+
+
+def test_a_budget_covering_no_result_warns_or_with_strict_is_an_error():
+    results = [attack_result("llm")]
+    rules = [{"name": "typo", "target": "gtp-*", "auc": {"max": 0.6}},
+             {"kind": "llm", "auc": {"max": 0.9}}]
+    with pytest.warns(UnmatchedBudgetWarning, match="typo's auc budget .*'gtp-\\*'"):
+        checked = _gate(results, rules)
+    assert len(checked.checks) == 1 and len(checked.unmatched) == 1
+    with pytest.raises(PolicyError, match=r"typo's auc budget .* covers no result"):
+        _gate(results, rules, strict=True)
+
+
+def test_reports_lists_and_saved_folders_give_the_same_checks(tmp_path):
+    member, baseline = attack_result("llm", signal=1.0), attack_result(
+        "llm", signal=0.2, target="texts-only", attack="blind", role="baseline")
+    report = AuditReport([member], baselines=[baseline], kind="llm", func="audit_llm")
+    rules = [{"auc": {"max": 0.7}}]
+    from_report = _gate(report, rules)
+    from_list = _gate([member, baseline], rules)
+    ResultsStore(tmp_path / "a").save_all([member])
+    ResultsStore(tmp_path / "b").save_all([baseline])
+    from_folder = _gate(tmp_path, rules)
+    from_folders = _gate([tmp_path / "a", str(tmp_path / "b")], rules)
+    for checked in (from_report, from_list, from_folder, from_folders):
+        assert [(c.target, c.outcome, c.value) for c in checked.checks] == [
+            (c.target, c.outcome, c.value) for c in from_report.checks]
+        assert checked.not_gated == 1   # the blind baseline: evidence on the split
+    for bad in ("not a result", [member, 3], 3.0):
+        with pytest.raises((TypeError, FileNotFoundError), match=r"results|exist"):
+            _gate(bad, rules)
+
+
+def test_the_junit_file_has_one_testcase_per_check_with_failures_and_skips(tmp_path):
+    results = [attack_result("llm", signal=2.0, target="leaky"),
+               attack_result("llm", signal=0.0, target="quiet")]
+    checked = _gate(results, [{"name": "r", "auc": {"max": 0.6}},
+                              {"tpr_at_fpr": {"fpr": 0.001, "max": 0.1}}])
+    assert isinstance(checked, GateResult) and checked.exit_code == 1
+    path = checked.to_junit(tmp_path / "out" / "gate.xml")
+    root = ET.parse(path).getroot()
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    assert len(cases) == len(checked.checks) == int(suite.get("tests")) == 4
+    failures = [c for c in cases if c.find("failure") is not None]
+    skipped = [c for c in cases if c.find("skipped") is not None]
+    assert (len(failures), len(skipped)) == (1, 2) == (int(suite.get("failures")),
+                                                        int(suite.get("skipped")))
+    assert failures[0].get("name") == "auc | leaky | loss"
+    assert failures[0].get("classname") == "privaudit.gate.r"
+    assert "> budget 0.6" in failures[0].find("failure").get("message")
+    assert "resolve" in skipped[0].find("skipped").get("message")
+    table = checked.table()
+    assert list(table["outcome"]) == ["fail", "pass", "warn", "warn"]
+    assert np.isnan(table["value"].iloc[2])
