@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import re
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -23,10 +25,12 @@ import privaudit.training._pool as pool_module
 from privaudit._progress import (
     CallbackProgress,
     LogProgress,
+    NotebookProgress,
     Progress,
     RichProgress,
     as_progress,
     console_progress,
+    in_notebook,
 )
 from privaudit.exceptions import PrivauditWarning
 from privaudit.training import ReferencePool
@@ -91,8 +95,10 @@ def test_as_progress_normalises_its_argument():
     log = LogProgress(lambda line: None)
     assert as_progress(log) is log
     with pytest.raises(TypeError, match=r"The 'progress' parameter of f must be None, a "
-                                        r"callable\(str\) or a Progress. Got 3 instead."):
+                                        r"bool, a callable\(str\) or a Progress. Got 3 "
+                                        r"instead."):
         as_progress(3, func="f")
+    assert type(as_progress(False)) is Progress  # False: silent, as None
 
 
 def test_log_lines_are_single_lines_without_control_characters():
@@ -222,6 +228,106 @@ def test_rich_progress_starts_on_first_use_and_stops_on_close():
     progress.close()
     progress.close()  # idempotent
     assert "steps: 2/2" in out.getvalue()
+
+
+# ------------------------------------------------------------------ in a notebook
+
+
+class ZMQInteractiveShell:
+    """Stands for ipykernel's shell: detection goes by the class name, not an import."""
+
+
+class ColabShell(ZMQInteractiveShell):
+    """A kernel's shell that subclasses it (Google Colab's does)."""
+
+
+class TerminalInteractiveShell:
+    """The terminal IPython: not a notebook."""
+
+
+def _ipython(monkeypatch, shell) -> None:
+    """A fake IPython module whose get_ipython() returns ``shell`` (None: plain Python)."""
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: shell
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+
+
+@pytest.mark.parametrize("shell,expected", [
+    (ZMQInteractiveShell(), True), (ColabShell(), True),
+    (TerminalInteractiveShell(), False), (None, False),
+])
+def test_a_notebook_is_told_by_its_shell(monkeypatch, shell, expected):
+    _ipython(monkeypatch, shell)
+    assert in_notebook() is expected
+
+
+def test_without_ipython_loaded_it_is_no_notebook_and_ipython_stays_unloaded(monkeypatch):
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    assert in_notebook() is False
+    assert "IPython" not in sys.modules  # detected without importing it
+
+
+def test_progress_true_shows_what_suits_the_place(monkeypatch, capsys):
+    _ipython(monkeypatch, ZMQInteractiveShell())
+    assert isinstance(as_progress(True), NotebookProgress)
+    _ipython(monkeypatch, TerminalInteractiveShell())
+    assert isinstance(as_progress(True), LogProgress)  # capsys: stderr is no terminal
+    _ipython(monkeypatch, None)
+    progress = as_progress(True)
+    progress.message("plain python")
+    assert capsys.readouterr().err.strip().endswith("] plain python")
+
+
+class _Outputs:
+    """IPython's display, recorded: each display and each update of its handle."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+
+    def display(self, obj, display_id=False):
+        assert display_id is True
+        self.shown.append(obj.data)
+        return types.SimpleNamespace(update=lambda new: self.shown.append(new.data))
+
+
+@pytest.fixture()
+def outputs(monkeypatch) -> _Outputs:
+    import IPython.display
+
+    recorder = _Outputs()
+    monkeypatch.setattr(IPython.display, "display", recorder.display)
+    return recorder
+
+
+def test_notebook_bars_update_one_output_and_escape_names(outputs):
+    progress = NotebookProgress(min_interval=3600)
+    progress.message("training <script>alert(1)</script>")
+    with progress.task("<b>reference</b> models", total=4) as step:
+        step.advance()
+        step.advance(3)  # within min_interval of the last draw: not drawn
+    assert len(outputs.shown) == 3  # the message, the step's start, its end
+    first, running, done = outputs.shown
+    assert "&lt;script&gt;" in first and "<script" not in "".join(outputs.shown)
+    assert '<progress value="0" max="4"></progress> 0/4' in running
+    assert "&lt;b&gt;reference&lt;/b&gt; models" in running
+    assert "<progress" not in done and "&lt;b&gt;reference&lt;/b&gt; models: 4/4 (" in done
+
+
+def test_notebook_bars_redraw_as_steps_advance_and_keep_the_latest_lines(outputs):
+    progress = NotebookProgress(min_interval=0, max_lines=2)
+    with progress.task("scoring") as step:  # unknown total: a bar without a value
+        step.advance(5)
+    assert "<progress></progress> 5" in outputs.shown[-2]
+    for i in range(3):
+        progress.message(f"line {i}")
+    assert "line 0" not in outputs.shown[-1] and "line 2" in outputs.shown[-1]
+
+
+def test_a_quick_delayed_step_is_never_drawn(outputs):
+    progress = NotebookProgress(min_interval=0)
+    with progress.task("querying reference models", total=3, delay=60) as step:
+        step.advance(3)
+    assert all("querying" not in shown for shown in outputs.shown)
 
 
 # ------------------------------------------------------------------ API and CLI

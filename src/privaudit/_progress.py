@@ -17,15 +17,23 @@ What the user sees depends on how the progress was built:
 - :class:`RichProgress` draws a rich progress bar per step on a terminal;
 - :class:`LogProgress` prints plain lines for CI logs and pipes: no bar, no control
   character, at most one line per step (when it ends);
+- :class:`NotebookProgress` draws HTML bars in a Jupyter notebook, in one output it
+  updates in place;
 - :class:`Progress` itself is silent.
 
-:func:`as_progress` normalises what a user passed (``None``, a callable or a
-:class:`Progress`); :func:`console_progress` picks the bar or the log lines for a console.
-``import privaudit`` stays light: rich is imported only when a :class:`RichProgress` starts.
+:func:`as_progress` normalises what a user passed (``None`` or ``False``, ``True``, a
+callable or a :class:`Progress`); ``progress=True`` asks for what suits where the code
+runs (:func:`auto_progress`): bars in a notebook (:func:`in_notebook`) or on a terminal,
+log lines elsewhere. :func:`console_progress` picks the bar or the log lines for a console.
+``import privaudit`` stays light: rich is imported only when a :class:`RichProgress` starts,
+IPython only when a :class:`NotebookProgress` draws (in a kernel, where it is loaded).
 """
 
 from __future__ import annotations
 
+import html
+import math
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -35,11 +43,14 @@ from privaudit._validation import param_error
 __all__ = [
     "CallbackProgress",
     "LogProgress",
+    "NotebookProgress",
     "Progress",
     "ProgressTask",
     "RichProgress",
     "as_progress",
+    "auto_progress",
     "console_progress",
+    "in_notebook",
 ]
 
 
@@ -337,6 +348,104 @@ def _rich_bars(console: Any) -> Any:
                 Counts(), TimeElapsedColumn(), console=console, transient=True)
 
 
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (IPython's ZMQ shell, or a subclass of it).
+
+    Read without importing IPython: a kernel has it loaded already, and elsewhere its
+    absence from ``sys.modules`` is the answer. A terminal IPython (``TerminalInteractiveShell``)
+    is not a notebook: it gets the terminal's bars.
+    """
+    ipython = sys.modules.get("IPython")
+    get_ipython = getattr(ipython, "get_ipython", None)
+    shell = get_ipython() if callable(get_ipython) else None
+    return shell is not None and any(cls.__name__ == "ZMQInteractiveShell"
+                                     for cls in type(shell).__mro__)
+
+
+class NotebookProgress(Progress):
+    """Progress bars in a Jupyter notebook: one HTML output, updated in place.
+
+    The output shows the latest messages and finished steps (as :class:`RichProgress`
+    logs them above its bars), then an HTML ``<progress>`` bar per running step with its
+    count and elapsed time. It needs only IPython's display (no ipywidgets: rich's and
+    tqdm's notebook bars need them, and without them print nothing or plain text), so it
+    draws wherever a kernel runs: JupyterLab, classic Notebook, VS Code, nbclient. Names
+    come from the user's files and are HTML-escaped.
+
+    Parameters
+    ----------
+    min_interval : float, default=0.2
+        Least number of seconds between two redraws as steps advance (a message, a step
+        that starts or ends is always drawn).
+    max_lines : int, default=20
+        Messages and finished steps kept in view (the latest ones).
+    """
+
+    def __init__(self, *, min_interval: float = 0.2, max_lines: int = 20) -> None:
+        self.min_interval, self.max_lines = min_interval, max_lines
+        self.lines: list[str] = []
+        self._running: dict[int, ProgressTask] = {}
+        self._handle: Any = None
+        self._drawn_at = -math.inf
+
+    def html(self) -> str:
+        """The output's current HTML: the kept lines, then a bar per shown running step."""
+        lines = [f"<div>{html.escape(line)}</div>" for line in self.lines[-self.max_lines:]]
+        bars = [_html_bar(task) for task in self._running.values() if task.shown]
+        return ('<div class="privaudit-progress" style="font-family:monospace">'
+                + "".join(lines + bars) + "</div>")
+
+    def _draw(self, *, force: bool) -> None:
+        now = time.monotonic()
+        if not force and now - self._drawn_at < self.min_interval:
+            return
+        self._drawn_at = now
+        from IPython.display import HTML, display
+
+        if self._handle is None:
+            self._handle = display(HTML(self.html()), display_id=True)
+        else:
+            self._handle.update(HTML(self.html()))
+
+    def message(self, text: str) -> None:
+        """Add ``[12:03:04] text`` to the kept lines."""
+        self.lines.append(f"[{time.strftime('%H:%M:%S')}] {' '.join(text.split())}")
+        self._draw(force=True)
+
+    def _started(self, task: ProgressTask) -> None:
+        self._running[id(task)] = task
+        self._draw(force=task.shown)
+
+    def _advanced(self, task: ProgressTask) -> None:
+        self._draw(force=False)
+
+    def _closed(self, task: ProgressTask) -> None:
+        self._running.pop(id(task), None)
+        if task.shown and task.completed:
+            self.lines.append(f"[{time.strftime('%H:%M:%S')}] {task.description}: "
+                              f"{task.counts()} ({task.elapsed:.1f} s)")
+        self._draw(force=True)
+
+
+def _html_bar(task: ProgressTask) -> str:
+    """One running step: its description, a ``<progress>`` bar, its count, its time."""
+    value = "" if task.total is None else f' value="{task.completed}" max="{task.total}"'
+    return (f"<div>{html.escape(task.description)} <progress{value}></progress> "
+            f"{task.counts()} {task.elapsed:.0f} s</div>")
+
+
+def auto_progress() -> Progress:
+    """What ``progress=True`` shows: bars in a notebook or on a terminal, else log lines.
+
+    Returns
+    -------
+    NotebookProgress, RichProgress or LogProgress
+        :class:`NotebookProgress` in a Jupyter kernel (:func:`in_notebook`), else
+        :func:`console_progress` on standard error.
+    """
+    return NotebookProgress() if in_notebook() else console_progress()
+
+
 def console_progress(console: Any = None, *, status: str = "Working...") -> Progress:
     """The progress for a command: bars on a terminal, plain log lines elsewhere.
 
@@ -365,13 +474,14 @@ def console_progress(console: Any = None, *, status: str = "Working...") -> Prog
 
 
 def as_progress(progress: Any, *, param: str = "progress", func: str = "privaudit") -> Progress:
-    """Normalise a ``progress=`` argument: ``None`` (silent), a callable or a Progress.
+    """Normalise a ``progress=`` argument: silent, shown where the code runs, or a callable.
 
     Parameters
     ----------
-    progress : None, callable(str) or Progress
-        ``None`` shows nothing; a callable receives messages (see
-        :class:`CallbackProgress`); a :class:`Progress` is returned as is.
+    progress : None, bool, callable(str) or Progress
+        ``None`` or ``False`` shows nothing; ``True`` shows bars in a notebook or on a
+        terminal and log lines elsewhere (:func:`auto_progress`); a callable receives
+        messages (see :class:`CallbackProgress`); a :class:`Progress` is returned as is.
     param, func : str
         Names used in the error message.
 
@@ -384,11 +494,13 @@ def as_progress(progress: Any, *, param: str = "progress", func: str = "privaudi
     TypeError
         ``progress`` is none of these.
     """
-    if progress is None:
+    if progress is None or progress is False:
         return Progress()
+    if progress is True:
+        return auto_progress()
     if isinstance(progress, Progress):
         return progress
     if callable(progress):
         return CallbackProgress(progress)
-    raise param_error(param, func, "None, a callable(str) or a Progress", progress,
+    raise param_error(param, func, "None, a bool, a callable(str) or a Progress", progress,
                       error=TypeError)
