@@ -104,11 +104,11 @@ def tables(tmp_path_factory):
     return folder
 
 
-def _audit(tables, out, policy):
+def _audit(tables, out, policy, *options):
     return runner.invoke(app, [
         "audit", "synthetic", "--synthetic", str(tables / "s.csv"), "--original",
         str(tables / "o.csv"), "--holdout", str(tables / "h.csv"), "--checks", "linkability",
-        "-o", str(out), "--gate", str(policy)])
+        "-o", str(out), *(("--gate", str(policy)) if policy else ()), *options])
 
 
 @pytest.mark.usefixtures("figures_not_drawn")
@@ -118,11 +118,17 @@ def test_an_audit_with_gate_runs_then_gates_its_results(tables, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Report:" in result.output and "Gate passed: 0 of 1 checks failed" in result.output
     strict = _policy(tmp_path, "rules: [{kind: synthetic, risk: {max: 0.01}}]")
-    result = _audit(tables, tmp_path / "exceeded", strict)
+    result = _audit(tables, tmp_path / "exceeded", strict, "--gate-junit",
+                    str(tmp_path / "gate.xml"))
     assert result.exit_code == 1, result.output
     assert "FAIL" in result.output and (tmp_path / "exceeded" / "index.html").is_file()
+    suite = ET.parse(tmp_path / "gate.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("1", "1")
     # A bad policy is refused before the audit runs: no report is written.
     bad = _policy(tmp_path, "rules: [{kind: synthetic, risk: {max: 5}}]")
     result = _audit(tables, tmp_path / "never", bad)
     assert result.exit_code == 2 and "'rules[0].risk.max'" in result.output
+    assert not (tmp_path / "never").exists()
+    result = _audit(tables, tmp_path / "never", None, "--gate-junit", "gate.xml")
+    assert result.exit_code == 2 and "--gate-junit needs --gate" in result.output
     assert not (tmp_path / "never").exists()

@@ -124,6 +124,10 @@ GatePolicy = Annotated[Path | None, typer.Option(
     "--gate", metavar="POLICY", help="A gate policy (YAML, see privaudit gate): read "
     "before the audit, checked on its results after it; the exit code is the gate's "
     "(0 every budget kept, 1 one exceeded).")]
+#: ``--gate-junit``: where ``--gate`` writes its checks as JUnit XML.
+GateJunit = Annotated[Path | None, typer.Option(
+    "--gate-junit", metavar="PATH", help="With --gate: write the checks as JUnit XML here "
+    "(one test case per check).")]
 
 
 def _check_options(command: str, **options: Any) -> None:
@@ -388,23 +392,28 @@ def gate_command(
         raise typer.Exit(code)
 
 
-def _read_gate_policy(path: Path | None) -> Any:
+def _read_gate_policy(path: Path | None, junit: Path | None = None) -> Any:
     """``--gate``'s policy, validated before the audit runs (None: no gate)."""
     if path is None:
+        if junit is not None:
+            from privaudit.cli._errors import ConfigError
+
+            raise ConfigError("--gate-junit needs --gate POLICY (the policy to check).")
         return None
     from privaudit.cli._gate import read_policy
 
     return read_policy(path)
 
 
-def _gate_report(console: Any, policy: Any, out: Path, seed: Any) -> None:
+def _gate_report(console: Any, policy: Any, out: Path, seed: Any,
+                 junit: Path | None = None) -> None:
     """After an audit with ``--gate``: gate the report's results; exit with the gate's code."""
     if policy is None:
         return
     from privaudit.cli._gate import report_bootstrap, run_gate
 
-    code = run_gate(console, _saved_results([out]), policy, n_bootstrap=report_bootstrap(out),
-                    seed=seed if isinstance(seed, int) else 0)
+    code = run_gate(console, _saved_results([out]), policy, junit=junit,
+                    n_bootstrap=report_bootstrap(out), seed=seed if isinstance(seed, int) else 0)
     if code:
         raise typer.Exit(code)
 
@@ -499,6 +508,7 @@ def audit_model_command(
     ] = None,
     verbose: Verbose = False,
     gate_policy: GatePolicy = None,
+    gate_junit: GateJunit = None,
 ) -> None:
     """Run membership attacks against a saved model, as the YAML configuration says.
 
@@ -511,14 +521,14 @@ def audit_model_command(
 
     if out is not None:
         _check_options("audit model", out=out)
-    policy = _read_gate_policy(gate_policy)
+    policy = _read_gate_policy(gate_policy, gate_junit)
     console = _console()
     cfg = load_audit_config(config)
     out_dir = out or cfg.out
     with _progress(console, status="Auditing...") as progress:
         index = run_audit_config(cfg, out=out_dir, progress=progress)
     _finish(console, out_dir, index, verbose=verbose, seed=cfg.random_state)
-    _gate_report(console, policy, out_dir, cfg.random_state)
+    _gate_report(console, policy, out_dir, cfg.random_state, gate_junit)
 
 
 @audit_app.command("llm")
@@ -551,6 +561,7 @@ def audit_llm_command(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
     gate_policy: GatePolicy = None,
+    gate_junit: GateJunit = None,
 ) -> None:
     """Was this text in training? Did unlearning forget it? LLM membership inference.
 
@@ -565,7 +576,7 @@ def audit_llm_command(
         "holdout": holdout}, text_column=text_column, reference=reference,
         retrained=retrained, attacks=attacks, blind_baseline=blind_baseline)
     _run_and_report("audit llm", run, out, run_llm_audit, verbose, "Scoring texts...",
-                    gate=gate_policy)
+                    gate=(gate_policy, gate_junit))
 
 
 @audit_app.command("synthetic")
@@ -588,6 +599,7 @@ def audit_synthetic_command(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
     gate_policy: GatePolicy = None,
+    gate_junit: GateJunit = None,
 ) -> None:
     """Does this synthetic table give away its training records? Closeness and risks.
 
@@ -602,7 +614,7 @@ def audit_synthetic_command(
                         metadata=metadata, checks=checks)
     _run_and_report("audit synthetic", run, out, run_synthetic_audit, verbose,
                     "Checking the synthetic table...",
-                    gate=gate_policy)
+                    gate=(gate_policy, gate_junit))
 
 
 @audit_app.command("generator")
@@ -612,6 +624,7 @@ def audit_generator_command(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
     gate_policy: GatePolicy = None,
+    gate_junit: GateJunit = None,
 ) -> None:
     """Does a generator's output tell which records trained it? TAPAS's game.
 
@@ -625,7 +638,7 @@ def audit_generator_command(
     run = load_generator_config(config)
     _run_and_report("audit generator", run, out, run_generator_audit, verbose,
                     "Running the generators...",
-                    gate=gate_policy)
+                    gate=(gate_policy, gate_junit))
 
 
 @audit_app.command("attribute")
@@ -636,6 +649,7 @@ def audit_attribute_command(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
     gate_policy: GatePolicy = None,
+    gate_junit: GateJunit = None,
 ) -> None:
     """Can the model tell someone's sensitive attribute? Yeom's and Zhao's attacks.
 
@@ -649,7 +663,7 @@ def audit_attribute_command(
     run = load_attribute_config(config)
     _run_and_report("audit attribute", run, out, run_attribute_audit, verbose,
                     "Inferring attributes...",
-                    gate=gate_policy)
+                    gate=(gate_policy, gate_junit))
 
 
 @audit_app.command("unlearning")
@@ -660,6 +674,7 @@ def audit_unlearning_command(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
     gate_policy: GatePolicy = None,
+    gate_junit: GateJunit = None,
 ) -> None:
     """Did the model forget the records it unlearned? U-MIA, U-LiRA and Apollo.
 
@@ -673,7 +688,7 @@ def audit_unlearning_command(
     run = load_unlearning_config(config)
     _run_and_report("audit unlearning", run, out, run_unlearning_audit, verbose,
                     "Training shadows and attacking...",
-                    gate=gate_policy)
+                    gate=(gate_policy, gate_junit))
 
 
 @audit_app.command("dp")
@@ -684,6 +699,7 @@ def audit_dp_command(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory.")] = None,
     verbose: Verbose = False,
     gate_policy: GatePolicy = None,
+    gate_junit: GateJunit = None,
 ) -> None:
     """Does DP-SGD training keep its epsilon claim? A one-run audit with canaries.
 
@@ -697,26 +713,27 @@ def audit_dp_command(
     run = load_dp_config(config)
     _run_and_report("audit dp", run, out, run_dp_audit, verbose,
                     "Training with canaries...",
-                    gate=gate_policy)
+                    gate=(gate_policy, gate_junit))
 
 
 def _run_and_report(command: str, run: Any, out: Path | None, runner: Any,
-                    verbose: bool, status: str, gate: Path | None = None) -> None:
+                    verbose: bool, status: str,
+                    gate: tuple[Path | None, Path | None] = (None, None)) -> None:
     """Run an audit command's ``runner(run, progress=...)`` and print its summary.
 
     ``--out`` (checked here, one readable line when bad) overrides the configuration's
-    report directory, ``run.out``; ``verbose`` adds the detailed tables; ``gate``, a
-    policy checked on the report's results afterwards (read first).
+    report directory, ``run.out``; ``verbose`` adds the detailed tables; ``gate``, the
+    policy checked on the report's results afterwards (read first) and its JUnit file.
     """
     if out is not None:
         _check_options(command, out=out)
         run.out = out
-    policy = _read_gate_policy(gate)
+    policy = _read_gate_policy(*gate)
     console = _console()
     with _progress(console, status=status) as progress:
         index = runner(run, progress=progress)
     _finish(console, run.out, index, verbose=verbose, seed=_seed_of(run))
-    _gate_report(console, policy, run.out, _seed_of(run))
+    _gate_report(console, policy, run.out, _seed_of(run), gate[1])
 
 
 def _seed_of(run: Any) -> Any:
