@@ -44,6 +44,12 @@ from privaudit.audits._llm_checks import (
     privleak,
     red_flags,
 )
+from privaudit.audits._llm_memorisation import (
+    CanaryCheck,
+    MemorisationAudit,
+    MemorisationSettings,
+    memorisation_checks,
+)
 from privaudit.audits._run import AuditRun, Enricher
 from privaudit.audits._template import (
     AuditKind,
@@ -435,6 +441,10 @@ def audit_llm(
     compat: str | None = None,
     device: str | None = None,
     dtype: str | None = None,
+    checks: Sequence[str] | str | None = None,
+    prefix_length: int = 32,
+    suffix_length: int = 50,
+    canaries: CanaryCheck | None = None,
     results_dir: str | Path | None = None,
     random_state: int = 0,
     progress: ProgressLike = None,
@@ -504,6 +514,25 @@ def audit_llm(
         ``device``: where the models are
         moved, e.g. ``"cuda:0"``; ``dtype``: ``"float32"``, ``"bfloat16"`` or
         ``"float16"``, the models cast in place).
+    checks : sequence of str, optional
+        Memorisation checks of the target (:data:`~privaudit.audits.MEMORISATION_CHECKS`),
+        each reported in one :class:`~privaudit.results.MemorisationResult`. The
+        extraction checks (``"k-extractability"``, ``"longest-common-prefix"``,
+        ``"extraction-strength"``, ``"exact-memorization"``, ``"verbmem"``; Carlini et
+        al. 2023, open-unlearning, MUSE) continue each text's first ``prefix_length``
+        tokens greedily and compare the continuation with its next ``suffix_length``
+        tokens, members against non-members (rates with Wilson intervals, the
+        difference's Newcombe interval, each check's AUC as a membership score).
+        ``"exposure"`` trains a model with secret-sharer canaries (``canaries``) and
+        measures each canary's exposure (Carlini et al. 2019), with the one-run epsilon
+        lower bound when the canaries are included at random.
+    prefix_length, suffix_length : int, default=32 and 50
+        The extraction checks' prefix (every text must be longer) and suffix, in tokens.
+    canaries : CanaryCheck, optional
+        The ``"exposure"`` check's canaries and training: the user's
+        ``train(texts, *, random_state) -> model`` or the built-in fine-tuning of a copy
+        of the target (:class:`~privaudit.audits.CanaryCheck`; default: four-digit
+        secrets repeated 1, 4 and 16 times in the members).
     random_state, executor, n_jobs, address, cache_dir, results_dir, dataset, progress
         The run options every audit takes (:class:`~privaudit.audits.RunOptions`): the
         seed of the blind baseline's folds and every bootstrap; where the scoring is
@@ -519,7 +548,8 @@ def audit_llm(
         ``raw_statistic`` = its value, higher = less likely member; ``scores`` = its
         negation); ``baselines``: the blind baseline (target ``"texts-only"``);
         ``compared``: the ``compare`` and ``retrained`` models' statistics (``target`` =
-        their name). Iterated as a list, in that order. Texts whose statistic is
+        their name); with ``checks``, the memorisation results follow the target's
+        statistics in ``results``. Iterated as a list, in that order. Texts whose statistic is
         undefined (no scored token) are left out of that result, with a
         :class:`~privaudit.exceptions.DegenerateInputWarning`.
 
@@ -563,12 +593,34 @@ def audit_llm(
                        corpus, settings, options)
               for name, model in _other_models(compare, retrained).items()]
     blind = BlindBaselineAudit(texts, options) if blind_baseline else None
+    memorisation = _memorisation_audit(lm, texts, options, checks=checks,
+                                       prefix_length=prefix_length,
+                                       suffix_length=suffix_length, canaries=canaries,
+                                       batch_size=batch_size, device=device)
     # Validated above; the work starts here.
-    return _run_llm_audit(main, others, blind, findings)
+    return _run_llm_audit(main, others, blind, findings, memorisation)
+
+
+def _memorisation_audit(lm: CausalLMTarget, texts: _AuditedTexts, options: RunOptions, *,
+                        checks: Any, prefix_length: Any, suffix_length: Any,
+                        canaries: Any, batch_size: int, device: str | None
+                        ) -> MemorisationAudit | None:
+    """The memorisation checks' audit (None without ``checks``), checked before any work."""
+    names = memorisation_checks(checks)
+    if names is None:
+        if canaries is not None:
+            raise param_error("canaries", _FUNC, "given only with checks=['exposure']",
+                              "<canaries without the exposure check>")
+        return None
+    settings = MemorisationSettings(checks=names, prefix_length=prefix_length,
+                                    suffix_length=suffix_length, canaries=canaries,
+                                    batch_size=batch_size, device=device)
+    return MemorisationAudit(lm, texts, settings, options)
 
 
 def _run_llm_audit(main: LLMAudit, others: list[LLMAudit], blind: BlindBaselineAudit | None,
-                   findings: _UnlearningFindings) -> AuditReport:
+                   findings: _UnlearningFindings,
+                   memorisation: MemorisationAudit | None = None) -> AuditReport:
     """Blind baseline, compared models, then the target (its checks read both)."""
     from privaudit.report import AuditReport
 
@@ -577,6 +629,8 @@ def _run_llm_audit(main: LLMAudit, others: list[LLMAudit], blind: BlindBaselineA
     findings.retrained = {r.attack: r for r in compared.get("retrained", ())}
     main.compare_with(baselines[0] if baselines else None)
     results = drive(main).results
+    if memorisation is not None:
+        results = (*results, *drive(memorisation).results)
     others_results = [r for rs in compared.values() for r in rs]
     return AuditReport(results, baselines=baselines, compared=others_results, kind="llm",
                        func=_FUNC, flat=[*results, *baselines, *others_results])

@@ -18,6 +18,15 @@ The configuration file form (``--config``) has these sections::
     blind_baseline: true
     random_state: 0
     report: {out: DIR, n_bootstrap: 1000}
+    checks: [k-extractability, verbmem, exposure]   # memorisation checks (issue 23)
+    extraction: {prefix_length: 32, suffix_length: 50}
+    canaries: {secret: {digits: 4}, repetitions: [1, 4, 16], per_repetition: 1,
+               formats: null, inclusion: all, delta: 1.0e-5, method: auto,
+               texts: FILE, recipe: {epochs: 4, lr: 0.001, batch_size: 16, max_length: 128}}
+
+The canaries' model is the target fine-tuned on the members (or ``canaries.texts``) with the
+canaries inserted, by the built-in recipe (a training function of one's own: the API's
+``CanaryCheck(train=...)``).
 """
 
 from __future__ import annotations
@@ -34,8 +43,8 @@ from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 from privaudit.cli._errors import ConfigError, KeyProblem
 from privaudit.cli._sections import InputFile, Name, ReportSection, Section, Seed, _resolve
 
-__all__ = ["LLMAuditFile", "LLMRun", "llm_run", "load_llm_config", "read_texts",
-           "run_llm_audit"]
+__all__ = ["LLMAuditFile", "LLMRun", "llm_run", "load_llm_config", "memorisation_options",
+           "read_texts", "run_llm_audit"]
 
 _TEXT_SUFFIXES = (".txt", ".jsonl", ".csv")
 
@@ -180,6 +189,62 @@ class AccuracySection(Section):
     retain: Fraction | None = None
 
 
+class ExtractionSection(Section):
+    """``extraction``: the extraction checks' prefix and suffix, in tokens."""
+
+    prefix_length: Annotated[int, Field(ge=1)] = 32
+    suffix_length: Annotated[int, Field(ge=1)] = 50
+
+
+class SecretSection(Section):
+    """``canaries.secret``: the secrets' space: ``digits: n``, or an alphabet and a length."""
+
+    digits: Annotated[int, Field(ge=1)] | None = None
+    alphabet: list[Annotated[str, Field(min_length=1)]] | None = None
+    length: Annotated[int, Field(ge=1)] | None = None
+    separator: str = ""
+
+    @model_validator(mode="after")
+    def _one_form(self) -> SecretSection:
+        if (self.digits is None) == (self.alphabet is None and self.length is None) or (
+                self.digits is None and (self.alphabet is None or self.length is None)):
+            raise KeyProblem("digits", "given alone, or alphabet and length together",
+                             "another combination")
+        if self.alphabet is not None and len(set(self.alphabet)) != len(self.alphabet):
+            raise KeyProblem("alphabet", "distinct symbols", self.alphabet)
+        return self
+
+
+class RecipeSection(Section):
+    """``canaries.recipe``: the built-in fine-tuning of a copy of the target."""
+
+    epochs: Annotated[int, Field(ge=1)] = 4
+    lr: Annotated[float, Field(gt=0.0)] = 1e-3
+    batch_size: Annotated[int, Field(ge=1)] = 16
+    max_length: Annotated[int, Field(ge=1)] = 128
+
+
+def _one_slot(formats: list[str] | None) -> list[str] | None:
+    for fmt in formats or []:
+        if fmt.count("{secret}") != 1:
+            raise KeyProblem("", "formats with exactly one '{secret}' slot each", fmt)
+    return formats
+
+
+class CanariesSection(Section):
+    """``canaries``: the exposure check's canaries (secret-sharer, Carlini et al. 2019)."""
+
+    secret: SecretSection = Field(default_factory=lambda: SecretSection(digits=4))
+    repetitions: list[Annotated[int, Field(ge=1)]] = Field(default=[1, 4, 16], min_length=1)
+    per_repetition: Annotated[int, Field(ge=1)] = 1
+    formats: Annotated[list[Name] | None, AfterValidator(_one_slot)] = None
+    inclusion: Literal["all", "random"] = "all"
+    delta: Annotated[float, Field(ge=0.0, lt=1.0)] = 1e-5
+    method: Literal["auto", "exact", "fit"] = "auto"
+    texts: InputFile | None = None
+    recipe: RecipeSection = Field(default_factory=RecipeSection)
+
+
 class LLMAuditFile(Section):
     """The configuration of ``privaudit audit llm``."""
 
@@ -194,6 +259,9 @@ class LLMAuditFile(Section):
     blind_baseline: bool = True
     random_state: Seed = 0
     report: ReportSection = Field(default_factory=ReportSection)
+    checks: list[Name] | None = None
+    extraction: ExtractionSection = Field(default_factory=ExtractionSection)
+    canaries: CanariesSection | None = None
 
 
 @dataclass
@@ -215,6 +283,9 @@ class LLMRun:
     out: Path = Path("llm-audit-report")
     n_bootstrap: int = 1000
     source: Path | None = None  # the configuration file; None: the options
+    checks: list[str] | None = None
+    extraction: dict[str, int] = field(default_factory=dict)
+    canaries: dict[str, Any] | None = None
 
     def setting(self, key: str, option: str) -> str:
         """How the user names a setting: the config key, or the command-line option."""
@@ -243,7 +314,11 @@ def load_llm_config(path: str | Path) -> LLMRun:
         retrained=None if cfg.retrained is None else at(cfg.retrained),
         accuracy=cfg.accuracy.model_dump(), blind_baseline=cfg.blind_baseline,
         random_state=cfg.random_state, out=at(cfg.report.out or "llm-audit-report"),
-        n_bootstrap=cfg.report.n_bootstrap, source=path)
+        n_bootstrap=cfg.report.n_bootstrap, source=path, checks=cfg.checks,
+        extraction=cfg.extraction.model_dump(),
+        canaries=None if cfg.canaries is None else {
+            **cfg.canaries.model_dump(),
+            "texts": None if cfg.canaries.texts is None else at(cfg.canaries.texts)})
 
 
 def llm_run(config: Path | None, *, model: Path | None, texts: dict[str, Path | None],
@@ -262,7 +337,46 @@ def llm_run(config: Path | None, *, model: Path | None, texts: dict[str, Path | 
         run = _options_run(model, given, text_column, reference, retrained, attacks,
                            blind_baseline)
     _check_attacks(run)
+    _check_memorisation(run)
     return run
+
+
+def _check_memorisation(run: LLMRun) -> None:
+    """Known memorisation checks; canaries only with the exposure check."""
+    from privaudit.audits import MEMORISATION_CHECKS
+
+    for name in run.checks or []:
+        if name not in MEMORISATION_CHECKS:
+            raise ConfigError(f"{run.setting('checks', '--checks')} names {name!r}, which is "
+                              f"not a memorisation check; the checks are "
+                              f"{', '.join(MEMORISATION_CHECKS)}.")
+    if run.canaries is not None and "exposure" not in (run.checks or []):
+        raise ConfigError(f"{run.setting('canaries', '--canaries')} is given but 'checks' "
+                          "does not name 'exposure' (the check that trains with canaries).")
+
+
+def memorisation_options(run: LLMRun, target: Any) -> dict[str, Any]:
+    """``audit_llm``'s memorisation arguments from the run (none without ``checks``)."""
+    if not run.checks:
+        return {}
+    from privaudit.audits import CanaryCheck, FineTuneRecipe
+    from privaudit.llm import SecretSpace
+
+    out: dict[str, Any] = {"checks": run.checks, **run.extraction}
+    c = run.canaries
+    if c is not None:
+        secret = c["secret"]
+        space = (SecretSpace.digits(secret["digits"]) if secret["digits"] is not None else
+                 SecretSpace(tuple(secret["alphabet"]), secret["length"], secret["separator"]))
+        texts = None if c["texts"] is None else read_texts(c["texts"], where="canaries.texts")
+        out["canaries"] = CanaryCheck(
+            train=FineTuneRecipe(target.model, target.tokenizer, **c["recipe"]),
+            texts=None if texts is None else [t if isinstance(t, str) else "".join(t)
+                                              for t in texts],
+            formats=c["formats"], space=space, repetitions=tuple(c["repetitions"]),
+            per_repetition=c["per_repetition"], inclusion=c["inclusion"], delta=c["delta"],
+            method=c["method"])
+    return out
 
 
 def _options_run(model: Path | None, given: dict[str, Path], text_column: str,
@@ -368,7 +482,8 @@ def run_llm_audit(run: LLMRun, *, progress: Any = None) -> Path:
         forget_accuracy=run.accuracy.get("forget"),
         retain_accuracy=run.accuracy.get("retain"), blind_baseline=run.blind_baseline,
         dataset=next(iter(run.texts.values())).name, random_state=run.random_state,
-        results_dir=run.out / "results", progress=progress, **scoring)
+        results_dir=run.out / "results", progress=progress, **scoring,
+        **memorisation_options(run, target))
     return build_report(results, run.out, n_bootstrap=run.n_bootstrap, progress=progress,
                         random_state=run.random_state,
                         title=f"Privacy audit of {target.name}")

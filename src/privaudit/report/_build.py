@@ -236,10 +236,10 @@ description
     )
     results, risks, near = html.results, html.risk_results, html.proximity_results
     fidelity, attributes = html.fidelity_results, html.attribute_results
-    dp_audits = html.dp_results
+    dp_audits, memorisation = html.dp_results, html.memorisation_results
     # The results store owns the folder layout; the report only links to it.
     store = ResultsStore(directory / "results")
-    saved = [*results, *risks, *near, *fidelity, *attributes, *dp_audits]
+    saved = [*results, *risks, *near, *fidelity, *attributes, *dp_audits, *memorisation]
     folders = ([p.name for p in store.save_all(saved, format=scores_format)]
                if save_results else [])
     doc = _results_document(
@@ -249,12 +249,15 @@ description
         attributes=attributes)
     if dp_audits:
         doc["dp"] = [r.summary() for r in dp_audits]
+    if memorisation:
+        doc["memorisation"] = [r.summary() for r in memorisation]
     if save_results:
         store.write_manifest(_given_order(given, saved, folders), title=html.title,
                              description=html.description)
         for entry, name in zip([*doc["results"], *doc.get("risks", []),
                                 *doc.get("proximity", []), *doc.get("fidelity", []),
-                                *doc.get("attributes", []), *doc.get("dp", [])], folders,
+                                *doc.get("attributes", []), *doc.get("dp", []),
+                                *doc.get("memorisation", [])], folders,
                                strict=True):
             entry["folder"] = f"results/{name}"
     # The page's one answer per artefact, so that the terminal summary reads it rather

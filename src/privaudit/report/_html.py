@@ -38,6 +38,7 @@ from privaudit.results import (
     AttackResult,
     AttributeResult,
     DPAuditResult,
+    MemorisationResult,
     ProximityResult,
     RiskResult,
     atomic_write_text,
@@ -75,6 +76,7 @@ class ResultGroups(NamedTuple):
     fidelity: list[AttackResult]      # classifiers telling synthetic from real (not a leak)
     attributes: list[AttributeResult]  # attribute guesses on a model's members
     dp: list[DPAuditResult]           # DP-training audits: claims checked against canaries
+    memorisation: list[MemorisationResult]  # LLM extraction checks and canary exposure
 
 
 def split_results(results: Any, func: str) -> ResultGroups:
@@ -87,21 +89,19 @@ def split_results(results: Any, func: str) -> ResultGroups:
     if result_type_of(results) is not None:
         results = [results]
     if not isinstance(results, Iterable) or isinstance(results, (str, bytes)):
-        return ResultGroups(check_results(results, func), [], [], [], [], [])
+        return ResultGroups(check_results(results, func), [], [], [], [], [], [])
     groups: dict[str, list[Any]] = {group: [] for group in _GROUPS}
     for result in results:
         groups[_group(result)].append(result)
     others = groups["attacks"]
     if not others and any(groups.values()):
-        return ResultGroups([], groups["risk"], groups["proximity"], groups["fidelity"],
-                            groups["attribute"], groups["dp"])
-    return ResultGroups(check_results(others, func), groups["risk"], groups["proximity"],
-                        groups["fidelity"], groups["attribute"], groups["dp"])
+        return ResultGroups([], *(groups[g] for g in _GROUPS[1:]))
+    return ResultGroups(check_results(others, func), *(groups[g] for g in _GROUPS[1:]))
 
 
 #: The groups of :func:`split_results`: a result type, the fidelity classifiers, and
 #: ``"attacks"``, the inference results (and whatever is no result, refused there).
-_GROUPS = ("attacks", "risk", "proximity", "fidelity", "attribute", "dp")
+_GROUPS = ("attacks", "risk", "proximity", "fidelity", "attribute", "dp", "memorisation")
 
 
 def _group(result: Any) -> str:
@@ -115,7 +115,8 @@ def _group(result: Any) -> str:
 _SUBJECTS = {"risk": "re-identification risk",
              "proximity": "closeness to training records",
              "attribute": "attribute inference",
-             "dp": "a differential-privacy claim"}
+             "dp": "a differential-privacy claim",
+             "memorisation": "memorisation"}
 
 
 def _subject(result: Any) -> str:
@@ -212,6 +213,7 @@ class HtmlReport:
         self.proximity_results, self.fidelity_results = groups.proximity, groups.fidelity
         self.attribute_results = groups.attributes
         self.dp_results = groups.dp
+        self.memorisation_results = groups.memorisation
         self.title = str(title)
         self.description = description
         self.confidence = check_fraction(confidence, param="confidence", func=func)
@@ -404,7 +406,8 @@ class HtmlReport:
     def all_results(self) -> list[Any]:
         """Every result: attacks, risks, closeness checks, fidelity classifiers."""
         return [*self.results, *self.risk_results, *self.proximity_results,
-                *self.fidelity_results, *self.attribute_results, *self.dp_results]
+                *self.fidelity_results, *self.attribute_results, *self.dp_results,
+                *self.memorisation_results]
 
     def shared_context(self) -> dict[str, Any]:
         """What the shell and every section's template see: names, settings, layout."""

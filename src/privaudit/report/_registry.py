@@ -28,6 +28,7 @@ from privaudit.report._sections_membership import (
     RocSection,
     SummarySection,
 )
+from privaudit.report._sections_memorisation import MemorisationSection
 from privaudit.report._sections_overview import OverviewSection
 from privaudit.report._sections_risk import RiskSection
 from privaudit.report._sections_slices import ExposedSection, SlicesSection
@@ -47,6 +48,7 @@ PAGE_SECTIONS: tuple[type[ReportSection], ...] = (
     MetricsSection,
     ReadingSection,
     LLMSection,
+    MemorisationSection,
     GeneratorSection,
     PredictionsSection,
     AttributeSection,

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from privaudit._optional import import_optional
-from privaudit._progress import as_progress
 
 __all__ = ["gradient_ascent_unlearn", "load_tweets", "tiny_gpt2", "train_causal_lm",
            "train_tokenizer"]
@@ -84,18 +83,6 @@ def tiny_gpt2(tokenizer: Any, *, n_layer: int = 2, n_embd: int = 64, n_head: int
     return model.eval()
 
 
-def _batches(tokenizer: Any, texts: Sequence[str], batch_size: int, max_length: int,
-             generator: Any) -> Any:
-    torch = _torch()
-    order = torch.randperm(len(texts), generator=generator).tolist()
-    for start in range(0, len(texts), batch_size):
-        chunk = [texts[i] + tokenizer.eos_token for i in order[start:start + batch_size]]
-        enc = tokenizer(chunk, return_tensors="pt", padding=True, truncation=True,
-                        max_length=max_length)
-        labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
-        yield enc["input_ids"], enc["attention_mask"], labels
-
-
 def train_causal_lm(model: Any, tokenizer: Any, texts: Sequence[str], *, epochs: int = 10,
                     batch_size: int = 16, lr: float = 3e-3, max_length: int = 64,
                     random_state: int = 0, progress: Any = None, sign: float = 1.0,
@@ -105,31 +92,15 @@ def train_causal_lm(model: Any, tokenizer: Any, texts: Sequence[str], *, epochs:
 
     ``sign=-1`` ascends the loss instead (unlearning); ``retain`` then adds the retain
     texts' ordinary loss to each step (GradDiff). ``progress`` shows a bar counting the
-    epochs, named ``description``.
+    epochs, named ``description``. The loop is the audits' own
+    (:func:`privaudit.audits.fine_tune_causal_lm`, the canary check's built-in recipe).
     """
-    torch = _torch()
-    generator = torch.Generator().manual_seed(random_state)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    model.train()
-    bar = as_progress(progress, func="train_causal_lm")
-    with _seeded(random_state), bar.task(description, total=epochs) as step:
-        for _ in range(epochs):
-            retained = (_batches(tokenizer, retain, batch_size, max_length, generator)
-                        if retain else None)
-            for ids, mask, labels in _batches(tokenizer, texts, batch_size, max_length,
-                                              generator):
-                loss = sign * model(input_ids=ids, attention_mask=mask, labels=labels).loss
-                if retained is not None:
-                    r = next(retained, None)
-                    if r is not None:
-                        loss = loss + model(input_ids=r[0], attention_mask=r[1],
-                                            labels=r[2]).loss
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-            step.advance()
-    model.zero_grad(set_to_none=True)
-    return model.eval()
+    from privaudit.audits import fine_tune_causal_lm
+
+    return fine_tune_causal_lm(model, tokenizer, texts, epochs=epochs, batch_size=batch_size,
+                               lr=lr, max_length=max_length, random_state=random_state,
+                               progress=progress, sign=sign, retain=retain,
+                               description=description)
 
 
 def gradient_ascent_unlearn(model: Any, tokenizer: Any, forget: Sequence[str], *,
