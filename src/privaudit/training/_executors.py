@@ -587,6 +587,11 @@ class RayExecutor:
         least one), as local workers do, so that results do not depend on the executor.
     init_kwargs : mapping, optional
         Extra arguments for ``ray.init``.
+    gpus_per_task : float, default=0
+        GPUs reserved by each task (``1``: one worker per GPU, as multi-GPU scoring asks
+        for). Ray makes only the task's GPUs visible to it (``CUDA_VISIBLE_DEVICES``), so
+        ``"cuda"`` in the task is its own GPU; Ray starts a fresh worker for each GPU task
+        (its default for them), which frees the GPU's memory between tasks.
 
     Notes
     -----
@@ -598,6 +603,7 @@ class RayExecutor:
     def __init__(
         self, address: str | None = None, *, num_cpus: int | None = None,
         cpus_per_task: float = 1, init_kwargs: Mapping[str, Any] | None = None,
+        gpus_per_task: float = 0,
     ) -> None:
         if address is not None and not isinstance(address, str):
             raise param_error("address", "RayExecutor", "a string or None", address,
@@ -609,9 +615,14 @@ class RayExecutor:
         if not (isinstance(cpus_per_task, (int, float)) and cpus_per_task > 0):
             raise param_error("cpus_per_task", "RayExecutor", "a positive number",
                               cpus_per_task)
+        if isinstance(gpus_per_task, bool) or not (
+            isinstance(gpus_per_task, (int, float)) and gpus_per_task >= 0
+        ):
+            raise param_error("gpus_per_task", "RayExecutor", "a number >= 0", gpus_per_task)
         self.address = address
         self.num_cpus = num_cpus
         self.cpus_per_task = float(cpus_per_task)
+        self.gpus_per_task = float(gpus_per_task)
         self.init_kwargs = dict(init_kwargs or {})
         self._started_here = False
 
@@ -620,10 +631,13 @@ class RayExecutor:
 
     @property
     def n_workers(self) -> int:  # type: ignore[override]
-        """CPUs of the cluster divided by CPUs per task (starts Ray if needed)."""
+        """CPUs (and GPUs) of the cluster divided by those of a task (starts Ray if needed)."""
         ray = self._ensure_ray()
-        cpus = float(ray.cluster_resources().get("CPU", 1.0))
-        return max(1, int(cpus // self.cpus_per_task))
+        resources = ray.cluster_resources()
+        slots = float(resources.get("CPU", 1.0)) // self.cpus_per_task
+        if self.gpus_per_task:
+            slots = min(slots, float(resources.get("GPU", 0.0)) // self.gpus_per_task)
+        return max(1, int(slots))
 
     def _ensure_ray(self) -> Any:
         ray = _import_ray()
@@ -665,7 +679,8 @@ class RayExecutor:
         _share_by_value_modules(import_optional("ray.cloudpickle", extra="distributed",
                                                 purpose="The Ray executor"))
         shared_refs = {k: ray.put(v) for k, v in (shared or {}).items()}
-        remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=0)(_run_ray_task)
+        remote = ray.remote(num_cpus=self.cpus_per_task, num_gpus=self.gpus_per_task,
+                            max_retries=0)(_run_ray_task)
         threads = max(1, int(self.cpus_per_task))
         window = 2 * self.n_workers
         pending: dict[Any, int] = {}
