@@ -170,10 +170,10 @@ def test_a_budget_covering_no_result_warns_or_with_strict_is_an_error():
     results = [attack_result("llm")]
     rules = [{"name": "typo", "target": "gtp-*", "auc": {"max": 0.6}},
              {"kind": "llm", "auc": {"max": 0.9}}]
-    with pytest.warns(UnmatchedBudgetWarning, match="typo's auc budget .*'gtp-\\*'"):
+    with pytest.warns(UnmatchedBudgetWarning, match=r"auc budget of rule 'typo' \(target 'gtp-\*'"):
         checked = _gate(results, rules)
     assert len(checked.checks) == 1 and len(checked.unmatched) == 1
-    with pytest.raises(PolicyError, match=r"typo's auc budget .* covers no result"):
+    with pytest.raises(PolicyError, match=r"auc budget of rule 'typo' .* covers no result"):
         _gate(results, rules, strict=True)
 
 

@@ -58,9 +58,9 @@ def gate_table(result: Any) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=f"Privacy gate ({result.basis} basis: "
-                  + ("lower end of each 95% interval)" if result.basis == "lower"
-                     else "point estimates)"))
+    table = Table(title="Privacy gate: " + (
+        "each budget against the lower end of the metric's 95% interval"
+        if result.basis == "lower" else "each budget against the metric's point estimate"))
     # The basis is in the title; a column only when a budget chose its own.
     mixed = len({check.basis for check in result.checks}) > 1
     for column in ("outcome", "rule", "artefact", "attack", "metric",

@@ -224,8 +224,8 @@ def _gated(results: Any) -> tuple[list[tuple[Any, str]], int]:
 
 
 def _budget_name(rule: Rule, index: int, metric: str, budget: Any) -> str:
-    name = rule.name or f"rules[{index}]"
-    return (f"{name}'s {metric_label(metric, budget)} budget (target {rule.target!r}, "
+    name = repr(rule.name) if rule.name else f"rules[{index}]"
+    return (f"{metric_label(metric, budget)} budget of rule {name} (target {rule.target!r}, "
             f"attack {rule.attack!r}, kind {rule.kind!r})")
 
 
@@ -298,7 +298,7 @@ def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = 
 def _report_unmatched(unmatched: list[str], strict: bool) -> None:
     """A budget that covers no result: an error with ``strict``, else a warning each."""
     for text in unmatched:
-        message = f"The policy's {text} covers no result."
+        message = f"The {text} covers no result."
         if strict:
             raise PolicyError(message + " (strict: every budget must cover a result.)")
         warnings.warn(message, UnmatchedBudgetWarning, stacklevel=3)
