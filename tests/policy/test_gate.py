@@ -192,8 +192,8 @@ def test_reports_lists_and_saved_folders_give_the_same_checks(tmp_path):
         assert [(c.target, c.outcome, c.value) for c in checked.checks] == [
             (c.target, c.outcome, c.value) for c in from_report.checks]
         assert checked.not_gated == 1   # the blind baseline: evidence on the split
-    for bad in ("not a result", [member, 3], 3.0):
-        with pytest.raises((TypeError, FileNotFoundError), match=r"results|exist"):
+    for bad in ("not a result", [member, 3], 3.0, []):
+        with pytest.raises((TypeError, ValueError, OSError), match=r"results|exist"):
             _gate(bad, rules)
 
 

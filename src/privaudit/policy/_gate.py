@@ -212,12 +212,14 @@ def _gated(results: Any) -> tuple[list[tuple[Any, str]], int]:
     if isinstance(results, AuditReport):
         left_out, default_kind = len(results.baselines) + len(results.compared), results.kind
         results = results.results
+    from privaudit._validation import param_error
+
     if not isinstance(results, Sequence) or isinstance(results, (str, bytes)) or any(
             result_type_of(r) is None for r in results):
-        from privaudit._validation import param_error
-
         raise param_error("results", "gate", "an AuditReport, a sequence of privaudit "
                           "results, or results folders", results, error=TypeError)
+    if not results:  # no check at all would pass any policy
+        raise param_error("results", "gate", "at least one result", "<no result>")
     pairs = [(r, r.audit_kind or default_kind) for r in results
              if r.audit.role not in _NOT_GATED]
     return pairs, left_out + len(results) - len(pairs)
