@@ -21,11 +21,13 @@ over the process after loading the model).
     python benchmarks/bench_llm_mia.py            # both models
     python benchmarks/bench_llm_mia.py --quick    # the tiny model only
     python benchmarks/bench_llm_mia.py --batches  # issue 23: throughput vs batch size
+    python benchmarks/bench_llm_mia.py --precision  # issue 23: bfloat16 and 2 workers
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import resource
@@ -292,6 +294,42 @@ def batch_throughput(repeat: int = 2, n_texts: int = 48) -> None:
               f"{rate[8] / rate[1]:.2f}x | {rate[16] / rate[1]:.2f}x |", flush=True)
 
 
+# --- issue 23: float32 against bfloat16, one worker against two --------------------------
+
+
+def precision(n_texts: int = 64) -> None:
+    """The largest differences of every statistic: bfloat16 vs float32, 2 vs 1 workers.
+
+    The demo's tiny GPT-2 (and a second one as the reference model) on ``n_texts`` texts;
+    DC-PDD with ``dc_pdd_a=1`` (no term capped). bfloat16: copies of both models cast by
+    ``dtype="bfloat16"``, statistics accumulated in float32. Workers: float32, the local
+    executor with 1 and with 2 worker processes.
+    """
+    from privaudit.training import LocalExecutor
+
+    torch.set_num_threads(1)
+    model, reference, tok, texts = build("tiny")
+    texts = texts[:n_texts]
+    names = (*FIVE, "dc-pdd", "gradnorm")
+    kwargs = {"attacks": names, "token_frequencies": np.arange(len(tok)), "dc_pdd_a": 1.0}
+    full = score_texts(model, tok, texts, reference_model=reference, dtype="float32",
+                       **kwargs)
+    low = score_texts(copy.deepcopy(model), tok, texts, dtype="bfloat16",
+                      reference_model=copy.deepcopy(reference), **kwargs)
+    one = score_texts(model, tok, texts, reference_model=reference,
+                      executor=LocalExecutor(n_jobs=1), **kwargs)
+    with LocalExecutor(n_jobs=2) as executor:
+        two = score_texts(model, tok, texts, reference_model=reference, executor=executor,
+                          **kwargs)
+    print(f"| statistic ({n_texts} texts) | bfloat16 vs float32: max abs diff | max rel diff "
+          "| 2 vs 1 workers (float32): max abs diff |")
+    for name in names:
+        gap = np.abs(low[name].to_numpy() - full[name].to_numpy())
+        rel = gap / np.maximum(np.abs(full[name].to_numpy()), 1e-12)
+        workers = np.abs(two[name].to_numpy() - one[name].to_numpy()).max()
+        print(f"| {name} | {gap.max():.2e} | {rel.max():.2e} | {workers:.1e} |", flush=True)
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         torch.set_num_threads(1)
@@ -302,9 +340,14 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--batches", action="store_true",
                         help="forward throughput at batch 1, 8, 16 on a 32k vocabulary")
+    parser.add_argument("--precision", action="store_true",
+                        help="max differences: bfloat16 vs float32, 2 vs 1 workers")
     args = parser.parse_args()
     if args.batches:
         batch_throughput()
+        sys.exit(0)
+    if args.precision:
+        precision()
         sys.exit(0)
     for kind in ("tiny",) if args.quick else ("tiny", "large-vocab"):
         report(kind)
