@@ -164,13 +164,23 @@ def test_rules_cover_results_by_target_attack_and_kind_patterns():
     assert covered(attack="min-*") == [("llm", "gpt-b", "min-k")]
     assert covered(target="gpt-a", kind="unlearning") == [("unlearning", "gpt-a", "loss")]
     assert covered(target="GPT-A") == []  # case-sensitive, as names are
+    assert covered(dataset="tv16") == [] and covered(generator="?*") == []
+
+
+def test_a_generator_audit_s_records_are_told_apart_by_generator():
+    copier, dp = (attack_result("generator", target="record 7", attack="groundhog", seed=s)
+                  for s in (0, 1))
+    copier.generator, dp.generator = "copier", "dp-bayes-eps1"
+    checks = _gate([copier, dp], [{"generator": "dp-*", "auc": {"max": 1.0}}]).checks
+    assert [c.artefact for c in checks] == ["record 7 (dp-bayes-eps1)"]
 
 
 def test_a_budget_covering_no_result_warns_or_with_strict_is_an_error():
     results = [attack_result("llm")]
     rules = [{"name": "typo", "target": "gtp-*", "auc": {"max": 0.6}},
              {"kind": "llm", "auc": {"max": 0.9}}]
-    with pytest.warns(UnmatchedBudgetWarning, match=r"auc budget of rule 'typo' \(target 'gtp-\*'"):
+    unmatched = r"auc budget of rule 'typo' \(target 'gtp-\*'\)"
+    with pytest.warns(UnmatchedBudgetWarning, match=unmatched):
         checked = _gate(results, rules)
     assert len(checked.checks) == 1 and len(checked.unmatched) == 1
     with pytest.raises(PolicyError, match=r"auc budget of rule 'typo' .* covers no result"):

@@ -171,8 +171,10 @@ class GateResult:
 
 
 def _covers(rule: Rule, result: Any, kind: str) -> bool:
-    return (fnmatchcase(result.target or "", rule.target)
-            and fnmatchcase(result.attack or "", rule.attack) and fnmatchcase(kind, rule.kind))
+    """Whether every pattern of ``rule``'s scope matches ``result`` (case-sensitive)."""
+    return all(fnmatchcase(value or "", pattern) for value, pattern in (
+        (result.target, rule.target), (result.attack, rule.attack), (kind, rule.kind),
+        (result.generator, rule.generator), (result.dataset, rule.dataset)))
 
 
 def _check(readings: Readings, rule_name: str, metric: str, budget: Any, result: Any,
@@ -227,8 +229,9 @@ def _gated(results: Any) -> tuple[list[tuple[Any, str]], int]:
 
 def _budget_name(rule: Rule, index: int, metric: str, budget: Any) -> str:
     name = repr(rule.name) if rule.name else f"rules[{index}]"
-    return (f"{metric_label(metric, budget)} budget of rule {name} (target {rule.target!r}, "
-            f"attack {rule.attack!r}, kind {rule.kind!r})")
+    scope = ", ".join(f"{key} {getattr(rule, key)!r}" for key in (
+        "target", "attack", "kind", "generator", "dataset") if getattr(rule, key) != "*")
+    return f"{metric_label(metric, budget)} budget of rule {name} ({scope or 'every result'})"
 
 
 def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = False,

@@ -1,7 +1,8 @@
 """The gate's policy: budgets on the metrics of results, read from YAML with a typed schema.
 
 A policy is a list of rules; a rule names the results it covers (``fnmatch`` patterns on
-the target, the attack and the audit kind, ``*`` by default) and a budget per metric::
+the target, the attack, the audit kind, the generator and the dataset, ``*`` by default)
+and a budget per metric::
 
     basis: lower            # lower (default): a budget is exceeded only when the lower
                             # end of the metric's 95% interval is above it; point: the
@@ -155,12 +156,19 @@ def _no_empty_rule(rule: Any) -> Any:
 
 
 class _RuleScope(_Strict):
-    """The results a rule covers: ``fnmatch`` patterns (``*`` matches every result)."""
+    """The results a rule covers: ``fnmatch`` patterns (``*`` matches every result).
+
+    ``kind`` is the audit kind (``model``, ``llm``, ``unlearning``, ``synthetic``,
+    ``generator``, ``attribute``, ``dp``); ``generator`` and ``dataset`` tell apart a
+    generator audit's artefacts (its targets are records, one per generator).
+    """
 
     name: str | None = None
     target: str = "*"
     attack: str = "*"
     kind: str = "*"
+    generator: str = "*"
+    dataset: str = "*"
 
     def budgets(self) -> list[tuple[str, Any]]:
         """``(metric, budget)`` pairs in the catalogue's order, one per FPR."""
@@ -226,7 +234,7 @@ def _error_text(err: Mapping[str, Any], source: str) -> str:
     key, kind = _dotted(loc), err["type"]
     if kind == "extra_forbidden":
         section = "a rule" if len(loc) == 3 else "a budget"
-        expected = (sorted((*METRICS, "name", "target", "attack", "kind"))
+        expected = (sorted((*METRICS, *_RuleScope.model_fields))
                     if len(loc) == 3 else ["max", "basis", "fpr (tpr_at_fpr)"])
         if len(loc) == 1:
             section, expected = "the policy", ["basis", "unmeasurable", "rules"]
