@@ -21,7 +21,7 @@ from privaudit.metrics import canary_epsilon_lower_bound
 from privaudit.report import AuditReport
 from privaudit.report._common import figure_png
 from privaudit.report._format import fmt
-from privaudit.report._notebook import FOLD_ROWS, metric_rows
+from privaudit.report._notebook import FIGURE_LIMIT, FOLD_ROWS, metric_rows
 from privaudit.results import (
     AttackResult,
     AttributeResult,
@@ -195,6 +195,16 @@ def test_the_report_shows_verdict_answers_folded_metrics_and_figures() -> None:
     lines = metric_rows(report.all_results, report.to_frame())
     assert len(lines) > FOLD_ROWS and f"<summary>All metrics ({len(lines)} lines)" in view
     assert len(IMAGE.findall(view)) == len(report.page().roc_groups) == 2  # one per model
+
+
+@pytest.mark.parametrize("n_models", [FIGURE_LIMIT, FIGURE_LIMIT + 2])
+def test_at_most_a_few_figures_then_a_pointer_to_the_html_report(n_models: int) -> None:
+    results = [attack(f"model-{i}", seed=i) for i in range(n_models)]
+    view = AuditReport(results).with_settings(**FAST)._repr_html_()
+    assert len(IMAGE.findall(view)) == FIGURE_LIMIT
+    more = n_models - FIGURE_LIMIT
+    assert ("more ROC figures in the HTML report" in view) == (more > 0)
+    assert f"<p>{more} more ROC" in view or more == 0
 
 
 def test_a_small_report_is_not_folded_and_an_empty_one_says_so() -> None:

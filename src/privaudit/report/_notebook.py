@@ -26,7 +26,7 @@ from privaudit.report._common import (
 )
 from privaudit.report._format import fmt
 
-__all__ = ["MetricRow", "metric_rows", "report_html"]
+__all__ = ["FIGURE_LIMIT", "FOLD_ROWS", "MetricRow", "metric_rows", "report_html"]
 
 #: Numeric columns of :meth:`AuditReport.to_frame` that are settings, not metrics.
 _SETTINGS = frozenset({"confidence", "bound_confidence", "quantile", "delta"})
@@ -51,6 +51,9 @@ _NEUTRAL = ("#eef0f3", "#374151")
 FIGURE_WIDTH = 760
 #: Above this many metric lines, the metrics table of a report starts folded.
 FOLD_ROWS = 12
+#: ROC figures shown inline at most (one per artefact): the demo's two dozen would weigh
+#: a megabyte in the notebook; the HTML report has them all.
+FIGURE_LIMIT = 4
 
 
 class MetricRow(NamedTuple):
@@ -162,13 +165,22 @@ def _metrics_table(rows: Sequence[MetricRow], *, single: bool) -> str:
 
 
 def _figures_html(page: Any) -> str:
-    """The page's ROC figures as inline PNGs; nothing without matplotlib."""
+    """The page's first :data:`FIGURE_LIMIT` ROC figures as inline PNGs, then a count.
+
+    Nothing without matplotlib; the count says how many more the HTML report has.
+    """
     try:
         require_matplotlib()
     except ImportError:
         return ""
-    return "".join(f'<img alt="ROC curves {_esc(title)}" width="{FIGURE_WIDTH}" '
-                   f'src="{png_data_uri(png)}">' for title, png in page.roc_groups)
+    groups = page.roc_groups
+    images = "".join(f'<img alt="ROC curves {_esc(title)}" width="{FIGURE_WIDTH}" '
+                     f'src="{png_data_uri(png)}">' for title, png in groups[:FIGURE_LIMIT])
+    more = len(groups) - FIGURE_LIMIT
+    if more > 0:
+        images += (f"<p>{more} more ROC figure{'s' if more > 1 else ''} in the HTML report "
+                   "(<code>report.report(folder)</code>).</p>")
+    return images
 
 
 def _heading(report: Any) -> str:
