@@ -159,38 +159,23 @@ def test_texts_that_fit_the_window_score_as_in_one_pass(short_model, tiny_tokeni
     np.testing.assert_array_equal(alone.to_numpy(), pass_once.to_numpy())
 
 
-class LogitsMeter(torch.nn.Module):
-    """A causal LM that records the size of every logits block it returns."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model, self.config, self.sizes = model, model.config, []
-
-    def get_output_embeddings(self):
-        return self.model.get_output_embeddings()
-
-    def get_input_embeddings(self):
-        return self.model.get_input_embeddings()
-
-    def forward(self, input_ids, attention_mask=None, position_ids=None):
-        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                         position_ids=position_ids)
-        self.sizes.append(out.logits.numel())
-        return out
-
-
 def test_memory_is_flat_in_the_text_length(short_model, tiny_tokenizer):
     """The largest logits block (the scoring's peak) is the same for 1x to 8x the context."""
     ids = tiny_tokenizer(" ".join(corpus(120, seed=6)))["input_ids"]
     peaks = {}
     for times in (1, 2, 4, 8):
-        meter = LogitsMeter(short_model)
+        sizes = []  # of every logits block the model returns
+        hook = short_model.lm_head.register_forward_hook(
+            lambda _module, _inputs, out, sizes=sizes: sizes.append(out.numel()))
         texts = [ids[j:j + times * CONTEXT] for j in range(0, 4 * times, times)]
-        frame = score_texts(meter, tiny_tokenizer, texts, attacks=["loss", "min-k-plus-plus"],
-                            stride=16, batch_size=4)
+        try:
+            frame = score_texts(short_model, tiny_tokenizer, texts, stride=16, batch_size=4,
+                                attacks=["loss", "min-k-plus-plus"])
+        finally:
+            hook.remove()
         assert np.isfinite(frame.to_numpy()).all()
-        peaks[times] = max(meter.sizes)
-        assert len(meter.sizes) == 1 + math.ceil((times * CONTEXT - CONTEXT) / 16)
+        peaks[times] = max(sizes)
+        assert len(sizes) == 1 + math.ceil((times * CONTEXT - CONTEXT) / 16)
     assert set(peaks.values()) == {4 * CONTEXT * len(tiny_tokenizer)}
 
 
