@@ -229,3 +229,29 @@ def test_the_junit_file_has_one_testcase_per_check_with_failures_and_skips(tmp_p
     table = checked.table()
     assert list(table["outcome"]) == ["fail", "pass", "warn", "warn"]
     assert np.isnan(table["value"].iloc[2])
+
+
+def test_the_gate_reads_the_numbers_the_report_tabulates(every_kind):
+    """Against a second path: ``AuditReport.to_frame``, the report's metrics table."""
+    results = list(every_kind.values())
+    frame = AuditReport(results, kind="").to_frame(n_bootstrap=N_BOOTSTRAP, fprs=(0.1,))
+    rules = [{"auc": {"max": 1}, "advantage": {"max": 1}, "risk": {"max": 1},
+              "tpr_at_fpr": {"fpr": 0.1, "max": 1}, "effective_epsilon": {"max": 1e9},
+              "attribute_advantage": {"max": 1}, "epsilon_lower_bound": {"max": 1e9}}]
+    columns = {"auc": "auc", "advantage": "advantage", "tpr_at_fpr@0.1": "tpr_at_fpr_0.1",
+               "risk": "risk", "attribute_advantage": "advantage",
+               "epsilon_lower_bound": "epsilon_lower_bound"}
+    compared = 0
+    for basis, suffix in (("lower", "_low"), ("point", "")):
+        for check in _gate(results, rules, basis=basis).checks:
+            row = frame[(frame["target"] == check.target) & (frame["attack"] == check.attack)]
+            if check.metric == "effective_epsilon":
+                column = "effective_epsilon_lower_bound" if basis == "lower" else (
+                    "effective_epsilon")
+            else:
+                column = columns[check.metric] + (
+                    suffix if check.metric != "epsilon_lower_bound" else "")
+            assert check.value == pytest.approx(float(row[column].iloc[0]), abs=1e-12), (
+                check.metric, basis)
+            compared += 1
+    assert compared == 2 * (4 * 3 + 1 + 1 + 1)  # 3 attack results x 4 metrics, 3 others
