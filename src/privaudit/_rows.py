@@ -50,6 +50,10 @@ def with_label(X: Any, y: Any) -> pd.DataFrame:
 def normalised_tables(*tables: Any) -> list[pd.DataFrame]:
     """The tables with columns by position, each column numeric or text in all of them.
 
+    A column held as numbers (a NumPy bool, integer or float dtype) in every table is
+    converted in one block per table (the fast path, most columns of most tables);
+    :func:`_normalised_column` decides each other column from its values.
+
     Raises
     ------
     ValueError
@@ -60,20 +64,38 @@ def normalised_tables(*tables: Any) -> list[pd.DataFrame]:
     if len(widths) > 1:
         raise ValueError(f"Tables compared row by row must have the same number of columns; "
                          f"got {sorted(widths)}.")
+    width = frames[0].shape[1] if frames else 0
+    dtypes = [list(f.dtypes) for f in frames]
+    held_as_numbers = [col for col in range(width)
+                       if all(_holds_numbers(types[col]) for types in dtypes)]
     out: list[dict[int, Any]] = [{} for _ in frames]
-    for col in range(frames[0].shape[1]) if frames else ():
-        numbers = [pd.to_numeric(f[col], errors="coerce") for f in frames]
-        numeric = all(n.notna().sum() == f[col].notna().sum() for n, f in zip(
-            numbers, frames, strict=True))
-        for i, (frame, number) in enumerate(zip(frames, numbers, strict=True)):
-            if numeric:
-                # + 0.0 turns -0.0 into 0.0: equal numbers hash equal.
-                out[i][col] = number.astype(np.float64) + 0.0
-            else:
-                text = frame[col].astype(str)
-                out[i][col] = text.where(frame[col].notna(), _MISSING)
-    return [pd.DataFrame(columns, index=range(len(f))) for columns, f in zip(
-        out, frames, strict=True)]
+    for i, frame in enumerate(frames):
+        # + 0.0 turns -0.0 into 0.0: equal numbers hash equal.
+        block = frame.iloc[:, held_as_numbers].to_numpy(dtype=np.float64) + 0.0
+        out[i].update(zip(held_as_numbers, block.T, strict=True))
+    numbers_held = set(held_as_numbers)
+    for col in (c for c in range(width) if c not in numbers_held):
+        for i, column in enumerate(_normalised_column([f[col] for f in frames])):
+            out[i][col] = column
+    return [pd.DataFrame({col: columns[col] for col in range(width)}, index=range(len(f)))
+            for columns, f in zip(out, frames, strict=True)]
+
+
+def _holds_numbers(dtype: Any) -> bool:
+    """Whether a column of this dtype holds only numbers (or NaN), never text or NA."""
+    return isinstance(dtype, np.dtype) and dtype.kind in "biuf"
+
+
+def _normalised_column(columns: list[pd.Series]) -> list[pd.Series]:
+    """One column of every table, decided from its values in all of them.
+
+    Float64 when all its non-missing values read as numbers in every table, else text
+    with one marker for every missing value.
+    """
+    numbers = [pd.to_numeric(c, errors="coerce") for c in columns]
+    if all(n.notna().sum() == c.notna().sum() for n, c in zip(numbers, columns, strict=True)):
+        return [n.astype(np.float64) + 0.0 for n in numbers]
+    return [c.astype(str).where(c.notna(), _MISSING) for c in columns]
 
 
 def row_hashes(*tables: Any) -> list[np.ndarray]:
