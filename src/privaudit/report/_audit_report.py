@@ -378,7 +378,7 @@ class AuditReport(Sequence[Any]):
                             strict=True))
         for result in (*page.risk_results, *page.proximity_results, *page.attribute_results):
             rows[id(result)] = flatten_estimates(result.to_dict())
-        for result in page.dp_results:
+        for result in (*page.dp_results, *page.memorisation_results):
             rows[id(result)] = flatten_estimates(result.summary())
         return rows
 
