@@ -244,6 +244,9 @@ class CanaryCheck:
             if not isinstance(fmt, str) or fmt.count("{secret}") != 1:
                 raise param_error("canaries.formats", _FUNC, "formats with exactly one "
                                   "'{secret}' slot each", fmt)
+        if self.space.size < n:
+            raise param_error("canaries.space", _FUNC, f"a space of at least {n} secrets "
+                              "(one distinct secret per canary)", f"<{self.space.size}>")
         if self.inclusion == "random" and n < 2:
             raise param_error("canaries.inclusion", _FUNC, "'all' with fewer than 2 "
                               "canaries (a bound compares included and excluded ones)",
@@ -267,14 +270,41 @@ class CanaryCheck:
 
     def key(self) -> tuple[Any, ...]:
         """What enters the run key: everything but ``batch_size``; the training's code."""
-        from privaudit.audits._dp_training import _train_fingerprint
-
-        train = None if self.train is None else _train_fingerprint(self.train)
+        train = None if self.train is None else _training_key(self.train)
         texts = None if self.texts is None else sha256_hex(
             "\x1e".join(self.texts).encode("utf-8", "surrogatepass"))
         return (train, texts, self.canary_formats(), repr(self.space),
                 self.canary_repetitions(), self.inclusion, float(self.delta), self.method,
                 int(self.n_samples))
+
+
+def _training_key(train: Any) -> Any:
+    """What identifies a training function: its fingerprint, or its code and state.
+
+    As the DP-training audit reads one, except that a model the callable holds (a base
+    model to fine-tune) is read by its weights' fingerprint.
+    """
+    from privaudit._digest import state_digest
+    from privaudit.audits._dp_training import _train_fingerprint
+    from privaudit.targets import module_fingerprint
+
+    try:
+        return _train_fingerprint(train)
+    except TypeError:
+        pass
+    state = {}
+    for name, value in vars(train).items():
+        if name.startswith("_"):
+            continue
+        try:
+            state[name] = (module_fingerprint(value) if hasattr(value, "state_dict")
+                           else state_digest(value))
+        except TypeError:
+            raise param_error("canaries.train", _FUNC, "a training function whose state "
+                              "privaudit can digest, or with a fingerprint() method "
+                              f"(its attribute {name!r} cannot be read)", train,
+                              error=TypeError) from None
+    return (_train_fingerprint(type(train)), state_digest(state))
 
 
 # --- the kind ---------------------------------------------------------------------------------
