@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +37,29 @@ def _payloads(data: bytes) -> list[bytes]:
     return out
 
 
+def _records(path: Path, pb: Any, wait: float = 10.0) -> list[Any]:
+    """The run's records, once its ``exit`` record is on disk (the writer may lag)."""
+    deadline = time.monotonic() + wait
+    while True:
+        records = []
+        for payload in _payloads(path.read_bytes()):
+            record = pb.Record()
+            record.ParseFromString(payload)
+            records.append(record)
+        if any(r.WhichOneof("record_type") == "exit" for r in records):
+            return records
+        assert time.monotonic() < deadline, f"{path} has no exit record"
+        time.sleep(0.2)
+
+
 def read_offline_run(run_dir: Path) -> dict[str, Any]:
     """``{"history": [row, ...], "summary": {...}, "config": {...}}`` of an offline run."""
     from wandb.proto import wandb_internal_pb2 as pb
 
     (path,) = Path(run_dir).glob("run-*.wandb")
     out: dict[str, Any] = {"history": [], "summary": {}, "config": {}}
-    for payload in _payloads(path.read_bytes()):
-        record = pb.Record()
-        record.ParseFromString(payload)
+    records = _records(path, pb)
+    for record in records:
         kind = record.WhichOneof("record_type")
         if kind == "history":
             out["history"].append({i.key or "/".join(i.nested_key): json.loads(i.value_json)

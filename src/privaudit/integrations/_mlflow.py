@@ -39,10 +39,10 @@ def _store_error(tracking_uri: str | None, exc: BaseException) -> ValueError:
         reason = ("MLflow 3 refuses a file store (a folder or file: URI) unless the "
                   "environment variable MLFLOW_ALLOW_FILE_STORE=true is set; set it, or "
                   "give a server (http://...) or database (sqlite:///...) URI")
-    shown = tracking_uri if tracking_uri is not None else "<MLflow's default tracking URI>"
-    error = param_error("tracking_uri", _FUNC, "an MLflow tracking store that can be "
-                        f"written ({reason[:400]})", shown)
-    return ValueError(str(error))
+    shown = repr(tracking_uri) if tracking_uri is not None else "MLflow's default store"
+    # param_error's wording, with the URI whole (param_error shortens a long value)
+    return ValueError(f"The 'tracking_uri' parameter of {_FUNC} must be an MLflow tracking "
+                      f"store that can be written ({reason[:400]}). Got {shown} instead.")
 
 
 def mlflow_client(tracking_uri: str | None = None) -> Any:
@@ -157,8 +157,8 @@ def log_mlflow(
         When MLflow is not installed (``pip install 'privaudit[mlflow]'``).
     """
     mlflow = _mlflow()
+    client = mlflow_client(tracking_uri)  # a store that cannot be opened fails first
     summary = read_audit(report, **settings)
-    client = mlflow_client(tracking_uri)
     active = mlflow.active_run() if run is None and tracking_uri is None else None
     given = run if run is not None else active
     try:

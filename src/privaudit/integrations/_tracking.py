@@ -31,7 +31,8 @@ MAX_PARAM_LENGTH = 6000
 MAX_TAG_LENGTH = 8000
 #: Room left in a key for the metric's own name after the result's prefix.
 _PREFIX_LENGTH = 180
-_NOT_IN_KEY = re.compile(r"[^0-9A-Za-z_\-. :/]")
+#: Outside MLflow's key characters, or a slash (the separator of the parts of a key).
+_NOT_IN_KEY = re.compile(r"[^0-9A-Za-z_\-. :]")
 
 
 class TrackingItems(NamedTuple):
@@ -48,10 +49,16 @@ class TrackingItems(NamedTuple):
 def metric_key(*parts: str) -> str:
     """A valid MLflow key from ``parts`` joined by ``/``: other characters become ``_``.
 
+    A slash inside a part becomes ``_`` too, so that the key has one level per part; a
+    part never starts with ``_`` (W&B keeps those for its own keys) and an empty part is
+    ``unnamed``.
+
     >>> metric_key("model|v2", "loss", "tpr_at_fpr_0.001")
     'model_v2/loss/tpr_at_fpr_0.001'
     """
-    text = "/".join(_NOT_IN_KEY.sub("_", part.strip()) or "_" for part in parts)
+    # a leading underscore would make W&B take the key for one of its own (``_step``)
+    text = "/".join(_NOT_IN_KEY.sub("_", part.strip()).lstrip("_") or "unnamed"
+                    for part in parts)
     return text[:MAX_KEY_LENGTH]
 
 
@@ -66,6 +73,11 @@ def result_prefixes(results: tuple[ResultMetrics, ...]) -> list[str]:
         seen[prefix] = seen.get(prefix, 0) + 1
         out.append(prefix if seen[prefix] == 1 else f"{prefix}-{seen[prefix]}")
     return out
+
+
+def _under(prefix: str, name: str) -> str:
+    """The key of ``name`` under a result's ``prefix`` (already a valid key)."""
+    return f"{prefix}/{metric_key(name)}"[:MAX_KEY_LENGTH]
 
 
 def _text(value: Any, limit: int) -> str:
@@ -83,9 +95,8 @@ def tracking_items(summary: AuditSummary) -> TrackingItems:
     params = {f"privaudit.{name}": _text(value, MAX_PARAM_LENGTH)
               for name, value in summary.settings.items()}
     for result, prefix in zip(summary.results, result_prefixes(summary.results), strict=True):
-        metrics.update({metric_key(prefix, name): value
-                        for name, value in result.metrics.items()})
-        params.update({metric_key(prefix, name): _text(value, MAX_PARAM_LENGTH)
+        metrics.update({_under(prefix, name): value for name, value in result.metrics.items()})
+        params.update({_under(prefix, name): _text(value, MAX_PARAM_LENGTH)
                        for name, value in result.parameters.items()})
     tags = {"privaudit.version": __version__, "privaudit.n_results": str(len(summary.results))}
     if summary.title:

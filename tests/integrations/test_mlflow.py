@@ -1,0 +1,92 @@
+"""log_mlflow against a real MLflow file store, read back with MlflowClient.
+
+MLflow 3 opens a file store only with MLFLOW_ALLOW_FILE_STORE=true (its database backends
+need SQLAlchemy, which mlflow-skinny does not install): the tests opt in as a user must,
+and check the error a user gets without it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from integration_data import N_BOOTSTRAP, same_number
+
+mlflow = pytest.importorskip("mlflow")
+
+from privaudit.integrations import log_mlflow, read_audit, tracking_items  # noqa: E402
+from privaudit.integrations._mlflow import log_items  # noqa: E402
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    return f"file:{tmp_path / 'mlruns'}"
+
+
+def test_every_value_reads_back_from_the_store(store, report_dir):
+    run_id = log_mlflow(report_dir, tracking_uri=store, run_name="audit")
+    run = mlflow.MlflowClient(store).get_run(run_id)
+    expected = tracking_items(read_audit(report_dir))
+    assert set(run.data.metrics) == set(expected.metrics)
+    assert all(same_number(run.data.metrics[k], v) for k, v in expected.metrics.items())
+    assert run.data.params == expected.params
+    assert {k: run.data.tags[k] for k in expected.tags} == expected.tags
+    assert run.data.tags["privaudit.verdict"] == read_audit(report_dir).verdict.label
+    assert run.info.status == "FINISHED" and run.info.run_name == "audit"
+    artefacts = mlflow.MlflowClient(store).list_artifacts(run_id, "privaudit")
+    assert [a.path for a in artefacts] == ["privaudit/index.html"]
+
+
+def test_an_active_run_is_logged_into_and_left_open(store, results, monkeypatch):
+    mlflow.set_tracking_uri(store)
+    try:
+        with mlflow.start_run() as active:
+            assert log_mlflow(results, n_bootstrap=N_BOOTSTRAP) == active.info.run_id
+            given = mlflow.MlflowClient(store).get_run(active.info.run_id)
+            assert given.info.status == "RUNNING"
+            assert given.data.tags["privaudit.n_results"] == str(len(results))
+            # an in-memory audit has no page to attach
+            assert mlflow.MlflowClient(store).list_artifacts(active.info.run_id) == []
+    finally:
+        mlflow.set_tracking_uri(None)
+
+
+def test_batches_stay_within_mlflow_limits(store, results):
+    """A thousand metrics per call at most, a hundred parameters or tags: few calls."""
+    calls: list[tuple[int, int, int]] = []
+
+    class Counting:
+        def log_batch(self, run_id, metrics=(), params=(), tags=()):
+            calls.append((len(metrics), len(params), len(tags)))
+
+    items = tracking_items(read_audit(results, n_bootstrap=N_BOOTSTRAP))
+    many = items._replace(metrics={f"m{i}": 0.5 for i in range(2500)},
+                          params={f"p{i}": "x" for i in range(250)})
+    for logged in (items, many):
+        calls.clear()
+        log_items(Counting(), "run", logged)
+        assert [sum(c[i] for c in calls) for i in range(3)] == [
+            len(logged.metrics), len(logged.params), len(logged.tags)]
+        assert all(m <= 1000 and p <= 100 and t <= 100 for m, p, t in calls)
+        assert len(calls) == sum(-(-len(part) // size) for part, size in zip(
+            logged, (1000, 100, 100), strict=True))
+
+
+@pytest.mark.parametrize("where", ["under a file", "refused file store"])
+def test_a_store_that_cannot_be_written_names_tracking_uri(tmp_path, monkeypatch, results,
+                                                           where):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    if where == "under a file":
+        monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+        uri, reason = f"file:{blocker / 'mlruns'}", "Not a directory"
+    else:
+        monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+        uri, reason = f"file:{tmp_path / 'mlruns'}", "MLFLOW_ALLOW_FILE_STORE=true"
+    with pytest.raises(ValueError, match="'tracking_uri' parameter of log_mlflow") as info:
+        log_mlflow(results, tracking_uri=uri, n_bootstrap=0)
+    assert reason in str(info.value) and uri in str(info.value)
+
+
+def test_a_run_that_is_not_one_is_refused(store, results):
+    with pytest.raises(TypeError, match="'run' parameter of log_mlflow"):
+        log_mlflow(results, run=3.5, tracking_uri=store, n_bootstrap=0)

@@ -1,0 +1,58 @@
+"""log_wandb in W&B offline mode (no server), read back from the run's own file."""
+
+from __future__ import annotations
+
+import pytest
+from _wandb_file import read_offline_run
+from integration_data import N_BOOTSTRAP, same_number
+
+wandb = pytest.importorskip("wandb")
+
+from privaudit.integrations import log_wandb, read_audit, tracking_items  # noqa: E402
+
+
+@pytest.fixture
+def offline(tmp_path, monkeypatch):
+    """W&B offline, every file it writes (settings, cache, runs) inside ``tmp_path``."""
+    for name in ("WANDB_CONFIG_DIR", "WANDB_CACHE_DIR", "WANDB_DATA_DIR", "WANDB_DIR"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    return tmp_path / "runs"
+
+
+def _check_run(logged: dict, report) -> None:
+    """The first history row holds every metric; the config and summary the rest."""
+    expected = tracking_items(read_audit(report, n_bootstrap=N_BOOTSTRAP))
+    row = logged["history"][0]  # one wandb.log call: one history row
+    assert set(row) - {"_step", "_runtime", "_timestamp"} == set(expected.metrics)
+    assert all(same_number(row[k], v) for k, v in expected.metrics.items())
+    assert {k: logged["config"][k] for k in expected.params} == expected.params
+    assert {k: logged["summary"][k] for k in expected.tags} == expected.tags
+
+
+def test_a_new_offline_run_holds_every_value(offline, report_dir):
+    run_id = log_wandb(report_dir, project="audit", dir=offline)
+    (run_dir,) = (offline / "wandb").glob(f"offline-run-*-{run_id}")
+    logged = read_offline_run(run_dir)
+    assert len(logged["history"]) == 1
+    _check_run(logged, report_dir)
+
+
+def test_a_given_run_is_logged_into_and_left_open(offline, results):
+    offline.mkdir()
+    run = wandb.init(project="audit", dir=str(offline))
+    try:
+        assert log_wandb(results, run=run, n_bootstrap=N_BOOTSTRAP) == run.id
+        run.log({"after": 1.0})  # still open: the caller's to finish
+    finally:
+        run.finish()
+    (run_dir,) = (offline / "wandb").glob(f"offline-run-*-{run.id}")
+    logged = read_offline_run(run_dir)
+    assert [row.get("after") for row in logged["history"]] == [None, 1.0]
+    _check_run(logged, results)
+
+
+def test_a_run_that_is_not_one_is_refused(results):
+    with pytest.raises(TypeError, match="'run' parameter of log_wandb"):
+        log_wandb(results, run="not a run", n_bootstrap=0)
