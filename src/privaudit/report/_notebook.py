@@ -91,6 +91,12 @@ def _interval(low: float, high: float) -> str:
     return f"[{fmt(low)}, {fmt(high)}]"
 
 
+def _label(column: str) -> str:
+    """A metric's name in words: the report's label, else its column with spaces."""
+    label = _LABELS.get(column) or metric_label(column)
+    return label.replace("_", " ") if label == column else label
+
+
 def _metric_lines(row: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """``(metric, value, interval)`` of each metric of one row of ``to_frame``.
 
@@ -106,7 +112,7 @@ def _metric_lines(row: Mapping[str, Any]) -> list[tuple[str, str, str]]:
             continue
         note = row.get(f"{column}_note")
         shown = fmt(value) + (f" ({note})" if isinstance(note, str) and note else "")
-        out.append((_LABELS.get(column, metric_label(column)), shown, interval))
+        out.append((_label(column), shown, interval))
     return out
 
 
