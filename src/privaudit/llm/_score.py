@@ -315,17 +315,18 @@ def _score_batch(model: Any, batch: _Batch, names: tuple[str, ...], s: dict[str,
 
 def _score_items(model: Any, items: Sequence[Encoded], names: tuple[str, ...],
                  s: dict[str, Any], pad_id: int, head: Sequence[int] = (),
-                 logits: Any = None) -> dict[str, np.ndarray]:
+                 padded: tuple[_Batch, Any] | None = None) -> dict[str, np.ndarray]:
     """The forward statistics of texts with ``head`` put before each, in one batch.
 
     In one pass when every text fits (``head`` losing its start when it and a text would
-    not fit the context, see :func:`_pad`), or by the sliding window (``stride``) when a
-    text is longer than the window: then ``head`` and the text are scored as one sequence.
+    not fit the context, see :func:`_pad`; ``padded``: the texts' batch and its logits,
+    already computed), or by the sliding window (``stride``) when a text is longer than
+    the window: then ``head`` and the text are scored as one sequence.
     """
-    side = s["padding_side"]
     if s["stride"] is None or max(len(head) + len(e.ids) for e in items) <= s["window"]:
-        return _score_batch(model, _pad(items, pad_id, side, head, s["context"]), names, s,
-                            logits)
+        batch, logits = padded or (_pad(items, pad_id, s["padding_side"], head,
+                                        s["context"]), None)
+        return _score_batch(model, batch, names, s, logits)
     joined = [e.after(head) for e in items]
     stats, whole = _windowed_stats(model, joined, s, pad_id,
                                    moments="min-k-plus-plus" in names)
@@ -912,21 +913,23 @@ def _run_batches(model: Any, tokenizer: Any, encoded: list[Encoded], names: tupl
         for start in range(0, n, s["batch_size"]):
             rows = order[start:start + s["batch_size"]]
             items = [encoded[i] for i in rows]
-            batch = _pad(items, pad_id, s["padding_side"])
-            logits = None
-            if "gradnorm" in names:
+            padded = None
+            if "gradnorm" in names:  # then every text fits the window (_encode_all)
                 from privaudit.llm._grad_norms import gradient_norms
 
+                batch = _pad(items, pad_id, s["padding_side"])
                 # Its forward pass gives the other statistics their logits too.
                 out["gradnorm"][rows], logits = gradient_norms(
                     model, batch.input_ids, batch.attention_mask, _gradnorm_mask(batch, s),
                     p=s["p"], position_ids=batch.position_ids, keep_logits=True)
+                padded = (batch, logits)
+                del batch, logits
             # Inference mode: no autograd bookkeeping at all (faster than no_grad).
             with torch.inference_mode():
                 for name, values in _score_items(model, items, forward, s, pad_id,
-                                                 logits=logits).items():
+                                                 padded=padded).items():
                     out[name][rows] = values
-                del logits
+                del padded
                 if eos_dc_pdd:
                     out["dc-pdd"][rows] = _score_items(model, items, ("dc-pdd",), s, pad_id,
                                                        eos)["dc-pdd"]
