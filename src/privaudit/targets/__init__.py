@@ -12,7 +12,9 @@ artefacts satisfy too, plus ``classes_``/``n_classes`` and ``query(X, y) -> Mode
 (one query per record; the per-record loss computed once). :func:`as_target` wraps a fitted
 scikit-learn estimator or a torch module; :func:`target_fingerprint` reads any artefact's
 fingerprint for a result key. :func:`load_causal_lm` reads a Hugging Face folder after
-:func:`check_model_folder` has checked every file transformers will open in it.
+:func:`check_model_folder` has checked every file transformers will open in it, or a peft
+LoRA adapter folder over a local base model (the base inside an allowed root, the
+adapter's weights from safetensors only, its configuration checked key by key).
 """
 
 from privaudit.targets._base import (

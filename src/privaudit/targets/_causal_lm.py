@@ -12,7 +12,10 @@ injected into a ``score_texts`` method would only move the same call into the ta
 :func:`load_causal_lm` reads a local folder only, weights from safetensors only: no hub
 access, no pickle, no remote code, no file outside the folder
 (:func:`~privaudit.targets.check_model_folder`), and no weight left at its random
-initialisation: a model whose weights do not all come from the folder is refused.
+initialisation: a model whose weights do not all come from the folder is refused. It
+also reads a LoRA adapter folder over a local base (:mod:`privaudit.targets._adapters`),
+and runs the loaded model once, so that a dtype the machine cannot run (a bfloat16 folder
+on a CPU without bfloat16 kernels) is an error naming ``torch_dtype`` at loading.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 from privaudit._digest import DIGITS, Hasher
 from privaudit._optional import import_optional
 from privaudit._validation import check_int, param_error
+from privaudit.targets._adapters import ADAPTER_CONFIG, is_adapter_folder, load_adapter_model
 from privaudit.targets._fingerprint import module_fingerprint
 from privaudit.targets._hf_folder import FolderError, check_model_folder, guarded
 
@@ -202,20 +206,35 @@ def _check_folder(path: Any) -> Path:
 
 
 def load_causal_lm(path: str | os.PathLike[str], *, name: str = "", torch_dtype: Any = None,
-                   max_length: int = 512, batch_size: int = 8) -> CausalLMTarget:
+                   max_length: int = 512, batch_size: int = 8, adapter: Any = None,
+                   base: Any = None, base_root: Any = None,
+                   merge: bool = False) -> CausalLMTarget:
     """Load a causal LM and its tokenizer from a local folder, safely and faithfully.
 
     Parameters
     ----------
     path : path-like
         A folder written by ``save_pretrained`` (``config.json``, ``*.safetensors``, the
-        tokenizer's files). Never a hub id: nothing is downloaded.
+        tokenizer's files), or a peft LoRA adapter folder (``adapter_config.json``,
+        ``adapter_model.safetensors``) over a local base model. Never a hub id: nothing
+        is downloaded.
     name : str
         Name in results (default: the folder's name).
     torch_dtype : torch.dtype, optional
-        Load the weights in this dtype (e.g. ``torch.bfloat16``).
+        Load the weights in this dtype (e.g. ``torch.bfloat16``). Default: the folder's.
     max_length, batch_size : int
         The target's scoring defaults (:class:`CausalLMTarget`).
+    adapter : path-like, optional
+        A LoRA adapter folder to put on the model of ``path`` (then the base).
+    base : path-like, optional
+        With an adapter folder as ``path``: its base model's folder. Default: the
+        adapter's ``base_model_name_or_path``, which must be a local folder inside
+        ``base_root``.
+    base_root : path-like, optional
+        Where a base named by the adapter may lie (links followed). Default: the folder
+        holding the adapter folder.
+    merge : bool, default=False
+        Fold the adapter into the base weights (a plain transformers model).
 
     Returns
     -------
@@ -251,6 +270,15 @@ def load_causal_lm(path: str | os.PathLike[str], *, name: str = "", torch_dtype:
     embeddings) are not missing. The tokenizer must turn a sentence into tokens the model
     has embeddings for.
     """
+    options = {"name": name, "torch_dtype": torch_dtype, "max_length": max_length,
+               "batch_size": batch_size}
+    if adapter is not None or is_adapter_folder(path):
+        return _load_with_adapter(path, adapter, base=base, base_root=base_root, merge=merge,
+                                  options=options)
+    for key, value in (("base", base), ("base_root", base_root), ("merge", merge or None)):
+        if value is not None:
+            raise param_error(key, _FUNC, "given only with a LoRA adapter (an adapter folder "
+                              "as path, or adapter=)", value)
     transformers = import_optional("transformers", extra="llm",
                                    purpose="Loading a causal language model")
     folder = _check_folder(path)
@@ -264,7 +292,7 @@ def load_causal_lm(path: str | os.PathLike[str], *, name: str = "", torch_dtype:
                                                ignore_mismatched_sizes=True,
                                                output_loading_info=True, **options))
     _check_loading_info(info, folder, type(model).__name__)
-    _check_tokenizer_fits(tokenizer, model, folder)
+    _check_runs(model, _check_tokenizer_fits(tokenizer, model, folder), folder, torch_dtype)
     model.eval()
     return CausalLMTarget(model, tokenizer, name=name or folder.name, max_length=max_length,
                           batch_size=batch_size)
@@ -399,3 +427,51 @@ def _check_tokenizer_fits(tokenizer: Any, model: Any, folder: Path) -> None:
     if len(tokenizer) > rows:
         raise FolderError(f"{_FUNC}: the tokenizer in {folder} has {len(tokenizer)} tokens but "
                           f"the model only {rows} embeddings: they do not belong together.")
+    return list(ids)
+
+
+def _check_runs(model: Any, ids: list[int], folder: Path, torch_dtype: Any) -> None:
+    """One forward pass on the sentence: a dtype this machine cannot run is named.
+
+    A folder saved in bfloat16 loads in bfloat16; a CPU without bfloat16 kernels (or a GPU
+    without float16 ones) fails at the first layer norm or matrix product, which would
+    otherwise surface mid-audit as a kernel error.
+    """
+    torch = import_optional("torch", extra="llm", purpose="Loading a causal language model")
+    dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), None)
+    device = next((p.device for p in model.parameters()), torch.device("cpu"))
+    try:
+        with torch.no_grad():
+            model(input_ids=torch.tensor([ids], device=device))
+    except (RuntimeError, NotImplementedError, TypeError) as exc:
+        source = "as given" if torch_dtype is not None else "as the folder stores it"
+        reason = " ".join(str(exc).split())[:200]
+        raise param_error("torch_dtype", _FUNC, f"a dtype the device {device} runs the model "
+                          f"in {folder} in; in {dtype} ({source}) it fails ({reason}); pass "
+                          "torch_dtype=torch.float32", str(torch_dtype)) from None
+
+
+def _load_with_adapter(path: Any, adapter: Any, *, base: Any, base_root: Any, merge: bool,
+                       options: dict[str, Any]) -> CausalLMTarget:
+    """:func:`load_causal_lm` of an adapter folder (``path``) or of ``path`` + ``adapter``."""
+    if not isinstance(merge, bool):
+        raise param_error("merge", _FUNC, "True or False", merge, error=TypeError)
+    if adapter is not None:
+        if base is not None:
+            raise param_error("base", _FUNC, "None when 'adapter' is given (path is the "
+                              "base)", base)
+        base, folder = path, adapter
+    else:
+        folder = path
+    if not is_adapter_folder(folder):
+        raise param_error("adapter", _FUNC, f"a LoRA adapter folder (with {ADAPTER_CONFIG})",
+                          str(folder))
+    name = options.pop("name")
+
+    def load_base(base_folder: Path) -> CausalLMTarget:
+        return load_causal_lm(base_folder, **options)
+
+    model, tokenizer, _ = load_adapter_model(folder, base=base, base_root=base_root,
+                                             merge=merge, load_base=load_base)
+    return CausalLMTarget(model, tokenizer, name=name or Path(folder).name,
+                          max_length=options["max_length"], batch_size=options["batch_size"])
