@@ -3,10 +3,12 @@
 :func:`score_texts` computes, for each text, LOSS, Min-K%, Min-K%++, zlib and DC-PDD from
 ONE forward pass per batch (plus one pass of a reference model for ``reference``, one pass
 with a known non-member prefix for ``recall``, one vectorised backward pass for
-``gradnorm``), in bounded memory. :class:`BlindBaseline` reads the texts alone (Das et
-al.): when it separates the two sets as well as an attack, that attack's AUC says nothing
-about memorisation. :func:`privaudit.audit_llm` runs both on the audit spine (members vs
-non-members, or forget vs holdout).
+``gradnorm``), in bounded memory; texts longer than the model's context by a sliding
+window (``stride=``, Hugging Face's perplexity recipe), (prompt, answer) pairs through the
+tokenizer's chat template (``chat_template=True``). :class:`BlindBaseline` reads the
+texts alone (Das et al.): when it separates the two sets as well as an attack, that
+attack's AUC says nothing about memorisation. :func:`privaudit.audit_llm` runs both on
+the audit spine (members vs non-members, or forget vs holdout).
 
 Memorisation measured by generation: :func:`extraction_checks` (k-extractability, Carlini
 et al. 2023; extraction strength and exact memorisation, open-unlearning; VerbMem, MUSE)
