@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from test_devices import RecordingLM
 
 from conftest import corpus
 from privaudit.llm import score_texts
@@ -31,14 +32,13 @@ BATCH = 2
 TEXTS = corpus(6 * BATCH * BATCHES_PER_SHARD, seed=23)  # six shards
 
 
-class PinRecordingLM(torch.nn.Module):
-    """A causal LM that logs ``to <pid> <device>`` and ``run <pid> <device> <rows>`` lines."""
+class PinRecordingLM(RecordingLM):
+    """test_devices' recording model, also logging ``to <pid> <device>`` and ``run <pid>
+    <device> <rows>`` lines to a file (worker processes append to it too)."""
 
     def __init__(self, inner, log: Path):
-        super().__init__()
-        self.inner, self.config, self.log = inner, inner.config, str(log)
-        self._declared = torch.device("cpu")
-        self.train(inner.training)
+        super().__init__(inner)
+        self.log = str(log)
 
     def _write(self, line: str) -> None:
         with open(self.log, "a") as handle:
@@ -51,20 +51,9 @@ class PinRecordingLM(torch.nn.Module):
             self._write(f"to {os.getpid()} {self._declared}")
         return super().to(*args, **kwargs)
 
-    @property
-    def device(self):
-        return self._declared
-
-    def get_input_embeddings(self):
-        return self.inner.get_input_embeddings()
-
-    def get_output_embeddings(self):
-        return self.inner.get_output_embeddings()
-
     def forward(self, input_ids, attention_mask=None, position_ids=None):
         self._write(f"run {os.getpid()} {self._declared} {input_ids.shape[0]}")
-        return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                          position_ids=position_ids)
+        return super().forward(input_ids, attention_mask, position_ids)
 
 
 def _scores(model, tokenizer, *, executor, pins=None):
