@@ -53,11 +53,11 @@ def _records(path: Path, pb: Any, wait: float = 10.0) -> list[Any]:
 
 
 def read_offline_run(run_dir: Path) -> dict[str, Any]:
-    """``{"history": [row, ...], "summary": {...}, "config": {...}}`` of an offline run."""
+    """``{"history": [row, ...], "summary", "config", "artifacts": [(name, type), ...]}``."""
     from wandb.proto import wandb_internal_pb2 as pb
 
     (path,) = Path(run_dir).glob("run-*.wandb")
-    out: dict[str, Any] = {"history": [], "summary": {}, "config": {}}
+    out: dict[str, Any] = {"history": [], "summary": {}, "config": {}, "artifacts": []}
     records = _records(path, pb)
     for record in records:
         kind = record.WhichOneof("record_type")
@@ -67,6 +67,8 @@ def read_offline_run(run_dir: Path) -> dict[str, Any]:
         elif kind == "summary":
             out["summary"].update({i.key or "/".join(i.nested_key): json.loads(i.value_json)
                                    for i in record.summary.update})
+        elif kind == "artifact":
+            out["artifacts"].append((record.artifact.name, record.artifact.type))
         elif kind == "config":
             out["config"].update({i.key or "/".join(i.nested_key): json.loads(i.value_json)
                                   for i in record.config.update})

@@ -40,6 +40,21 @@ def test_a_report_folder_reads_as_its_results_in_memory(report_dir, results):
     assert from_files.settings["n_bootstrap"] == in_memory.settings["n_bootstrap"]
 
 
+def test_a_folder_of_saved_results_reads_as_a_report(tmp_path, results):
+    """Saved results without a report: loaded, then read with the settings given."""
+    AuditReport(results).save(tmp_path / "saved")
+    from_folder = read_audit(tmp_path / "saved", n_bootstrap=N_BOOTSTRAP)
+    in_memory = read_audit(results, n_bootstrap=N_BOOTSTRAP)
+
+    def ordered(summary):  # a folder is read in the order of its paths
+        return sorted(summary.results, key=lambda r: (r.target, r.attack, repr(r.metrics)))
+
+    assert all((a.target, a.attack) == (b.target, b.attack) and _same_metrics(a.metrics,
+                                                                              b.metrics)
+               for a, b in zip(ordered(from_folder), ordered(in_memory), strict=True))
+    assert from_folder.verdict == in_memory.verdict and from_folder.html is None
+
+
 def test_flat_metrics_are_the_results_own_estimates(results):
     """Reference: each attack result's nested ``metrics()`` read by hand."""
     summary = read_audit(results, n_bootstrap=N_BOOTSTRAP)

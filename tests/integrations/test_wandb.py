@@ -37,6 +37,7 @@ def test_a_new_offline_run_holds_every_value(offline, report_dir):
     logged = read_offline_run(run_dir)
     assert len(logged["history"]) == 1
     _check_run(logged, report_dir)
+    assert logged["artifacts"] == [("privaudit-report", "privacy-report")]
 
 
 def test_a_given_run_is_logged_into_and_left_open(offline, results):
@@ -51,6 +52,7 @@ def test_a_given_run_is_logged_into_and_left_open(offline, results):
     logged = read_offline_run(run_dir)
     assert [row.get("after") for row in logged["history"]] == [None, 1.0]
     _check_run(logged, results)
+    assert logged["artifacts"] == []  # an in-memory audit has no page
 
 
 def test_a_run_that_is_not_one_is_refused(results):
