@@ -60,7 +60,7 @@ def _scores(model, tokenizer, *, executor, pins=None):
     """score_texts' sharded path (the shards and order it cuts) on ``executor``."""
     order = sorted(range(len(TEXTS)), key=lambda i: -len(tokenizer(TEXTS[i])["input_ids"]))
     return score_sharded(model, tokenizer, TEXTS, order, NAMES,
-                         {"batch_size": BATCH, "max_length": 64}, executor=executor,
+                         {"batch_size": BATCH, "max_length": 128}, executor=executor,
                          cache_dir=None, key="test", progress=None, score_texts=score_texts,
                          pins=pins)
 
