@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_devices import RecordingLM
 
 from conftest import corpus
@@ -150,6 +152,26 @@ def test_one_device_scores_inline_and_lets_go_of_the_models(tiny_model, tiny_tok
     want = _scores(tiny_model, tiny_tokenizer, executor=LocalExecutor(n_jobs=1))
     for name in NAMES:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+
+
+@settings(max_examples=25, deadline=None)
+@given(devices=st.lists(st.sampled_from(["cpu", "cpu:1", "cuda:0", "cuda:1"]), min_size=1,
+                        max_size=6), order=st.randoms(use_true_random=False))
+def test_workers_claim_each_device_once_whatever_their_order(devices, order):
+    """k workers of n devices (names may repeat) take k distinct entries; n + 1 fail."""
+    import tempfile
+
+    from privaudit.llm._sharded import _claim_device
+
+    with tempfile.TemporaryDirectory() as folder:
+        pins = DevicePins("t", tuple(devices), folder)
+        workers = list(range(len(devices)))
+        order.shuffle(workers)
+        taken = {worker: _claim_device(pins) for worker in workers}
+        assert sorted(taken.values()) == sorted(devices)
+        assert sorted(os.listdir(folder)) == sorted(str(i) for i in range(len(devices)))
+        with pytest.raises(RuntimeError, match="one worker per device"):
+            _claim_device(pins)
 
 
 def test_a_worker_beyond_the_devices_is_an_error(tmp_path):
