@@ -132,3 +132,9 @@ def test_an_audit_with_gate_runs_then_gates_its_results(tables, tmp_path):
     result = _audit(tables, tmp_path / "never", None, "--gate-junit", "gate.xml")
     assert result.exit_code == 2 and "--gate-junit needs --gate" in result.output
     assert not (tmp_path / "never").exists()
+
+
+def test_the_integrations_commands_are_registered():
+    for command in ("card", "log", "gate"):
+        result = runner.invoke(app, [command, "--help"])
+        assert result.exit_code == 0 and "RESULTS" in result.output.upper(), result.output

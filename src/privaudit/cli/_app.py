@@ -24,6 +24,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from privaudit.cli._card import card_command, log_command
+
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Exception types that describe bad input (the user's to fix), not a bug."""
@@ -390,6 +392,11 @@ def gate_command(
                     junit=junit, strict=strict, n_bootstrap=n_bootstrap, seed=seed)
     if code:
         raise typer.Exit(code)
+
+
+# The model card and the trackers (issue 24): privaudit.integrations behind two commands.
+app.command("card")(card_command)
+app.command("log")(log_command)
 
 
 def _read_gate_policy(path: Path | None, junit: Path | None = None) -> Any:
