@@ -29,6 +29,7 @@ _REGISTRY: dict[str, Any] = {
     "trained-knn": "privaudit.attacks.membership._trained:TrainedKNNAttack",
     "trained-gb": "privaudit.attacks.membership._trained:TrainedGBAttack",
     "colluding": "privaudit.attacks.membership._colluding:ColludingAttack",
+    "quantile": "privaudit.attacks.membership._quantile:QuantileAttack",
 }
 
 

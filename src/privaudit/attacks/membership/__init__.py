@@ -12,7 +12,9 @@ offline, optionally with augmented queries: :func:`image_shifts`,
 (Shokri et al.). :class:`TrainedAttack` learns membership from output features with
 cross-fitting (TensorFlow Privacy's trained attacks); :class:`LabelOnlyAttack`
 (Choquette-Choo et al.) needs predicted labels only; :class:`GradientNormAttack` is
-white-box (torch targets).
+white-box (torch targets). :class:`QuantileAttack` (Bertran et al.) needs the population
+but no reference model: a cheap screen (:func:`quantile_scores` for any statistic, e.g. an
+LLM's per-text loss).
 """
 
 from privaudit.attacks.membership._augment import (
@@ -44,6 +46,12 @@ from privaudit.attacks.membership._lira import (
     fit_lira_gaussians,
     lira_scores,
     saturation_bound,
+)
+from privaudit.attacks.membership._quantile import (
+    QuantileAttack,
+    QuantileModel,
+    fit_quantile_model,
+    quantile_scores,
 )
 from privaudit.attacks.membership._reference import (
     ReferenceOutputs,
@@ -85,6 +93,8 @@ __all__ = [
     "LossAttack",
     "MembershipAttack",
     "ModifiedEntropyAttack",
+    "QuantileAttack",
+    "QuantileModel",
     "RMIAAttack",
     "ReferenceAttack",
     "ReferenceOutputs",
@@ -101,6 +111,7 @@ __all__ = [
     "check_augmentations",
     "collect_reference_outputs",
     "fit_lira_gaussians",
+    "fit_quantile_model",
     "gaussian_advantage",
     "gaussian_threshold",
     "horizontal_flip",
@@ -108,6 +119,7 @@ __all__ = [
     "lira_scores",
     "membership_attack_class",
     "output_features",
+    "quantile_scores",
     "query_augmented",
     "rmia_scores",
     "run_attacks",

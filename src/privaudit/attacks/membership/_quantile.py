@@ -1,0 +1,519 @@
+"""Quantile-regression membership inference (Bertran et al., NeurIPS 2023): a cheap screen.
+
+One regression model, trained on the target's answers on public non-members (the
+population), predicts for each record a high quantile of the target's score on
+non-members *like it*; a record whose score exceeds its own predicted quantile is called
+a member. No reference model is trained: the cost is one query of the target on the
+population and one small gradient-boosted regressor, so a registry of models can be
+screened and reference models spent only where the screen finds risk.
+
+Two layers: :func:`fit_quantile_model` / :func:`quantile_scores` take plain arrays (record
+features and one statistic per record, higher = more member-like: a classifier's
+logit-scaled confidence, a regressor's negated error, an LLM's negated loss per text), and
+:class:`QuantileAttack` is the registered estimator (``"quantile"``) that reads a target's
+outputs through :mod:`privaudit.signals`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from privaudit._validation import (
+    ChoiceRule,
+    check_fraction,
+    check_int,
+    check_random_state,
+    param_error,
+    warn_degenerate,
+)
+from privaudit.attacks._tags import AttackTags
+from privaudit.attacks.membership._base import MembershipAttack, resolve_outputs
+from privaudit.attacks.membership._trained import derive_seeds
+from privaudit.results import AttackResult
+from privaudit.targets import ModelOutputs, Target
+
+__all__ = ["QuantileAttack", "QuantileModel", "fit_quantile_model", "quantile_scores",
+           "record_features"]
+
+#: How the quantile is modelled (see :func:`fit_quantile_model`).
+QUANTILE_METHODS = ChoiceRule(("gaussian", "pinball"))
+#: Folds of the cross-fitted mean model (the spread is learned on out-of-fold residuals).
+_N_FOLDS = 5
+#: Fewest population records: one per fold and leaf, so that each fold has data.
+_MIN_POPULATION = 2 * _N_FOLDS
+#: Relative floor of the predicted spread (a record with no spread would divide by zero).
+_SPREAD_FLOOR = 1e-6
+
+
+@dataclass(frozen=True)
+class QuantileModel:
+    """A fitted quantile model of a statistic on non-members, per record.
+
+    Attributes
+    ----------
+    method : {"gaussian", "pinball"}
+        How the quantile is modelled.
+    alpha : float
+        Nominal false positive rate of the hard decision ``margin > threshold``.
+    center, spread : fitted regressors
+        ``"gaussian"``: the conditional mean and variance of the statistic;
+        ``"pinball"``: ``center`` predicts the ``1 - alpha`` quantile, ``spread`` is None.
+    floor : float
+        Smallest variance used (``"gaussian"``), relative to the population's.
+    calibration : ndarray
+        The population's margins, each from models that did not see the record (sorted):
+        the conformal calibration of every level (:meth:`threshold_at`).
+    """
+
+    method: str
+    alpha: float
+    center: Any
+    spread: Any
+    floor: float
+    calibration: NDArray[np.float64]
+
+    @property
+    def threshold(self) -> float:
+        """Decision threshold on :meth:`margin` at the nominal ``alpha`` (member above it)."""
+        return self.threshold_at(self.alpha)
+
+    def threshold_at(self, alpha: float) -> float:
+        """The cross-conformal threshold at level ``alpha`` (member above it).
+
+        The ``ceil((n + 1)(1 - alpha))``-th smallest of the ``n`` population margins,
+        each from location models that did not see the record (conformalized quantile
+        regression, Romano et al. 2019, Theorem 1, with cross-fitting in place of one
+        split: Barber et al.'s CV+, whose worst case is ``2 alpha``): whatever the
+        regressors learned, a fresh non-member drawn like the population exceeds it with
+        probability about ``alpha``; ``+inf`` (nobody called) when ``n < 1 / alpha - 1``.
+        The variance (``"gaussian"``) is cross-fitted too (on the same folds): fitted
+        in-sample it would shrink the population's large margins and let fresh
+        non-members through at twice the level.
+        """
+        n = self.calibration.size
+        rank = int(np.ceil((n + 1) * (1.0 - alpha)))
+        return float(self.calibration[rank - 1]) if rank <= n else float("inf")
+
+    def margin(self, features: NDArray[np.float64],
+               statistic: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Continuous membership score: higher = further above the non-members' quantile.
+
+        ``"gaussian"``: the standardised statistic ``(s - mu(x)) / sigma(x)``, so one model
+        ranks records for every level (Bertran et al.'s Gaussian parametrisation reads
+        the ``1 - a`` quantile ``mu + sigma * Phi^-1(1 - a)`` for every ``a``);
+        ``"pinball"``: ``s - q(x)``.
+        """
+        return self._margin(self.center, self.spread, features, statistic)
+
+    def _margin(self, center: Any, spread: Any, features: NDArray[np.float64],
+                statistic: NDArray[np.float64]) -> NDArray[np.float64]:
+        location = center.predict(features)
+        if self.method == "gaussian":
+            var = np.maximum(spread.predict(features), self.floor)
+            return (statistic - location) / np.sqrt(var)
+        return statistic - location
+
+
+def _regressor(loss: str, max_iter: int, seed: int, **kwargs: Any) -> Any:
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    # No early stopping: its validation split would draw outside random_state's seeds.
+    return HistGradientBoostingRegressor(loss=loss, max_iter=max_iter, early_stopping=False,
+                                         random_state=seed, **kwargs)
+
+
+def _check_pair(features: ArrayLike, statistic: ArrayLike, prefix: str,
+                func: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Features as a 2-D float array, the statistic as finite floats, one per record."""
+    x_name, s_name = f"features{prefix}", f"statistic{prefix}"
+    try:
+        x = np.asarray(features, dtype=np.float64)
+        s = np.asarray(statistic, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise param_error(x_name, func, "numeric arrays (features and statistic)",
+                          f"<{type(features).__name__}>", error=TypeError) from None
+    x = x.reshape(len(x), -1) if x.ndim != 2 and x.ndim > 0 else x
+    if x.ndim != 2 or s.ndim != 1 or len(x) != len(s):
+        raise param_error(x_name, func, f"a 2-D array with one row per value of '{s_name}' "
+                          f"({s.shape})", f"<array of shape {x.shape}>")
+    for name, arr in ((x_name, x), (s_name, s)):
+        if not np.all(np.isfinite(arr)):
+            raise param_error(name, func, "finite (no NaN or inf)",
+                              f"<{int(np.sum(~np.isfinite(arr)))} non-finite values>")
+    return x, s
+
+
+def _cross_fitted(x: NDArray[np.float64], s: NDArray[np.float64], make: Any,
+                  seed: int) -> tuple[Any, NDArray[np.float64]]:
+    """The location model on every record, and its out-of-fold predictions.
+
+    Out of fold, each record is predicted by a model that did not see it, as a fresh
+    non-member will be: the in-sample residuals of a boosted model are too small, and a
+    threshold or a variance learned on them would call ordinary non-members members.
+    """
+    from sklearn.model_selection import KFold
+
+    held_out = np.empty_like(s)
+    folds = KFold(_N_FOLDS, shuffle=True, random_state=seed)
+    for k, (fit_rows, held_rows) in enumerate(folds.split(x)):
+        held_out[held_rows] = make(k + 1).fit(x[fit_rows], s[fit_rows]).predict(x[held_rows])
+    return make(_N_FOLDS + 1).fit(x, s), held_out
+
+
+def fit_quantile_model(
+    features: ArrayLike,
+    statistic: ArrayLike,
+    *,
+    alpha: float = 0.01,
+    method: str = "gaussian",
+    max_iter: int = 100,
+    random_state: Any = None,
+) -> QuantileModel | None:
+    """Fit the non-members' per-record ``1 - alpha`` quantile of a statistic.
+
+    Parameters
+    ----------
+    features : array-like of shape (n_population, n_features)
+        Features of public records the target did not train on (images are flattened;
+        add the label: :func:`record_features`).
+    statistic : array-like of shape (n_population,)
+        The target's statistic on them, higher = more member-like.
+    alpha : float in (0, 0.5], default=0.01
+        Nominal false positive rate of the decision ``statistic > quantile``.
+    method : {"gaussian", "pinball"}, default="gaussian"
+        ``"gaussian"`` (Bertran et al.'s Gaussian parametrisation): gradient-boosted mean
+        ``mu(x)`` and variance ``sigma^2(x)`` (Poisson deviance on the squared
+        out-of-fold residuals); the score is ``(s - mu) / sigma``, whose ranking serves
+        every FPR from one model. ``"pinball"``: a gradient-boosted regressor with the
+        pinball loss at ``1 - alpha`` (the paper's direct quantile regression); the score
+        is ``s - q(x)``, sharpest near ``alpha``. Either way the threshold of the hard
+        decision is calibrated conformally on the out-of-fold margins
+        (:meth:`QuantileModel.threshold_at`): the in-sample fit of a boosted model is
+        too tight (its FPR on fresh non-members was twice ``alpha`` without it).
+    max_iter : int, default=100
+        Boosting iterations of each regressor.
+    random_state : int, Generator or None
+        Seeds the folds and the regressors.
+
+    Returns
+    -------
+    QuantileModel or None
+        None (with a :class:`~privaudit.exceptions.DegenerateInputWarning`) when the
+        statistic is constant on the population: no quantile separates anything.
+
+    References
+    ----------
+    .. [1] Bertran, M., Tang, S., Kearns, M., Morgenstern, J., Roth, A. and Wu, Z. S.
+       (2023). Scalable Membership Inference Attacks via Quantile Regression. NeurIPS
+       2023 (arXiv:2307.03694): the attack, the pinball loss and the Gaussian variant.
+    .. [2] Romano, Y., Patterson, E. and Candes, E. (2019). Conformalized Quantile
+       Regression. NeurIPS 2019, Theorem 1 (the calibrated threshold).
+    .. [3] Barber, R. F., Candes, E. J., Ramdas, A. and Tibshirani, R. J. (2021).
+       Predictive inference with the jackknife+. Annals of Statistics 49(1) (CV+).
+    """
+    func = "fit_quantile_model"
+    a = check_fraction(alpha, param="alpha", func=func, high=0.5, high_inclusive=True)
+    QUANTILE_METHODS.check(method, param="method", func=func)
+    n_iter = int(check_int(max_iter, param="max_iter", func=func, low=1))  # type: ignore[arg-type]
+    x, s = _check_pair(features, statistic, "", func)
+    if len(s) < _MIN_POPULATION:
+        raise param_error("statistic", func, f"given for at least {_MIN_POPULATION} population "
+                          "records", f"<{len(s)} records>")
+    if np.ptp(s) == 0:
+        warn_degenerate(f"{func}: the statistic is the same on every population record; "
+                        "the scores are NaN.")
+        return None
+    seeds = derive_seeds(random_state, 2 * _N_FOLDS + 3, func=func)
+
+    def make(k: int) -> Any:  # k = 1..N_FOLDS + 1 (location), + N_FOLDS + 1 (variance)
+        if k > _N_FOLDS + 1:
+            # Poisson deviance fits E[r^2 | x] with a log link: positive, defined at r = 0.
+            return _regressor("poisson", n_iter, int(seeds[k]))
+        if method == "pinball":
+            return _regressor("quantile", n_iter, int(seeds[k]), quantile=1.0 - a)
+        return _regressor("squared_error", n_iter, int(seeds[k]))
+
+    center, location = _cross_fitted(x, s, make, int(seeds[0]))
+    spread, variance = None, None
+    if method == "gaussian":
+        spread, variance = _cross_fitted(x, (s - location) ** 2,
+                                         lambda k: make(k + _N_FOLDS + 1), int(seeds[0]))
+    model = QuantileModel(method, a, center, spread, _SPREAD_FLOOR * float(np.var(s)),
+                          np.empty(0))
+    held_out = model._margin(_Fixed(location), _Fixed(variance), x, s)
+    return QuantileModel(method, a, center, spread, model.floor, np.sort(held_out))
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    """Predictions already made (out of fold), as a regressor's ``predict``."""
+
+    values: NDArray[np.float64]
+
+    def predict(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self.values
+
+
+def quantile_scores(
+    features_population: ArrayLike,
+    statistic_population: ArrayLike,
+    features_audited: ArrayLike,
+    statistic_audited: ArrayLike,
+    **params: Any,
+) -> NDArray[np.float64]:
+    """Membership scores of audited records against a quantile model of the population.
+
+    The function-level attack: any statistic per record works, e.g. an LLM's negated loss
+    per text (from ``score_texts``) with text features (length, compressibility).
+
+    Parameters
+    ----------
+    features_population, statistic_population : array-like
+        Non-members: ``(n_population, n_features)`` and ``(n_population,)``.
+    features_audited, statistic_audited : array-like
+        Audited records, the same features and statistic.
+    **params
+        ``alpha``, ``method``, ``max_iter``, ``random_state`` of :func:`fit_quantile_model`.
+
+    Returns
+    -------
+    ndarray of shape (n_audited,)
+        :meth:`QuantileModel.margin`, higher = more likely member; a record is called a
+        member at level ``alpha`` when its score exceeds :attr:`QuantileModel.threshold`.
+        All NaN (and a warning) when the population's statistic is constant.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(400, 1))
+    >>> s = 2 * x[:, 0] + rng.normal(size=400)
+    >>> out = quantile_scores(x[:300], s[:300], x[300:], s[300:] + 5.0, random_state=0)
+    >>> bool(np.mean(out > 3.0) > 0.9)
+    True
+    """
+    x, s = _check_pair(features_audited, statistic_audited, "_audited", "quantile_scores")
+    model = fit_quantile_model(features_population, statistic_population, **params)
+    if model is None:
+        return np.full(len(s), np.nan)
+    if x.shape[1] != model.center.n_features_in_:
+        raise param_error("features_audited", "quantile_scores",
+                          f"of {model.center.n_features_in_} columns, as the population's",
+                          f"<{x.shape[1]} columns>")
+    return model.margin(x, s)
+
+
+def record_features(X: Any, outputs: ModelOutputs) -> NDArray[np.float64]:
+    """What the quantile model conditions on: the record's features and its label.
+
+    Images and other tensors are flattened; a classifier's label is one-hot over its
+    classes, a regressor's target is one more column.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_records, ...)
+        Numeric records (a DataFrame's numeric columns, images).
+    outputs : ModelOutputs
+        The target's outputs on the same records (their labels).
+
+    Returns
+    -------
+    ndarray of shape (n_records, n_features + n_classes) or (n_records, n_features + 1)
+    """
+    func = "record_features"
+    try:
+        x = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise param_error("X", func, "numeric records (encode categorical columns first)",
+                          f"<{type(X).__name__}>", error=TypeError) from None
+    x = x.reshape(len(x), -1)
+    if len(x) != len(outputs):
+        raise param_error("X", func, f"one row per output ({len(outputs)})",
+                          f"<{len(x)} rows>")
+    if outputs.task == "regression":
+        return np.column_stack([x, outputs.y.astype(np.float64)])
+    n_classes = len(outputs.classes) if outputs.classes is not None else 0
+    label = np.zeros((len(x), n_classes))
+    label[np.arange(len(x)), outputs.y_index] = 1.0
+    return np.column_stack([x, label])
+
+
+def target_statistic(outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
+    """The statistic the quantile is modelled on, higher = more member-like.
+
+    A classifier's logit-scaled true-class confidence ``log(F_y / (1 - F_y))`` (LiRA's
+    statistic, Gaussian-like across records of similar difficulty; Bertran et al. use
+    the hinge, the true logit minus the largest other, which it equals for two classes);
+    a regressor's negated squared error.
+    """
+    if outputs.task == "regression":
+        return -outputs.loss, "negated_squared_error"
+    return outputs.signal("logit_confidence"), "logit_confidence"
+
+
+class QuantileAttack(MembershipAttack):
+    """Quantile-regression membership inference: a screen that trains no reference model.
+
+    ``fit(target, X_population, y_population)`` queries the target on public records it
+    did not train on (or takes ``outputs=`` of that query) and fits
+    :func:`fit_quantile_model` to its statistic (:func:`target_statistic`) given each
+    record's features and label (:func:`record_features`); ``score`` and ``run`` read the
+    audited records' features and the target's answers on them.
+
+    Parameters
+    ----------
+    alpha : float in (0, 0.5], default=0.01
+        Nominal false positive rate of the hard decision (``predictions``); the scores
+        rank records for every FPR.
+    method : {"gaussian", "pinball"}, default="gaussian"
+        See :func:`fit_quantile_model` (the Gaussian one reads every FPR from one model).
+    max_iter : int, default=100
+        Boosting iterations of each regressor.
+    random_state : int, Generator or None
+        Seeds the folds and the regressors.
+
+    Attributes
+    ----------
+    model_ : QuantileModel or None
+        The fitted quantile model (None when the population's statistic was constant:
+        the scores are then NaN).
+    statistic_name_ : str
+        The statistic modelled (``"logit_confidence"`` or ``"negated_squared_error"``).
+
+    Notes
+    -----
+    Needs the population (tag ``needs_population``), no reference models; works for
+    classifiers revealing probabilities (scikit-learn or torch) and regressors. On fresh
+    non-members the decision's FPR is close to ``alpha`` when the population is drawn like
+    them (``tests/attacks/test_quantile.py`` checks it).
+
+    References
+    ----------
+    .. [1] Bertran, M., Tang, S., Kearns, M., Morgenstern, J., Roth, A. and Wu, Z. S.
+       (2023). Scalable Membership Inference Attacks via Quantile Regression. NeurIPS 2023.
+    """
+
+    name: ClassVar[str] = "quantile"
+    _tags: ClassVar[AttackTags] = AttackTags(needs_probabilities=True, needs_population=True)
+
+    def __init__(self, alpha: float = 0.01, method: str = "gaussian", max_iter: int = 100,
+                 random_state: Any = None) -> None:
+        self.alpha = alpha
+        self.method = method
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def check_params(self) -> None:
+        """``alpha`` in (0, 0.5], ``method`` known, ``max_iter >= 1``, a seed."""
+        who = type(self).__name__
+        check_fraction(self.alpha, param="alpha", func=who, high=0.5, high_inclusive=True)
+        QUANTILE_METHODS.check(self.method, param="method", func=who)
+        check_int(self.max_iter, param="max_iter", func=who, low=1)
+        check_random_state(self.random_state, func=who)
+
+    def fit(self, target: Any = None, X: Any = None, y: ArrayLike | None = None, *,
+            outputs: ModelOutputs | None = None) -> QuantileAttack:
+        """Fit the non-members' quantile on population records; returns ``self``.
+
+        Parameters
+        ----------
+        target : Target or fitted estimator, optional
+            The audited model, queried on ``(X, y)`` unless ``outputs`` is given.
+        X : array-like
+            Population records (never trained on), always needed: their features.
+        y : array-like, optional
+            Their labels / targets (needed to query the target).
+        outputs : ModelOutputs, optional
+            The target's outputs on ``(X, y)`` already computed (shared with RMIA).
+
+        Returns
+        -------
+        self
+        """
+        func = f"{type(self).__name__}.fit"
+        self.check_params()
+        out, _ = self._outputs(target, X, y, outputs, func)
+        statistic, self.statistic_name_ = target_statistic(out)
+        self.model_ = fit_quantile_model(
+            self._features(X, out, func), statistic, alpha=self.alpha, method=self.method,
+            max_iter=self.max_iter, random_state=self.random_state)
+        return self
+
+    def score(self, target: Any = None, X: Any = None, y: ArrayLike | None = None, *,
+              outputs: ModelOutputs | None = None) -> NDArray[np.float64]:
+        """One score per audited record (:meth:`QuantileModel.margin`); needs ``X``."""
+        return self._scored(target, X, y, outputs, f"{type(self).__name__}.score")[0]
+
+    def run(self, target: Any = None, X: Any = None, y: ArrayLike | None = None,
+            labels: ArrayLike | None = None, *, outputs: ModelOutputs | None = None,
+            record_ids: ArrayLike | None = None, dataset: str = "",
+            target_name: str | None = None) -> AttackResult:
+        """Score the audited records (``X`` needed: the features) and package the result.
+
+        Parameters are those of :meth:`MembershipAttack.run`; ``predictions`` call a
+        member every record above its ``1 - alpha`` quantile.
+        """
+        func = f"{type(self).__name__}.run"
+        self._require_labels(labels, func)
+        scores, out, raw, resolved = self._scored(target, X, y, outputs, func)
+        lab = self._check_labels(labels, len(out), func)
+        model: QuantileModel | None = self.model_
+        predictions = None if model is None else (scores > model.threshold).astype(np.int8)
+        name = target_name if target_name is not None else (resolved.name if resolved else "")
+        extra = {"alpha": float(self.alpha), "method": self.method}
+        if model is not None:
+            extra["threshold"] = float(model.threshold)
+        return self._package(labels=lab, scores=scores, target_name=name,
+                             record_ids=record_ids, dataset=dataset, raw=raw,
+                             raw_name=self.statistic_name_, predictions=predictions,
+                             extra=extra)
+
+    # ----------------------------------------------------------------- internals
+    def _scored(self, target: Any, X: Any, y: ArrayLike | None,
+                outputs: ModelOutputs | None, func: str) -> tuple[
+                    NDArray[np.float64], ModelOutputs, NDArray[np.float64], Target | None]:
+        """Scores, outputs, statistic and resolved target of the audited records."""
+        self.check_params()
+        if not hasattr(self, "model_"):
+            from privaudit.exceptions import NotFittedError
+
+            raise NotFittedError(f"This {type(self).__name__} is not fitted: call "
+                                 f"fit(target, X_population, y_population) before {func}.")
+        out, resolved = self._outputs(target, X, y, outputs, func)
+        statistic, _ = target_statistic(out)
+        features = self._features(X, out, func)
+        if self.model_ is None:
+            warn_degenerate(f"{func}: the quantile model was fitted on a constant statistic; "
+                            "the scores are NaN.")
+            return np.full(len(out), np.nan), out, statistic, resolved
+        if features.shape[1] != self.model_.center.n_features_in_:
+            raise param_error("X", func, f"records of {self.model_.center.n_features_in_} "
+                              "features with the label, as at fit",
+                              f"<{features.shape[1]} columns>")
+        return self.model_.margin(features, statistic), out, statistic, resolved
+
+    @staticmethod
+    def _features(X: Any, out: ModelOutputs, func: str) -> NDArray[np.float64]:
+        if X is None:
+            raise param_error("X", func, "given: the quantile is predicted from each "
+                              "record's features", None, error=TypeError)
+        return record_features(X, out)
+
+    def _outputs(self, target: Any, X: Any, y: ArrayLike | None,
+                 outputs: ModelOutputs | None, func: str) -> tuple[ModelOutputs,
+                                                                   Target | None]:
+        """The base class's checks; probabilities are required of classifiers only."""
+        task = getattr(outputs, "task", None) or getattr(target, "task", None)
+        if task is None and target is not None and outputs is None:
+            from privaudit.targets import as_target
+
+            target = as_target(target)
+            task = target.task
+        if task == "regression":
+            return resolve_outputs(target, X, y, outputs, func=func,
+                                   tasks=self.__privaudit_tags__().tasks)
+        return super()._outputs(target, X, y, outputs, func)

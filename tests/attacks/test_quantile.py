@@ -1,0 +1,234 @@
+"""The quantile-regression screen (Bertran et al., NeurIPS 2023): references, calibration,
+end to end on scikit-learn and torch targets, the function-level API, bad input."""
+
+import numpy as np
+import pytest
+from sklearn.model_selection import KFold
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from privaudit.attacks import get_attack, get_tags
+from privaudit.attacks.membership import QuantileAttack, fit_quantile_model, quantile_scores
+from privaudit.attacks.membership._quantile import record_features, target_statistic
+from privaudit.attacks.membership._trained import derive_seeds
+from privaudit.exceptions import DegenerateInputWarning, NotFittedError
+from privaudit.metrics import roc_auc
+from privaudit.targets import LabelOnlyTarget, SklearnTarget
+
+
+# --- slow, obvious references beside the fast path --------------------------------------
+def _conformal_by_sorting(margins, alpha):
+    """The ceil((n + 1)(1 - alpha))-th smallest margin, by sorting a list."""
+    ordered = sorted(margins)
+    rank = int(np.ceil((len(ordered) + 1) * (1 - alpha)))
+    return ordered[rank - 1] if rank <= len(ordered) else float("inf")
+
+
+def _folds_by_hand(s, seed):
+    """Each record's location from the mean (or quantile) of the other folds."""
+    folds = KFold(5, shuffle=True, random_state=int(derive_seeds(seed, 13, func="t")[0]))
+    return list(folds.split(np.zeros((len(s), 1))))
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.05, 0.1, 0.3])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pinball_with_a_constant_feature_is_the_empirical_quantile(alpha, seed):
+    s = np.random.default_rng(seed).normal(size=237)
+    x = np.zeros((237, 1))
+    model = fit_quantile_model(x, s, alpha=alpha, method="pinball", max_iter=5,
+                               random_state=seed)
+    q = -model.margin(x[:1], np.zeros(1))[0]  # margin = s - q(x)
+    ordered = sorted(s.tolist())
+    k = int(np.ceil((1 - alpha) * len(s))) - 1  # the (1 - alpha) order statistic
+    assert ordered[k - 1] <= q <= ordered[k + 1]
+    assert abs(sum(v > q for v in s.tolist()) - alpha * len(s)) <= 1
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.2])
+def test_gaussian_with_a_constant_feature_is_standardised_by_out_of_fold_sd(alpha):
+    s = np.random.default_rng(3).gamma(2.0, size=150)
+    x = np.ones((150, 2))
+    model = fit_quantile_model(x, s, alpha=alpha, max_iter=5, random_state=7)
+    folds = _folds_by_hand(s, 7)
+    held_mean, held_var = np.empty(150), np.empty(150)
+    for fit_rows, held_rows in folds:
+        held_mean[held_rows] = sum(s[fit_rows].tolist()) / len(fit_rows)
+    squares = [(v - m) ** 2 for v, m in zip(s, held_mean, strict=True)]
+    for fit_rows, held_rows in folds:
+        held_var[held_rows] = sum(squares[i] for i in fit_rows) / len(fit_rows)
+    np.testing.assert_allclose(model.margin(x, s), (s - s.mean()) / np.sqrt(np.mean(squares)),
+                               rtol=1e-9)
+    expected = _conformal_by_sorting(((s - held_mean) / np.sqrt(held_var)).tolist(), alpha)
+    assert model.threshold == pytest.approx(expected, rel=1e-9)
+    assert model.threshold_at(0.001) == float("inf")  # 150 records cannot certify 0.1%
+
+
+# --- calibration: on fresh non-members the FPR is close to alpha -------------------------
+def _heteroscedastic(n, seed):
+    """Scores whose mean and spread both depend on the record: one global threshold fails."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(size=(n, 2))
+    sd = np.where(x[:, 1] > 0.5, 3.0, 0.3)
+    return x, 4 * x[:, 0] + sd * rng.normal(size=n), x[:, 1] > 0.5
+
+
+@pytest.mark.parametrize(("method", "max_iter"), [("gaussian", 100), ("pinball", 30)])
+def test_fpr_on_fresh_non_members_is_close_to_alpha(method, max_iter):
+    x, s, noisy = _heteroscedastic(4500, 0)
+    model = fit_quantile_model(x[:1500], s[:1500], alpha=0.05, method=method,
+                               max_iter=max_iter, random_state=0)
+    called = model.margin(x[1500:], s[1500:]) > model.threshold
+    assert 0.035 <= called.mean() <= 0.07, (method, called.mean())  # conformal: marginal
+    if method == "gaussian":  # the conditional model: about alpha in each region too
+        for region in (noisy[1500:], ~noisy[1500:]):
+            assert 0.02 <= called[region].mean() <= 0.1, called[region].mean()
+    # One global quantile is miscalibrated per region (what conditioning buys).
+    global_q = np.quantile(s[:1500], 0.95)
+    assert (s[1500:][~noisy[1500:]] > global_q).mean() < 0.02
+
+
+@pytest.mark.parametrize("method", ["gaussian", "pinball"])
+def test_every_level_is_read_from_one_model(method):
+    x, s, _ = _heteroscedastic(6000, 2)
+    model = fit_quantile_model(x[:2000], s[:2000], alpha=0.05, method=method, max_iter=30,
+                               random_state=0)
+    margin = model.margin(x[2000:], s[2000:])
+    for alpha in (0.01, 0.1, 0.3):
+        fpr = np.mean(margin > model.threshold_at(alpha))
+        assert abs(fpr - alpha) <= 0.35 * alpha + 0.005, (method, alpha, fpr)
+
+
+# --- end to end: finds members of an overfit model, not of a model without them ----------
+@pytest.fixture(scope="module")
+def noisy_labels():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(1200, n_features=6, n_informative=4, flip_y=0.3,
+                               random_state=0)
+    return X, y
+
+
+@pytest.mark.parametrize("method", ["gaussian", "pinball"])
+def test_finds_members_of_an_overfit_model_and_not_of_one_without_them(noisy_labels, method):
+    X, y = noisy_labels
+    members, non_members, pop = np.arange(300), np.arange(300, 600), np.arange(600, 1200)
+    audited, labels = np.r_[members, non_members], np.r_[np.ones(300), np.zeros(300)]
+    for trained_on, low, high in ((members, 0.6, 1.0), (np.arange(900, 1200), 0.4, 0.6)):
+        tree = DecisionTreeClassifier(min_samples_leaf=2, random_state=0)
+        target = SklearnTarget(tree.fit(X[trained_on], y[trained_on]))
+        pop_rows = np.setdiff1d(pop, trained_on)
+        attack = QuantileAttack(method=method, max_iter=30, random_state=0)
+        result = attack.fit(target, X[pop_rows], y[pop_rows]).run(
+            target, X[audited], y[audited], labels.astype(int))
+        auc = roc_auc(result.labels, result.scores)
+        assert low <= auc <= high, (method, auc)
+        assert result.attack == "quantile" and result.raw_statistic_name == "logit_confidence"
+        assert set(np.unique(result.predictions)) <= {0, 1}
+
+
+def test_regressor_members_found_through_their_negated_error():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(900, 3))
+    y = X @ [1.0, -2.0, 0.5] + rng.normal(size=900)
+    target = SklearnTarget(DecisionTreeRegressor(random_state=0).fit(X[:300], y[:300]))
+    attack = QuantileAttack(max_iter=30, random_state=0).fit(target, X[600:], y[600:])
+    labels = np.r_[np.ones(300), np.zeros(300)].astype(int)
+    result = attack.run(target, X[:600], y[:600], labels)
+    assert result.raw_statistic_name == "negated_squared_error"
+    assert roc_auc(labels, result.scores) > 0.75
+
+
+def test_torch_classifier_scores_equal_the_function_level_api():
+    torch = pytest.importorskip("torch")
+    from privaudit.targets import TorchTarget
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(),
+                              torch.nn.Linear(8, 3)).eval()
+    target = TorchTarget(net)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(160, 4)).astype(np.float32)
+    y = rng.integers(0, 3, size=160)
+    scores = QuantileAttack(max_iter=10, random_state=4).fit(target, X[:100], y[:100]).score(
+        target, X[100:], y[100:])
+    pop, aud = target.query(X[:100], y[:100]), target.query(X[100:], y[100:])
+    by_hand = quantile_scores(record_features(X[:100], pop), target_statistic(pop)[0],
+                              record_features(X[100:], aud), target_statistic(aud)[0],
+                              max_iter=10, random_state=4)
+    np.testing.assert_array_equal(scores, by_hand)
+
+
+def test_llm_statistic_per_text_with_text_features():
+    # What score_texts gives per text (a loss) with text features (length, compressibility):
+    # members' losses are lowered by memorisation, and the loss depends on the length.
+    rng = np.random.default_rng(5)
+    n = 1500
+    length = rng.integers(10, 400, size=n).astype(float)
+    zlib_ratio = rng.uniform(0.3, 0.9, size=n)
+    loss = 1.5 + 2.0 * zlib_ratio - 0.002 * length + 0.4 * rng.normal(size=n)
+    member = np.arange(n) < 250
+    loss[member] -= 0.8
+    features = np.column_stack([length, zlib_ratio])
+    pop, aud = np.arange(500, n), np.arange(500)
+    scores = quantile_scores(features[pop], -loss[pop], features[aud], -loss[aud],
+                             max_iter=30, random_state=0)
+    assert roc_auc(member[aud].astype(int), scores) > 0.8
+    assert roc_auc(member[aud].astype(int), -loss[aud]) < roc_auc(member[aud].astype(int),
+                                                                  scores)
+
+
+# --- the estimator contract ----------------------------------------------------------------
+def test_registered_with_population_tag_and_no_reference_models():
+    tags = get_tags("quantile")
+    assert tags.needs_population and not tags.needs_reference_models
+    assert set(tags.tasks) == {"classification", "regression"}
+    assert isinstance(get_attack("quantile", alpha=0.05), QuantileAttack)
+
+
+def test_same_seed_same_scores_other_seed_other_folds(noisy_labels):
+    X, y = noisy_labels
+    target = SklearnTarget(DecisionTreeClassifier(random_state=0).fit(X[:300], y[:300]))
+
+    def scores(seed):
+        attack = QuantileAttack(max_iter=10, random_state=seed).fit(target, X[600:], y[600:])
+        return attack.score(target, X[:600], y[:600])
+
+    np.testing.assert_array_equal(scores(3), scores(3))
+    assert not np.array_equal(scores(3), scores(4))
+
+
+def test_constant_statistic_gives_nan_and_a_warning():
+    x = np.random.default_rng(0).normal(size=(40, 2))
+    with pytest.warns(DegenerateInputWarning, match="same on every population record"):
+        out = quantile_scores(x, np.ones(40), x[:5], np.arange(5.0))
+    assert out.shape == (5,) and np.all(np.isnan(out))
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    ({"alpha": 0.0}, "'alpha' parameter of QuantileAttack"),
+    ({"alpha": 0.7}, "'alpha' parameter of QuantileAttack"),
+    ({"method": "normal"}, "'method' parameter of QuantileAttack"),
+    ({"max_iter": 0}, "'max_iter' parameter of QuantileAttack"),
+    ({"random_state": -1}, "'random_state' parameter of QuantileAttack"),
+])
+def test_bad_parameters_are_named(params, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        QuantileAttack(**params).check_params()
+
+
+def test_bad_input_is_named(noisy_labels):
+    X, y = noisy_labels
+    target = SklearnTarget(DecisionTreeClassifier(random_state=0).fit(X[:300], y[:300]))
+    with pytest.raises(NotFittedError, match="not fitted"):
+        QuantileAttack().score(target, X[:10], y[:10])
+    attack = QuantileAttack(max_iter=5, random_state=0).fit(target, X[600:], y[600:])
+    with pytest.raises(TypeError, match=r"'X' parameter of QuantileAttack\.score"):
+        attack.score(outputs=target.query(X[:10], y[:10]))
+    with pytest.raises(ValueError, match=r"'X' parameter of QuantileAttack\.score"):
+        attack.score(X=X[:10, :4], outputs=target.query(X[:10], y[:10]))
+    with pytest.raises(ValueError, match="at least 10 population records"):
+        QuantileAttack().fit(target, X[600:605], y[600:605])
+    with pytest.raises(ValueError, match="'statistic' parameter of fit_quantile_model"):
+        fit_quantile_model(np.zeros((20, 1)), np.r_[np.nan, np.ones(19)])
+    blind = LabelOnlyTarget(target.estimator.predict, classes=target.estimator.classes_)
+    with pytest.raises(ValueError, match="revealing class probabilities"):
+        attack.score(blind, X[:10], y[:10])
