@@ -124,11 +124,12 @@ def test_reference_and_recall_are_windowed_as_one_sequence(short_model, tiny_tok
     torch.manual_seed(4)
     reference = transformers.GPT2LMHeadModel(short_model.config).eval()
     prefix_text = "The holdout data leak."
-    fast = score_texts(short_model, tiny_tokenizer, long_ids[:2],
+    texts = long_ids[1:3]  # about 3x and 1x the context
+    fast = score_texts(short_model, tiny_tokenizer, texts,
                        attacks=["loss", "reference", "recall"], reference_model=reference,
                        recall_prefix=prefix_text, stride=12, window=CONTEXT)
     prefix = tiny_tokenizer(prefix_text)["input_ids"]
-    for i, ids in enumerate(long_ids[:2]):
+    for i, ids in enumerate(texts):
         labelled = [t > 0 for t in range(len(ids))]
 
         def loss(model, seq, marks):
@@ -177,6 +178,17 @@ def test_memory_is_flat_in_the_text_length(short_model, tiny_tokenizer):
         peaks[times] = max(sizes)
         assert len(sizes) == 1 + math.ceil((times * CONTEXT - CONTEXT) / 16)
     assert set(peaks.values()) == {4 * CONTEXT * len(tiny_tokenizer)}
+
+
+def test_the_window_defaults_to_max_length_within_the_context(short_model, tiny_tokenizer,
+                                                               long_ids):
+    def loss(**kwargs):
+        return score_texts(short_model, tiny_tokenizer, long_ids[:2], attacks=["loss"],
+                           stride=8, **kwargs)["loss"].to_numpy()
+
+    np.testing.assert_array_equal(loss(max_length=16), loss(window=16))
+    np.testing.assert_array_equal(loss(), loss(window=CONTEXT))  # 512 cut to the context
+    assert not np.array_equal(loss(window=16), loss(window=CONTEXT))
 
 
 def test_texts_longer_than_max_length_are_cut_with_a_warning(short_model, tiny_tokenizer,

@@ -474,8 +474,8 @@ def score_texts(
         Default: None (texts cut at ``max_length``, as before).
     window : int, optional
         Tokens per window with ``stride`` (more than ``stride``, at most the model's
-        context and the reference model's). Default: the smaller context (``max_length``
-        when the configuration does not state one).
+        context and the reference model's). Default: ``max_length`` (never more than
+        those contexts), so that a window costs the memory a cut text did.
     compat : {None, "open-unlearning", "mimir"}
         ``None``: the papers' definitions (LOSS over every scored token; Min-K over
         ``max(1, floor(k n))`` tokens; DC-PDD from the second token; GradNorm the mean
@@ -717,7 +717,8 @@ def _window(s: dict[str, Any], names: tuple[str, ...]) -> int | None:
     """The sliding window's length (None without ``stride``); ``stride`` checked.
 
     At most the target's context and the reference model's (when ``reference`` is
-    scored); by default that context, else ``max_length``.
+    scored); by default ``max_length`` (already at most the target's context), so a
+    window costs the memory a cut text did.
     """
     stride, window = s["stride"], s["window"]
     if stride is None:
@@ -730,7 +731,7 @@ def _window(s: dict[str, Any], names: tuple[str, ...]) -> int | None:
         contexts.append(_context_length(s["reference_model"]))
     known = [c for c in contexts if c is not None]
     context = min(known) if known else None
-    window = (context or s["max_length"]) if window is None else window
+    window = min(s["max_length"], context or s["max_length"]) if window is None else window
     if isinstance(window, bool) or not isinstance(window, int) or window < 2:
         raise param_error("window", _FUNC, "an integer of at least 2 tokens", window)
     if context is not None and window > context:
