@@ -90,3 +90,13 @@ def test_a_store_that_cannot_be_written_names_tracking_uri(tmp_path, monkeypatch
 def test_a_run_that_is_not_one_is_refused(store, results):
     with pytest.raises(TypeError, match="'run' parameter of log_mlflow"):
         log_mlflow(results, run=3.5, tracking_uri=store, n_bootstrap=0)
+
+
+def test_a_run_that_refuses_the_values_names_run(store, results):
+    """MLflow parameters cannot change: a second audit with other settings is refused."""
+    run_id = log_mlflow(results, tracking_uri=store, n_bootstrap=N_BOOTSTRAP)
+    with pytest.raises(ValueError, match=r"'run' parameter of log_mlflow.*new run"):
+        log_mlflow(results, run=run_id, tracking_uri=store, n_bootstrap=N_BOOTSTRAP + 1)
+    # the same values again are accepted (MLflow allows an identical parameter)
+    assert log_mlflow(results, run=run_id, tracking_uri=store,
+                      n_bootstrap=N_BOOTSTRAP) == run_id

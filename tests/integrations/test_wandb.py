@@ -58,3 +58,13 @@ def test_a_given_run_is_logged_into_and_left_open(offline, results):
 def test_a_run_that_is_not_one_is_refused(results):
     with pytest.raises(TypeError, match="'run' parameter of log_wandb"):
         log_wandb(results, run="not a run", n_bootstrap=0)
+
+
+def test_a_run_wandb_refuses_to_start_is_one_error_naming_mode(offline, results,
+                                                              monkeypatch):
+    """Online without an API key: W&B's refusal, with the way out (offline mode)."""
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.delenv("WANDB_MODE")
+    monkeypatch.setenv("HOME", str(offline.parent))  # no ~/.netrc login either
+    with pytest.raises(ValueError, match=r"'mode' parameter of log_wandb.*WANDB_MODE=offline"):
+        log_wandb(results, mode="online", dir=offline, n_bootstrap=0)

@@ -161,12 +161,20 @@ def log_mlflow(
     summary = read_audit(report, **settings)
     active = mlflow.active_run() if run is None and tracking_uri is None else None
     given = run if run is not None else active
+    run_id = _run_id(given) if given is not None else None
     try:
-        run_id = _run_id(given) if given is not None else _new_run(client, experiment,
-                                                                   run_name)
+        run_id = run_id or _new_run(client, experiment, run_name)
         _log_summary(client, run_id, summary, html=html)
     except (mlflow.exceptions.MlflowException, OSError) as exc:
-        raise _store_error(tracking_uri, exc) from exc
+        if given is None and run_id is not None:  # the run started here: marked failed
+            client.set_terminated(run_id, status="FAILED")
+        if isinstance(exc, OSError) or run_id is None:
+            raise _store_error(tracking_uri, exc) from exc
+        # the store works but refuses these values in this run (a parameter logged before
+        # with another value: MLflow's parameters cannot change)
+        raise ValueError(f"The 'run' parameter of {_FUNC} must be a run this audit can be "
+                         f"logged into ({' '.join(str(exc).split())[:400]}). Got the run "
+                         f"{run_id!r} instead; log into a new run.") from exc
     if given is None:
         client.set_terminated(run_id)
     return run_id

@@ -22,6 +22,20 @@ __all__ = ["log_wandb"]
 ARTIFACT_TYPE = "privacy-report"
 
 
+def _new_run(wandb: Any, *, project: str, mode: str | None,
+             dir: str | os.PathLike[str] | None) -> Any:  # wandb.init's own name
+    """``wandb.init``; a run W&B refuses to start (not logged in...) is one clear error."""
+    try:
+        return wandb.init(project=project, mode=mode, job_type="privacy-audit",
+                          dir=None if dir is None else os.fspath(dir))
+    except wandb.errors.Error as exc:
+        reason = " ".join(str(exc).split())
+        raise ValueError(f"The 'mode' parameter of log_wandb must let W&B start a run "
+                         f"({reason}): log in (wandb login), or log offline with "
+                         f"mode='offline' or WANDB_MODE=offline. Got {mode!r} instead."
+                         ) from exc
+
+
 def log_wandb(
     report: Any,
     run: Any = None,
@@ -71,8 +85,7 @@ def log_wandb(
                           f"<{type(run).__name__}>", error=TypeError)
     own = target is None
     if own:
-        target = wandb.init(project=project, mode=mode, dir=None if dir is None else
-                            os.fspath(dir), job_type="privacy-audit")
+        target = _new_run(wandb, project=project, mode=mode, dir=dir)
     try:
         target.config.update(items.params, allow_val_change=True)
         target.log(items.metrics)
