@@ -54,7 +54,7 @@ ALLOWED: dict[str, set[str]] = {
             "synthetic", "unlearn", "training", "targets", "data", "signals", "metrics", "results"},
 }
 ROOT_HELPERS = {"", "_validation", "exceptions", "_progress", "_files", "_digest", "_optional",
-                "_rows", "_version"}
+                "_rows", "_version", "_yaml"}
 
 
 def _modules() -> list[tuple[str, Path]]:

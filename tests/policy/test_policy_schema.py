@@ -84,7 +84,7 @@ def test_a_bad_key_is_one_error_naming_the_key_and_the_file(tmp_path, text, key,
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("rules:\n  - auc: {max: 0.6}\n    auc: {max: 0.7}\n",
-     "The 'auc' key of {path} is given twice (lines 2 and 3)"),
+     "The 'rules[0].auc' key of {path} is given twice (lines 2 and 3)"),
     ("rules: [{auc: {max: 0.6}\n", "is not valid YAML"),
     ("- auc: 0.6\n", "must be a YAML mapping"),
     ("", "must be a YAML mapping"),

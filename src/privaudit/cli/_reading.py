@@ -14,38 +14,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from privaudit._yaml import load_yaml_text
 from privaudit.cli._errors import RESAVE_UTF8, ConfigError, KeyProblem, key_error, not_utf8
 from privaudit.cli._sections import Section, as_written, move_renamed_keys
 
 __all__ = ["read_config", "read_yaml", "schema_error"]
 
 _Schema = TypeVar("_Schema", bound=BaseModel)
-
-
-def _check_duplicates(node: Any, where: tuple[str, ...], source: str, seen: set[int]) -> None:
-    """Refuse a mapping that repeats a key (YAML would silently keep the last one)."""
-    import yaml
-
-    if id(node) in seen:
-        return
-    seen.add(id(node))
-    if isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _check_duplicates(item, (*where, f"[{i}]"), source, seen)
-    if not isinstance(node, yaml.MappingNode):
-        return
-    lines: dict[tuple[str, str], int] = {}
-    for key_node, value_node in node.value:
-        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
-            continue
-        key = (key_node.tag, key_node.value)
-        dotted = ".".join((*where, key_node.value)).replace(".[", "[")
-        line = key_node.start_mark.line + 1
-        if key in lines:
-            raise ConfigError(f"The {dotted!r} key of {source} is given twice (lines "
-                              f"{lines[key]} and {line}); keep one.")
-        lines[key] = line
-        _check_duplicates(value_node, (*where, key_node.value), source, seen)
 
 
 def _yaml_text(path: Path, source: str) -> str:
@@ -62,23 +37,8 @@ def _yaml_text(path: Path, source: str) -> str:
 
 def read_yaml(path: Path, source: str) -> Any:
     """The YAML document in ``path``: syntax errors and duplicate keys name the line."""
-    import yaml
-
-    loader = yaml.SafeLoader(_yaml_text(path, source))
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _check_duplicates(node, (), source, set())
-        return loader.construct_document(node)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"The audit configuration {source} is not valid YAML: "
-                          f"{' '.join(str(problem).split())}{where}.") from None
-    finally:
-        loader.dispose()
+    return load_yaml_text(_yaml_text(path, source), describe=source, error=ConfigError,
+                          what="The audit configuration")
 
 
 _EXPECTED = {

@@ -35,6 +35,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from privaudit._yaml import load_yaml_text
+
 __all__ = ["BASES", "METRICS", "UNMEASURABLE", "Budget", "MetricSpec", "Policy",
            "PolicyError", "Rule", "load_policy"]
 
@@ -265,35 +267,12 @@ def _first_problem(exc: ValidationError, source: str) -> PolicyError:
 
 
 def _read_yaml(path: Path) -> Any:
-    """The YAML document at ``path``; a key given twice in a mapping is refused.
-
-    PyYAML keeps the last of two equal keys silently: a policy that budgets ``auc``
-    twice would gate on one of them without a word.
-    """
-    import yaml
-
-    class _Loader(yaml.SafeLoader):
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            seen: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                line = key_node.start_mark.line + 1
-                if key_node.value in seen:
-                    raise PolicyError(f"The {key_node.value!r} key of {path} is given twice "
-                                      f"(lines {seen[key_node.value]} and {line}); keep one.")
-                seen[key_node.value] = line
-            return super().construct_mapping(node, deep=deep)
-
+    """The YAML document at ``path``; a key given twice in a mapping is refused."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise PolicyError(f"The policy {path} is not a text (UTF-8) YAML file.") from None
-    try:
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader: plain data only
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise PolicyError(f"The policy {path} is not valid YAML: {problem}{where}.") from None
+    return load_yaml_text(text, describe=str(path), error=PolicyError, what="The policy")
 
 
 def load_policy(policy: str | os.PathLike[str] | Mapping[str, Any] | Policy) -> Policy:
