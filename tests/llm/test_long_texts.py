@@ -161,7 +161,10 @@ def test_texts_that_fit_the_window_score_as_in_one_pass(short_model, tiny_tokeni
 
 
 def test_memory_is_flat_in_the_text_length(short_model, tiny_tokenizer):
-    """The largest logits block (the scoring's peak) is the same for 1x to 8x the context."""
+    """The largest logits block (the scoring's peak) is the same for 1x to 8x the context.
+
+    The per-token results (4 floats a token) are all that grows with the length.
+    """
     ids = tiny_tokenizer(" ".join(corpus(120, seed=6)))["input_ids"]
     peaks = {}
     for times in (1, 2, 4, 8):
@@ -177,6 +180,8 @@ def test_memory_is_flat_in_the_text_length(short_model, tiny_tokenizer):
         assert np.isfinite(frame.to_numpy()).all()
         peaks[times] = max(sizes)
         assert len(sizes) == 1 + math.ceil((times * CONTEXT - CONTEXT) / 16)
+        # After the first window, logits of the new tokens only (stride 16, one before).
+        assert all(size <= 4 * 17 * len(tiny_tokenizer) for size in sizes[1:])
     assert set(peaks.values()) == {4 * CONTEXT * len(tiny_tokenizer)}
 
 
@@ -189,6 +194,33 @@ def test_the_window_defaults_to_max_length_within_the_context(short_model, tiny_
     np.testing.assert_array_equal(loss(max_length=16), loss(window=16))
     np.testing.assert_array_equal(loss(), loss(window=CONTEXT))  # 512 cut to the context
     assert not np.array_equal(loss(window=16), loss(window=CONTEXT))
+
+
+class WithoutLogitsToKeep(torch.nn.Module):
+    """A causal LM whose forward does not take ``logits_to_keep`` (older or custom ones)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model, self.config = model, model.config
+
+    def get_output_embeddings(self):
+        return self.model.get_output_embeddings()
+
+    def get_input_embeddings(self):
+        return self.model.get_input_embeddings()
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                          position_ids=position_ids)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_a_model_without_logits_to_keep_scores_the_same(short_model, tiny_tokenizer,
+                                                        long_ids, side):
+    kwargs = {"attacks": ["loss", "min-k-plus-plus"], "stride": 12, "padding_side": side}
+    sliced = score_texts(WithoutLogitsToKeep(short_model), tiny_tokenizer, long_ids, **kwargs)
+    kept = score_texts(short_model, tiny_tokenizer, long_ids, **kwargs)
+    np.testing.assert_allclose(sliced.to_numpy(), kept.to_numpy(), rtol=1e-5)
 
 
 def test_texts_longer_than_max_length_are_cut_with_a_warning(short_model, tiny_tokenizer,

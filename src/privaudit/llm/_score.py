@@ -247,15 +247,25 @@ def _pad(items: Sequence[Encoded], pad_id: int, side: str,
     return _Batch(ids, attention, labelled, position_ids)
 
 
-def _logits(model: Any, batch: _Batch) -> Any:
+def _logits(model: Any, batch: _Batch, last: int | None = None) -> Any:
+    """The model's logits of the batch; with ``last``, of its last ``last`` positions only.
+
+    ``last`` is passed as transformers' ``logits_to_keep`` when the model takes it (the
+    output layer then runs on those positions alone), else the logits are sliced.
+    """
     import inspect
 
     kwargs = {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
-    if "position_ids" in inspect.signature(model.forward).parameters:
+    parameters = inspect.signature(model.forward).parameters
+    if "position_ids" in parameters:
         kwargs["position_ids"] = batch.position_ids
     device = model_device(model)  # each model gets the batch where it is (its own device)
-    out = model(**{key: value.to(device) for key, value in kwargs.items()})
-    return out.logits if hasattr(out, "logits") else out[0]
+    kwargs = {key: value.to(device) for key, value in kwargs.items()}
+    if last is not None and "logits_to_keep" in parameters:
+        kwargs["logits_to_keep"] = last
+    out = model(**kwargs)
+    logits = out.logits if hasattr(out, "logits") else out[0]
+    return logits if last is None else logits[:, logits.shape[1] - last:]
 
 
 #: Revision of each ``compat`` mode's token handling: it enters the run and cache keys, so
@@ -339,7 +349,8 @@ def _windowed_stats(model: Any, items: Sequence[Encoded], s: dict[str, Any], pad
 
     The windows of :func:`~privaudit.llm._token_stats.window_spans` (Hugging Face's
     perplexity recipe); the ``w``-th windows of all texts make one padded batch, so memory
-    is bounded by ``batch_size x window`` positions whatever the texts' length. Returned
+    is bounded by ``batch_size x window`` positions whatever the texts' length (the logits
+    by ``batch_size x stride`` after the first window). Returned
     as :func:`token_stats` returns one pass over the texts padded on the right (which is
     also returned): the statistics then read them as from one pass of unbounded context.
     """
@@ -355,13 +366,19 @@ def _windowed_stats(model: Any, items: Sequence[Encoded], s: dict[str, Any], pad
         rows = [b for b in range(len(items)) if w < len(spans[b])]
         pieces = [items[b].window(*spans[b][w]) for b in rows]
         batch = _pad(pieces, pad_id, s["padding_side"])
-        stats = token_stats(_logits(model, batch), batch.input_ids, batch.scored,
+        scored_at = torch.nonzero(batch.scored.any(0))[:, 0]
+        if scored_at.numel() == 0:  # nothing labelled in these windows (a long prompt)
+            continue
+        # Logits from the first scored position on only: a window's overlap costs the
+        # output layer nothing (and its memory: batch x stride x vocabulary).
+        first, width = int(scored_at[0]), batch.input_ids.shape[1]
+        stats = token_stats(_logits(model, batch, last=width - first),
+                            batch.input_ids[:, first:], batch.scored[:, first:],
                             moments=moments)
         # Local shifted position c of a piece starting at token `begin` (after `lead`
-        # padding on the left) predicts the text's token begin + c + 1 - lead.
-        width = batch.input_ids.shape[1]
-        shift = torch.tensor([spans[b][w][0] - (width - len(piece.ids)
-                                                if s["padding_side"] == "left" else 0)
+        # padding on the left) predicts the text's token begin + first + c + 1 - lead.
+        shift = torch.tensor([spans[b][w][0] + first - (width - len(piece.ids)
+                                                        if s["padding_side"] == "left" else 0)
                               for b, piece in zip(rows, pieces, strict=True)], device=device)
         local_row, local_col = torch.nonzero(stats.mask.to(device), as_tuple=True)
         row = torch.tensor(rows, device=device)[local_row]
