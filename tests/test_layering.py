@@ -53,6 +53,10 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"policy", "integrations", "studies", "audits", "report", "attacks", "dp", "llm",
             "synthetic", "unlearn", "training", "targets", "data", "signals", "metrics", "results"},
 }
+#: Upward imports allowed only inside a function body, run when a user displays a result:
+#: a result shows itself in a notebook through the report's one renderer (one view for a
+#: result and a report of it); loading a result never loads the report package.
+DISPLAY_TIME: dict[str, set[str]] = {"privaudit.results._audit_info": {"report"}}
 ROOT_HELPERS = {"", "_validation", "exceptions", "_progress", "_files", "_digest", "_optional",
                 "_rows", "_version", "_yaml"}
 
@@ -82,6 +86,19 @@ def _imports(path: Path) -> list[str]:
     return [n for n in names if n == "privaudit" or n.startswith("privaudit.")]
 
 
+def _function_imports(path: Path) -> set[str]:
+    """The privaudit modules imported inside a function body of ``path``."""
+    names: set[str] = set()
+    for func in ast.walk(_tree(path)):
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(func):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    names |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+                elif isinstance(node, ast.Import):
+                    names |= {a.name for a in node.names}
+    return names
+
+
 def _package(module: str) -> str:
     parts = module.split(".")
     if len(parts) < 2:
@@ -101,9 +118,12 @@ def test_imports_follow_the_layers(module: str, path: Path) -> None:
     if own not in ALLOWED:
         return  # a root helper module: it may import nothing above metrics by convention
     bad = []
+    lazy = _function_imports(path) if module in DISPLAY_TIME else set()
     for name in _imports(path):
         other = _package(name)
         if other == own or other in ROOT_HELPERS:
+            continue
+        if name in lazy and other in DISPLAY_TIME[module]:
             continue
         if other not in ALLOWED[own]:
             bad.append(name)
@@ -211,8 +231,11 @@ def _import_graph() -> dict[str, dict[str, str]]:
             else:
                 continue
             for other in targets:
-                if other and other != module and other.startswith("privaudit"):
-                    graph[module].setdefault(other, "top" if id(node) in top else "lazy")
+                if not other or other == module or not other.startswith("privaudit"):
+                    continue
+                if id(node) not in top and _package(other) in DISPLAY_TIME.get(module, ()):
+                    continue  # declared above: run only when a user displays a result
+                graph[module].setdefault(other, "top" if id(node) in top else "lazy")
     return graph
 
 

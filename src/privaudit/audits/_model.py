@@ -158,7 +158,7 @@ def audit_model(
         than spending queries (a label-only budget) on them. Results reused from
         ``results_dir`` keep what they were saved with, and get slices when they lack them
         and the outputs are at hand.
-    progress : None, callable(str) or Progress, optional
+    progress : None, bool, callable(str) or Progress, optional
         Called with a short message at each step; also shows the reference pool's
         training (``training reference models: 5/16``).
     augmentations : list of callables, optional

@@ -58,7 +58,7 @@ class AuditRun:
         What each result is compared with (``None``: no comparison).
     enrichers : sequence of Enricher
         Run on every finished result before it is saved.
-    progress : None, callable(str) or Progress
+    progress : None, bool, callable(str) or Progress
         Where progress goes.
     dataset : str
         Dataset name stamped on results that carry none.

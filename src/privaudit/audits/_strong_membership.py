@@ -510,7 +510,7 @@ def audit_strong_membership(
     results_dir : path, optional
         Each radius's finished result is saved there and reused by a rerun of the same
         audit (another list of radii reuses the radii already done).
-    progress : None, callable(str) or Progress
+    progress : None, bool, callable(str) or Progress
         Where progress goes.
     model
         Old name of ``target`` (a :class:`FutureWarning`; removed in a later release).

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from privaudit._validation import (
+    BOOL,
     CALLABLE,
     N_JOBS,
     NONE,
@@ -112,8 +113,9 @@ class RunOptions:
         On-disk cache of trained models (an interrupted audit resumes).
     results_dir : path, optional
         Each finished result is saved there and reused by a rerun of the same audit.
-    progress : None, callable(str) or Progress
-        Where progress goes.
+    progress : None, bool, callable(str) or Progress
+        Where progress goes: ``True`` draws bars (HTML in a notebook, rich on a terminal,
+        log lines elsewhere); ``None``/``False`` nothing; a callable receives the lines.
     dataset : str, default=""
         The dataset's name, stamped on the results.
 
@@ -134,7 +136,7 @@ class RunOptions:
     CONSTRAINTS: ClassVar[Mapping[str, Sequence[Any]]] = {
         "random_state": [RANDOM_STATE], "executor": EXECUTOR, "n_jobs": [NONE, N_JOBS],
         "address": [NONE, STR], "cache_dir": DIRECTORY, "results_dir": DIRECTORY,
-        "progress": [NONE, CALLABLE], "dataset": [STR],
+        "progress": [NONE, BOOL, CALLABLE], "dataset": [STR],
     }
 
     @classmethod

@@ -63,7 +63,7 @@ def report_overview(out: Path, *, results: Sequence[Any] | None = None,
         Read only when ``results.json`` does not record the overview.
     random_state : int, optional
         The seed the report's bootstrap used, for the same case.
-    progress : None, callable(str) or Progress
+    progress : None, bool, callable(str) or Progress
         Shows the bootstrap of that case (:mod:`privaudit._progress`).
 
     Returns

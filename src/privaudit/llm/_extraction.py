@@ -486,7 +486,7 @@ def extraction_checks(
         Level of every interval.
     target : str
         The model's name in the results.
-    progress : None, callable(str) or Progress
+    progress : None, bool, callable(str) or Progress
         A bar over the generation batches.
 
     Returns

@@ -81,7 +81,7 @@ class BinaryLabelAttackReport:
         Confidence level of the intervals.
     random_state : int, Generator or None
         Seeds the bootstrap; the same seed gives the same table.
-    progress : None, callable(str) or Progress
+    progress : None, bool, callable(str) or Progress
         A bar over the bootstrap of the results' metrics.
 
     References

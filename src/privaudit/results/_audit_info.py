@@ -12,7 +12,6 @@ Results saved before this structure existed kept the same facts as loose ``extra
 
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -287,13 +286,6 @@ def split_legacy_extra(extra: dict[str, Any]) -> tuple[AuditInfo, dict[str, Any]
     return info, rest
 
 
-#: The package that draws a result in a notebook. Named here, never imported at module
-#: level: results sit below the reports (docs/architecture.md), so a result reaches them
-#: only when a notebook asks for its view, when both packages are loaded (the report
-#: imports results, never the other way round while modules load: no cycle).
-REPORT_PACKAGE = "privaudit.report"
-
-
 def notebook_html(result: Any) -> str:
     """The notebook view of one result: the view of the report of this one result.
 
@@ -302,5 +294,8 @@ def notebook_html(result: Any) -> str:
     ``_repr_html_``, read at its default settings), so that a result and a report of it
     read the same. The figures need matplotlib (without it, the tables alone).
     """
-    report = importlib.import_module(REPORT_PACKAGE)
-    return str(report.AuditReport([result], func=type(result).__name__)._repr_html_())
+    # At display time only (tests/test_layering.py's DISPLAY_TIME): loading a result never
+    # loads the report package.
+    from privaudit.report import AuditReport
+
+    return str(AuditReport([result], func=type(result).__name__)._repr_html_())

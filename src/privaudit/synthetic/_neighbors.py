@@ -399,7 +399,7 @@ def nearest_neighbors(
         Workers, with an executor name.
     chunk_size : int, optional
         Query rows per chunk (default: about 4 million distances at a time).
-    progress : None, callable(str) or Progress
+    progress : None, bool, callable(str) or Progress
         A bar over the chunks.
 
     Returns

@@ -411,7 +411,7 @@ class ReferencePool:
         population : array-like of int or bool, optional
             Rows that are population data (known non-members of the target). Default: every
             row not in ``audited``. Offline, ``audited`` and ``population`` must not overlap.
-        progress : callable(str) or Progress, optional
+        progress : bool, callable(str) or Progress, optional
             Reports each model as it is made, with the models found in the cache counted
             from the start (``"training reference models: 5/16"``); see
             :func:`privaudit._progress.as_progress`.
@@ -533,7 +533,7 @@ class ReferencePool:
         stack : bool, default=True
             Stack the results into one array of shape ``(n_models, ...)``; else return the
             list of results in model order.
-        progress : callable(str) or Progress, optional
+        progress : bool, callable(str) or Progress, optional
             Reports each model done (``"querying reference models: 5/16"``) once the step
             has lasted more than two seconds; quick steps stay silent.
         description : str, default="querying reference models"

@@ -261,7 +261,7 @@ def collect_reference_outputs(
         queries (Carlini et al. 2022, Section VI.B); read with
         :meth:`ReferenceOutputs.signal_stack`. Each model answers one query per augmented
         record.
-    progress : callable(str) or Progress, optional
+    progress : bool, callable(str) or Progress, optional
         Reports the pool's training (each model made, ``"training reference models:
         5/16"``, cached models counted) and its queries when they are long; a callable
         receives these as messages.
