@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the names below, for type checkers and IDEs
         audit_synthetic,
         audit_unlearning,
     )
+    from privaudit.policy import gate, load_policy
     from privaudit.report import AuditReport
     from privaudit.results import AttackResult
 
@@ -43,13 +44,15 @@ _LAZY_NAMES: dict[str, str] = {
                      "audit_generator", "audit_llm", "audit_model", "audit_strong_membership",
                      "audit_synthetic", "audit_unlearning"), "privaudit.audits"),
     "AuditReport": "privaudit.report",
+    # The CI gate: budgets on the audit's numbers (docs/ci_gate.md).
+    **dict.fromkeys(("gate", "load_policy"), "privaudit.policy"),
     "AttackResult": "privaudit.results",
 }
 #: Subpackages reachable as attributes (``privaudit.metrics.roc_auc``) once imported or
 #: on first use.
-_SUBPACKAGES = frozenset({"attacks", "audits", "cli", "data", "dp", "llm", "metrics", "report",
-                          "results", "signals", "studies", "synthetic", "targets",
-                          "training", "unlearn"})
+_SUBPACKAGES = frozenset({"attacks", "audits", "cli", "data", "dp", "integrations", "llm",
+                          "metrics", "policy", "report", "results", "signals", "studies",
+                          "synthetic", "targets", "training", "unlearn"})
 
 __all__ = [
     "AttackResult",
@@ -70,6 +73,8 @@ __all__ = [
     "audit_strong_membership",
     "audit_synthetic",
     "audit_unlearning",
+    "gate",
+    "load_policy",
 ]
 
 
