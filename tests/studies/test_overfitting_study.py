@@ -265,26 +265,21 @@ def _assert_same(a, b):
         assert ra.extra == rb.extra
 
 
-@pytest.mark.parametrize("alone", ["regression", "classification"])
-def test_a_pair_alone_gives_its_numbers_in_the_whole_study(monkeypatch, alone):
-    # The end-to-end tests run each pair alone and assert the whole study's numbers.
+def test_each_pair_alone_gives_its_numbers_in_the_whole_study_and_seeds_decide(monkeypatch):
+    # The end-to-end tests run each pair alone and assert the whole study's numbers. Each
+    # pair run on its own is a second run with the same seed: it gives the same numbers
+    # (record ids, scores, details, attribute guesses); another seed other ones.
     _small_targets(monkeypatch)
-    other = "classification" if alone == "regression" else "regression"
     whole = _small_study(3)
-    part = _small_study(3, **{other: False})
-    assert part and all(r.target.startswith(alone) for r in part)
-    _assert_same(part, [r for r in whole if r.target.startswith(alone)])
-
-
-def test_same_seed_same_scores(monkeypatch):
-    _small_targets(monkeypatch)
-    run = _small_study
-
-    a, b, c = run(5), run(5), run(6)
-    assert len(a) == 12 + 4 * 3  # membership results, then 3 attribute attacks per target
-    _assert_same(a, b)
-    assert not np.array_equal(a[0].record_ids, c[0].record_ids)
-    assert not np.array_equal(a[0].scores, c[0].scores)
+    assert len(whole) == 12 + 4 * 3  # membership results, then 3 attribute attacks per target
+    parts = {alone: _small_study(3, **{other: False}) for alone, other in (
+        ("regression", "classification"), ("classification", "regression"))}
+    for alone, part in parts.items():
+        assert part and all(r.target.startswith(alone) for r in part)
+        _assert_same(part, [r for r in whole if r.target.startswith(alone)])
+    other_seed = _small_study(4, classification=False)
+    assert not np.array_equal(other_seed[0].record_ids, parts["regression"][0].record_ids)
+    assert not np.array_equal(other_seed[0].scores, parts["regression"][0].scores)
 
 
 @pytest.mark.parametrize(
@@ -333,8 +328,14 @@ def test_mlp_training_counts_its_epochs_and_prints_nothing(capsys, model):
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 4)), rng.integers(0, 2, 60)
-    cls = {"MLPClassifier": MLPClassifier, "MLPRegressor": MLPRegressor}[model]
-    estimator = cls(hidden_layer_sizes=(8,), max_iter=7, random_state=0)
+    base = {"MLPClassifier": MLPClassifier, "MLPRegressor": MLPRegressor}[model]
+
+    class Recording(base):
+        def fit(self, X, y):
+            self.fitted_dtypes = (X.dtype, y.dtype)
+            return super().fit(X, y)
+
+    estimator = Recording(hidden_layer_sizes=(8,), max_iter=7, random_state=0)
     messages = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -342,6 +343,11 @@ def test_mlp_training_counts_its_epochs_and_prints_nothing(capsys, model):
                                                 "training m (epochs)")
     assert messages[-1] == f"training m (epochs): {estimator.n_iter_}/7"
     assert estimator.n_iter_ == 7 and not estimator.verbose
+    # Trained in float32, a regression's target included (a float64 one upcasts every
+    # gradient); class labels stay as they are.
+    assert {w.dtype for w in estimator.coefs_ + estimator.intercepts_} == {np.dtype("float32")}
+    assert estimator.fitted_dtypes == (
+        np.float32, np.float32 if model == "MLPRegressor" else y.dtype)
     assert capsys.readouterr().out == ""
 
 
