@@ -144,6 +144,12 @@ def _placeholder_png(fig: Any, **kwargs: Any) -> bytes:
     return PLACEHOLDER_PNG
 
 
+@pytest.fixture(scope="session")
+def placeholder_png() -> bytes:
+    """``PLACEHOLDER_PNG``, for a test whose subprocess stands it in for every figure."""
+    return PLACEHOLDER_PNG
+
+
 @pytest.fixture(scope="module")
 def figures_not_drawn():
     """Every report figure is built but not drawn: one placeholder PNG stands for each.

@@ -38,12 +38,27 @@ def plant(folder: Path, *names: str) -> Path:
     return marker
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+#: What the command's process runs first: the report's figures are not drawn, one
+#: placeholder PNG stands for each (as with the figures_not_drawn fixture of
+#: tests/conftest.py). These tests are about imports; drawing was a fifth of their CPU
+#: time. The module patched imports none of the planted names: the process checks it.
+NOT_DRAWN = """
+import sys
+import privaudit.report._common
+planted = {{"sklearn", "torch", "safetensors", "colorsys", "ctgan"}} & set(sys.modules)
+assert not planted, planted
+for name, module in list(sys.modules.items()):
+    if name.startswith("privaudit.report") and hasattr(module, "figure_png"):
+        module.figure_png = lambda fig, **kwargs: {png!r}
+"""
+
+
+def run_cli(*args: str, cwd: Path, placeholder: bytes) -> subprocess.CompletedProcess:
     """The privaudit command in a fresh process, started from another folder."""
     cwd.mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-c", "from privaudit.cli import main; main()", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+    code = NOT_DRAWN.format(png=placeholder) + "from privaudit.cli import main\nmain()\n"
+    return subprocess.run([sys.executable, "-c", code, *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
 
 
 def table(folder: Path, n: int = 120) -> Path:
@@ -63,7 +78,7 @@ def copier(train, n_rows, *, random_state):
 """
 
 
-def test_audit_generator_with_a_callable_never_runs_files_beside_it(tmp_path):
+def test_audit_generator_with_a_callable_never_runs_files_beside_it(tmp_path, placeholder_png):
     marker = plant(tmp_path, "sklearn", "ctgan")
     table(tmp_path)
     (tmp_path / "my_generators.py").write_text(GENERATOR)
@@ -76,7 +91,7 @@ def test_audit_generator_with_a_callable_never_runs_files_beside_it(tmp_path):
         "executor: {name: local, n_jobs: 2}\n"  # workers get the function by value
         "report: {out: rep, n_bootstrap: 10}\n")
     done = run_cli("audit", "generator", "--config", str(tmp_path / "audit.yaml"),
-                   cwd=tmp_path / "elsewhere")
+                   cwd=tmp_path / "elsewhere", placeholder=placeholder_png)
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
     assert (tmp_path / "rep" / "index.html").exists()
@@ -107,7 +122,7 @@ def build():
 """
 
 
-def test_audit_model_with_a_torch_factory_never_runs_files_beside_it(tmp_path):
+def test_audit_model_with_a_torch_factory_never_runs_files_beside_it(tmp_path, placeholder_png):
     torch = pytest.importorskip("torch")
     from privaudit.targets import save_torch_model
 
@@ -124,7 +139,7 @@ def test_audit_model_with_a_torch_factory_never_runs_files_beside_it(tmp_path):
         "data": {"path": "audited.csv", "label_column": "y", "membership_column": "m"},
         "attacks": ["loss"], "report": {"out": "rep", "n_bootstrap": 10}}))
     done = run_cli("audit", "model", "--config", str(tmp_path / "audit.yaml"),
-                   cwd=tmp_path / "elsewhere")
+                   cwd=tmp_path / "elsewhere", placeholder=placeholder_png)
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
 
@@ -140,7 +155,8 @@ def train(X, y, *, random_state):
 """
 
 
-def test_audit_model_with_a_callable_recipe_in_workers_never_runs_files_beside_it(tmp_path):
+def test_audit_model_with_a_callable_recipe_in_workers_never_runs_files_beside_it(
+        tmp_path, placeholder_png):
     from sklearn.tree import DecisionTreeClassifier
 
     from privaudit.targets import save_sklearn_model
@@ -164,7 +180,7 @@ def test_audit_model_with_a_callable_recipe_in_workers_never_runs_files_beside_i
         "executor": {"name": "local", "n_jobs": 2},
         "report": {"out": "rep", "n_bootstrap": 10}}))
     done = run_cli("audit", "model", "--config", str(tmp_path / "audit.yaml"),
-                   cwd=tmp_path / "elsewhere")
+                   cwd=tmp_path / "elsewhere", placeholder=placeholder_png)
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
 
