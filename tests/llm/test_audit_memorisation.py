@@ -31,20 +31,14 @@ CHECKS = ["k-extractability", "longest-common-prefix", "extraction-strength", "v
 
 @pytest.fixture(scope="module")
 def memorised(tiny_tokenizer):
-    """A one-layer GPT-2 that recites 4 texts of 10 to 14 tokens; 4 held-out ones."""
+    """A one-layer GPT-2 that recites 4 texts of 10 to 14 tokens; 4 held-out ones.
+
+    Trained by the canary check's own loop (one batch of the 4 texts per epoch).
+    """
     texts = [t for t in corpus(120, seed=11) if 10 <= len(tiny_tokenizer(t)["input_ids"]) <= 14]
     members, held_out = texts[:4], texts[4:8]
-    model = make_model(tiny_tokenizer, n_layer=1, n_embd=32, seed=2)
-    batch = tiny_tokenizer(members, padding=True, return_tensors="pt")
-    labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
-    optimiser = torch.optim.Adam(model.parameters(), lr=2e-2)
-    model.train()
-    for _ in range(60):
-        loss = model(**batch, labels=labels).loss
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-    model.eval()
+    model = fine_tune_causal_lm(make_model(tiny_tokenizer, n_layer=1, n_embd=32, seed=2),
+                                tiny_tokenizer, members, epochs=60, batch_size=4, lr=2e-2)
     return {"model": model, "members": members, "held_out": held_out}
 
 

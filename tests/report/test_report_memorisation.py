@@ -15,6 +15,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from privaudit.metrics import CanaryBound, newcombe_interval, wilson_interval
 from privaudit.report import build_report
@@ -25,6 +27,7 @@ from privaudit.report._sections_memorisation import (
     extraction_rows,
 )
 from privaudit.results import MemorisationResult, load_all_results
+from privaudit.results._memorisation import COMPARISON_KEYS
 
 HOSTILE = "<script>alert('x')</script> & co"
 #: The largest exposure of a four-digit secret: log2 of 10,000 candidates (rank 1).
@@ -172,8 +175,31 @@ def test_results_json_store_and_rebuild(tmp_path):
     ({"check": "extract"}, "check"),
     ({"check": "extraction", "labels": [1, 2]}, "labels"),
     ({"check": "canaries", "canaries": []}, "canaries"),
+    ({"check": "extraction", "labels": [1, 0], "values": {"verbmem": [0.0, 1.0]},
+      "comparisons": {"verbmem": {"auc": 0.5}}}, "comparisons.verbmem"),
     ({"check": "canaries", "canaries": [{"format": "x"}]}, "canaries[0]"),
 ])
 def test_bad_results_are_refused_naming_the_field(kwargs, param):
     with pytest.raises((ValueError, TypeError), match=re.escape(f"'{param}'")):
         MemorisationResult(**kwargs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(pairs=st.lists(st.tuples(st.text("ab<&", max_size=6), st.text("ab<&", max_size=6)),
+                      min_size=1, max_size=4))
+def test_matched_span_is_the_common_start_and_survives_a_round_trip(pairs, tmp_path_factory):
+    """The highlighted span is the longest common start; save and load keep every field."""
+    n = len(pairs)
+    result = MemorisationResult(
+        check="extraction", labels=np.arange(n) % 2, values={"verbmem": np.linspace(0, 1, n)},
+        comparisons={"verbmem": {k: {"value": 0.5, "low": 0.0, "high": 1.0}
+                                 for k in COMPARISON_KEYS}},
+        prefixes=["p"] * n, continuations=[c for c, _ in pairs],
+        suffixes=[s for _, s in pairs], matched_tokens=np.zeros(n, int),
+        suffix_tokens=np.ones(n, int))
+    for (c, s), k in zip(pairs, result.matched_chars, strict=True):
+        assert c[:k] == s[:k] and (k == min(len(c), len(s)) or c[k] != s[k])
+    folder = tmp_path_factory.mktemp("saved")
+    result.save(folder)
+    back = MemorisationResult.load(folder, require_digest=True)
+    assert back.to_dict() == result.to_dict()

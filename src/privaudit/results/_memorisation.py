@@ -32,7 +32,8 @@ from privaudit.results._audit_info import AuditInfo
 from privaudit.results._family import ResultFamily
 from privaudit.results._io import ResultFileError, dump_json, read_strict_json
 
-__all__ = ["CANARY_KEYS", "MEMORISATION_CHECKS", "MEMORISATION_FILE", "MemorisationResult"]
+__all__ = ["CANARY_KEYS", "COMPARISON_KEYS", "MEMORISATION_CHECKS", "MEMORISATION_FILE",
+           "MemorisationResult"]
 
 #: Name of the file a :class:`MemorisationResult` is saved to, inside its folder.
 MEMORISATION_FILE = "memorisation.json"
@@ -43,6 +44,8 @@ MEMORISATION_CHECKS = ("extraction", "canaries")
 #: What each canary's row holds (``included``: None when every canary was inserted).
 CANARY_KEYS = ("format", "secret", "repetitions", "exposure", "rank", "log_perplexity",
                "method", "space_size", "included", "score")
+#: What each extraction check's comparison holds, each as ``{"value", "low", "high"}``.
+COMPARISON_KEYS = ("member_mean", "held_out_mean", "difference", "auc")
 _TEXTS = ("check", "attack", "target", "dataset")
 _TEXT_LISTS = ("prefixes", "continuations", "suffixes")
 
@@ -60,6 +63,18 @@ def _string_list(value: Any, name: str, n: int) -> list[str]:
         raise param_error(name, _FUNC, f"a list of {n} strings (one per text)",
                           f"<{type(value).__name__}>", error=TypeError)
     return list(value)
+
+
+def _comparison(value: Any, check: str) -> dict[str, Any]:
+    """A check's comparison: each of :data:`COMPARISON_KEYS` an estimate (value, low, high)."""
+    ok = isinstance(value, Mapping) and all(
+        isinstance(value.get(k), Mapping) and {"value", "low", "high"} <= set(value[k])
+        for k in COMPARISON_KEYS)
+    if not ok:
+        raise param_error(f"comparisons.{check}", _FUNC,
+                          f"a mapping with {list(COMPARISON_KEYS)}, each "
+                          "{'value', 'low', 'high'}", value, error=TypeError)
+    return dict(value)
 
 
 def _canary_rows(rows: Any) -> list[dict[str, Any]]:
@@ -180,7 +195,7 @@ class MemorisationResult(ResultFamily):
                               "with one comparison per check", f"<{sorted(self.values)}>")
         self.values = {str(k): _per_text(v, f"values[{k!r}]", n, np.float64)
                        for k, v in self.values.items()}
-        self.comparisons = {str(k): dict(v) for k, v in self.comparisons.items()}
+        self.comparisons = {str(k): _comparison(v, k) for k, v in self.comparisons.items()}
         for name in _TEXT_LISTS:
             setattr(self, name, _string_list(getattr(self, name), name, n))
         self.matched_tokens = _per_text(self.matched_tokens, "matched_tokens", n, np.int64)
@@ -274,8 +289,7 @@ class MemorisationResult(ResultFamily):
             out["n_members"] = int(self.labels.sum())
             out["n_held_out"] = int((self.labels == 0).sum())
             for name, comparison in self.comparisons.items():
-                out[name] = {k: comparison[k] for k in ("member_mean", "held_out_mean",
-                                                         "difference", "auc")}
+                out[name] = {k: comparison[k] for k in COMPARISON_KEYS}
             return out
         out["n_canaries"] = len(self.canaries)
         out["max_exposure"] = self.max_exposure
