@@ -10,6 +10,7 @@ the results' entries.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -113,3 +114,20 @@ report: {out: out, n_bootstrap: 20}
     assert {"exposure_r1", "exposure_r4", "exposure_r16"} <= set(entries["canaries"])
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert '<section id="memorisation">' in page and "verbmem" in page
+
+
+@pytest.mark.parametrize(("checks", "got"), [
+    ("verbmem, exposure", ["verbmem", "exposure"]),
+    ("verbmem,bogus", "--checks names 'bogus'"),
+    (" , ", "--checks names no memorisation check"),
+])
+def test_the_checks_option(tmp_path, checks, got):
+    _files(tmp_path, "")
+    options = {"model": tmp_path / "model", "text_column": "text", "reference": None,
+               "retrained": None, "attacks": None, "checks": checks,
+               "texts": {"members": tmp_path / "m.txt", "non_members": tmp_path / "n.txt"}}
+    if isinstance(got, list):
+        assert llm_run(None, **options).checks == got
+        return
+    with pytest.raises(ConfigError, match=re.escape(got)):
+        llm_run(None, **options)

@@ -323,22 +323,37 @@ def load_llm_config(path: str | Path) -> LLMRun:
 
 def llm_run(config: Path | None, *, model: Path | None, texts: dict[str, Path | None],
             text_column: str, reference: Path | None, retrained: Path | None,
-            attacks: str | None, blind_baseline: bool = True) -> LLMRun:
+            attacks: str | None, blind_baseline: bool = True,
+            checks: str | None = None) -> LLMRun:
     """The run the command-line options (or ``--config``) describe; one-line errors.
 
-    Every setting is checked here, before a model or a text is read.
+    Every setting is checked here, before a model or a text is read. ``checks`` is the
+    ``--checks`` option: memorisation checks, comma-separated (their settings, and the
+    canaries', only in the configuration file).
     """
     given = {k: v for k, v in texts.items() if v is not None}
     if config is not None:
-        if model is not None or given or not blind_baseline:
+        if model is not None or given or not blind_baseline or checks is not None:
             raise ConfigError("Give either --config or --model and the texts, not both.")
         run = load_llm_config(config)
     else:
         run = _options_run(model, given, text_column, reference, retrained, attacks,
                            blind_baseline)
+        run.checks = _option_names(checks, "--checks", "memorisation check")
     _check_attacks(run)
     _check_memorisation(run)
     return run
+
+
+def _option_names(value: str | None, option: str, what: str) -> list[str] | None:
+    """A comma-separated option as names (None when not given); empty refused."""
+    if value is None:
+        return None
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    if not names:
+        raise ConfigError(f"{option} names no {what} (got {value!r}); leave it out, or "
+                          "name some.")
+    return names
 
 
 def _check_memorisation(run: LLMRun) -> None:
