@@ -42,7 +42,7 @@ class ExplodingRegressor(RegressorMixin, BaseEstimator):
 
 
 def test_attacks_for_each_task():
-    assert attacks_for("regression") == ["gaussian-threshold", "loss"]
+    assert attacks_for("regression") == ["gaussian-threshold", "loss", "quantile"]
     assert "gradient-norm" in attacks_for("regression", white_box=True)
     assert "label-only" in attacks_for("classification", probabilities=False)
     assert "lira-online" not in attacks_for("classification", probabilities=False)
@@ -51,7 +51,8 @@ def test_attacks_for_each_task():
 @pytest.mark.parametrize("name", CLASSIFIER_ONLY)
 def test_classifier_attacks_on_a_regressor_name_those_that_work(name):
     with pytest.raises(ValueError, match=rf"'attacks' parameter of audit_model .*regression "
-                                         rf"target \(gaussian-threshold, loss\)\. Got <'{name}'"):
+                                         rf"target \(gaussian-threshold, loss, quantile\)\. "
+                                         rf"Got <'{name}'"):
         check_attack_plan([name], task="regression", func="audit_model")
 
 
@@ -108,7 +109,7 @@ def test_audit_refuses_lira_on_a_regressor_before_training(tmp_path):
     X, y = load_diabetes(return_X_y=True)
     labels = np.r_[np.ones(100, int), np.zeros(100, int)]
     with pytest.raises(ValueError, match=r"work on a regression target \(gaussian-threshold, "
-                                         r"loss\)\. Got <'lira-offline'"):
+                                         r"loss, quantile\)\. Got <'lira-offline'"):
         audit_model(Ridge().fit(X[:100], y[:100]), X[:200], y[:200], labels,
                     attacks=["loss", "lira-offline"], population=(X[200:400], y[200:400]),
                     reference=ReferenceSpec(recipe=ExplodingRegressor()),
@@ -197,7 +198,8 @@ def test_reference_attacks_on_regression_outputs_name_those_that_work(attack):
     pool, out = _pool(4, mode="offline", regression=True)
     args = (pool, out) if isinstance(attack, RMIAAttack) else (pool,)
     with pytest.raises(ValueError, match=r"'reference' parameter .*attacks that work on a "
-                                         r"regression target: gaussian-threshold, loss\)"):
+                                         r"regression target: gaussian-threshold, loss, "
+                                         r"quantile\)"):
         attack.fit(*args)
 
 

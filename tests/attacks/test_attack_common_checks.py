@@ -66,6 +66,8 @@ def _fit(world, attack):
         return attack.fit(world["reference"], population_outputs=target.query(Xp, yp))
     if tags.uses_population_features:
         return attack.fit(X=world["population"][0])
+    if tags.needs_population:  # no pool: the target's answers on the population (quantile)
+        return attack.fit(target, *world["population"])
     if tags.queries_target:
         return attack.fit()
     return attack.fit(outputs=target.query(X, y), labels=world["labels"])
@@ -73,7 +75,9 @@ def _fit(world, attack):
 
 def _score(world, attack):
     target, X, y = _data(world, attack)
-    if get_tags(attack).queries_target or get_tags(attack).uses_population_features:
+    tags = get_tags(attack)
+    if tags.queries_target or tags.uses_population_features or (
+            tags.needs_population and not tags.needs_reference_models):
         return attack.score(target, X, y)
     return attack.score(outputs=target.query(X, y))
 

@@ -12,12 +12,13 @@ from privaudit.attacks.membership import LiRAAttack
 # The name sets privaudit/_audit.py planned from before the tags (issue 7).
 REFERENCE_ATTACKS = {"shadow", "lira-online", "lira-offline", "rmia"}
 CROSS_FITTED_ATTACKS = {"trained-lr", "trained-mlp", "trained-rf", "trained-knn", "trained-gb"}
-POPULATION_ATTACKS = {"shadow", "rmia"}
+# The quantile screen (issue 24) needs the target's answers on the population, no pool.
+POPULATION_ATTACKS = {"shadow", "rmia", "quantile"}
 LIRA_ATTACKS = {"lira-online", "lira-offline"}
-PROBABILITY_ATTACKS = {"confidence", "entropy", "modified-entropy"} | REFERENCE_ATTACKS | (
-    CROSS_FITTED_ATTACKS
+PROBABILITY_ATTACKS = {"confidence", "entropy", "modified-entropy", "quantile"} | (
+    REFERENCE_ATTACKS | CROSS_FITTED_ATTACKS
 )
-REGRESSION_ATTACKS = {"loss", "gaussian-threshold", "gradient-norm"}
+REGRESSION_ATTACKS = {"loss", "gaussian-threshold", "gradient-norm", "quantile"}
 
 FIELDS = (
     "tasks", "needs_probabilities", "needs_white_box", "needs_reference_models",

@@ -247,5 +247,6 @@ def test_lira_on_a_regressor_says_which_attacks_work():
     pool = quiet(collect_reference_outputs, Ridge(), X[:100], y[:100], n_models=2,
                  random_state=0, n_jobs=1)
     for attack in (LiRAAttack(), LiRAAttack(online=False)):
-        with pytest.raises(ValueError, match=r"regression target: gaussian-threshold, loss\)"):
+        with pytest.raises(ValueError,
+                           match=r"regression target: gaussian-threshold, loss, quantile\)"):
             attack.fit(pool)

@@ -285,3 +285,19 @@ def test_config_population_rows_are_counted_for_the_pool_planned(tmp_path, attac
             _check_reference_rows(pop, data, cfg)
     else:
         _check_reference_rows(pop, data, cfg)
+
+
+def test_quantile_screen_fits_on_the_population_without_a_pool(data):
+    # Issue 24: a direct attack tagged needs_population is fitted on the target's answers
+    # on the population, queried once and shared with RMIA; no pool without a reference
+    # attack, and the population is required.
+    said = []
+    report = _audit(data, attacks=["quantile", "loss"], population=data["population"],
+                    attack_params={"quantile": {"max_iter": 10}}, progress=said.append)
+    assert [r.attack for r in report] == ["quantile", "loss"]
+    assert not [m for m in said if m.startswith("training")]
+    assert sorted(m.split(" on ")[1] for m in said if m.startswith("querying")) == [
+        "160 audited records", "200 population records"]
+    assert np.all(np.isfinite(report[0].scores))
+    with pytest.raises(ValueError, match="'population' parameter of audit_model"):
+        _audit(data, attacks=["quantile"])

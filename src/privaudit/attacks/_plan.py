@@ -80,7 +80,7 @@ def check_task(name: str, attack: Any, task: str, *, func: str, param: str = "at
     ------
     ValueError
         ``"The 'attacks' parameter of audit_model must be attacks that work on a
-        regression target (gaussian-threshold, loss). Got 'lira-offline' (it needs a
+        regression target (gaussian-threshold, loss, quantile). Got 'lira-offline' (it needs a
         classification target) instead."``
     """
     tasks = get_tags(attack).tasks

@@ -35,7 +35,10 @@ class AttackTags:
     needs_population : bool, default=False
         The reference pool must hold population records and ``fit`` takes the target's
         outputs on them: ``fit(reference, population_outputs=...)`` (``rmia``; ``shadow``
-        trains on the pool's population outputs and ignores the target's).
+        trains on the pool's population outputs and ignores the target's). Without
+        ``needs_reference_models`` no pool is trained and the attack is fitted as
+        ``fit(X=X_population, y=y_population, outputs=...)`` on the target's answers on
+        the population (``quantile``).
     needs_online_pool : bool, default=False
         The reference models must also train on the audited records (``lira-online``).
     cross_fitted : bool, default=False

@@ -449,6 +449,10 @@ class ModelAudit(AuditKind):
             # Calibrated on records the target did not train on (read, never queried),
             # e.g. the label-only attack's noise scale per feature.
             attack.fit(X=self.X_pop)
+        if tags.needs_population:
+            # No pool: fitted on the target's answers on the population (queried once,
+            # shared with RMIA), e.g. the quantile screen's model of non-members' scores.
+            attack.fit(X=self.X_pop, y=self.y_pop, outputs=self.population_outputs())
         shared = None if tags.queries_target else self.audited()
         return attack.run(self.target, self.X, self.y, self._labels, outputs=shared,
                           **self.common)

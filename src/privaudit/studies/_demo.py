@@ -20,9 +20,13 @@ __all__ = ["DEMO_PARTS", "run_demo_parts"]
 
 def _model_part(random_state: int, n_reference_models: int, n_jobs: int,
                 progress: Any) -> list[Any]:
-    """Yeom et al.'s overfitting study, then every attack on an overfit digits MLP."""
+    """Yeom et al.'s overfitting study, then every attack on an overfit digits MLP.
+
+    The digits audit adds the quantile screen (Bertran et al. 2023) beside the
+    reference-model attacks: the same population, no reference model.
+    """
     from privaudit.studies._overfitting import run_overfitting_study
-    from privaudit.studies._reference import run_reference_study
+    from privaudit.studies._reference import REFERENCE_STUDY_ATTACKS, run_reference_study
 
     say = progress if callable(progress) else (lambda message: None)
     say("Running the overfitting study")
@@ -30,6 +34,7 @@ def _model_part(random_state: int, n_reference_models: int, n_jobs: int,
     say("Running the reference-model attacks on digits")
     results += run_reference_study(random_state=random_state,
                                    n_reference_models=n_reference_models, n_jobs=n_jobs,
+                                   attacks=(*REFERENCE_STUDY_ATTACKS, "quantile"),
                                    progress=progress)
     return results
 
