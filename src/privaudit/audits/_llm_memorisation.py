@@ -156,6 +156,26 @@ _FOUR_DIGITS = SecretSpace.digits(4)
 
 # --- the canary check's settings --------------------------------------------------------------
 
+#: The words that tell the default formats apart. Formats that differ by a number only
+#: ("canary 1", "canary 2") are nearly one context to the model: their secrets compete,
+#: and none is learnt (measured on the demo's tiny GPT-2: medians 1.5-1.9 bits for 1 to
+#: 16 repetitions); distinct words keep each canary's context its own.
+_CANARY_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+                 "india", "juliett", "kilo", "lima", "mike", "november", "oscar", "papa",
+                 "quebec", "romeo", "sierra", "tango", "uniform", "victor", "whiskey",
+                 "xray", "yankee", "zulu")
+
+
+def _canary_names(n: int) -> list[str]:
+    """``n`` distinct names: the words, then pairs of them ("alpha bravo"...)."""
+    words = _CANARY_WORDS
+    pairs = [f"{a} {b}" for a in words for b in words if a != b]
+    names = [*words, *pairs]
+    while len(names) < n:  # beyond 676 canaries: numbered pairs
+        names += [f"{p} {len(names) + i}" for i, p in enumerate(pairs)]
+    return names[:n]
+
+
 def _formats_ok(value: Any) -> bool:
     return value is None or (isinstance(value, (tuple, list)) and len(value) > 0
                              and all(isinstance(f, str) for f in value))
@@ -183,8 +203,9 @@ class CanaryCheck:
         the forget set; a (prompt, answer) pair as its two parts joined).
     formats : sequence of str, optional
         One format per canary, each with one ``{secret}`` slot (Carlini et al. 2019);
-        default ``"the secret code of canary <i> is {secret}"``. Canaries of one format
-        would compete in each other's ranks: give distinct formats.
+        default ``"the secret code of <name> is {secret}"``, ``<name>`` a distinct word
+        per canary ("alpha", "bravo"...). Canaries of one format, or of formats that differ
+        by a number only, compete in each other's ranks: give distinct formats.
     space : SecretSpace, default=SecretSpace.digits(4)
         Where secrets are drawn (uniformly, distinct).
     repetitions : sequence of int >= 1, default=(1, 4, 16)
@@ -261,8 +282,8 @@ class CanaryCheck:
         """The format of each canary (given, or one numbered format per canary)."""
         if self.formats is not None:
             return list(self.formats)
-        return [f"the secret code of canary {i} is {{secret}}"
-                for i in range(self.n_canaries)]
+        return [f"the secret code of {name} is {{secret}}"
+                for name in _canary_names(self.n_canaries)]
 
     def canary_repetitions(self) -> list[int]:
         """The repetition count of each canary, in order."""

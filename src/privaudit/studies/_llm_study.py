@@ -3,7 +3,11 @@
 A tiny GPT-2 with its own byte-level BPE tokenizer is trained from scratch on 200 real
 tweets (``dslabs::trump_tweets``). :func:`privaudit.audit_llm` then tells its training
 tweets from held-out ones with every statistic (LOSS, Min-K%, Min-K%++, zlib, the
-reference model's, GradNorm, DC-PDD, ReCaLL) beside the blind baseline. Then 75 of the
+reference model's, GradNorm, DC-PDD, ReCaLL) beside the blind baseline, and checks its
+memorisation (issue 23): greedy continuations of each tweet's first tokens against the
+true next ones, members against held-out tweets (k-extractability, the longest common
+prefix, VerbMem), and nine secret-sharer canaries repeated 1, 4 and 16 times in a
+fine-tuning of the model, whose exposure rises with the repetitions. Then 75 of the
 training tweets are unlearned by gradient ascent (with a retain term), and the forget-vs-
 holdout AUC is measured before and after, beside a model retrained without them: MUSE's
 PrivLeak says how far the unlearned model is from the retrained one.
@@ -19,6 +23,14 @@ __all__ = ["run_llm_study"]
 
 _N_MEMBERS, _N_AUDITED, _N_FORGET = 200, 150, 75
 _TRAIN = {"epochs": 8, "batch_size": 16, "lr": 3e-3}
+#: The memorisation checks: the tweets' first 4 tokens continued for 8 (every audited
+#: tweet is longer); three canaries per repetition count (1, 4, 16: the plot reads their
+#: median, one canary alone is noisy), two-digit secrets (100 candidates, exposure up to
+#: 6.64 bits, each enumerated), fine-tuned into a copy of the model with 48 of its tweets
+#: for 3 epochs.
+_EXTRACTION = {"checks": ("k-extractability", "longest-common-prefix", "verbmem",
+                          "exposure"), "prefix_length": 4, "suffix_length": 8}
+_CANARY_TEXTS, _CANARY_TUNING = 48, {"epochs": 3, "lr": 3e-3}
 
 
 def _models(texts: dict[str, list[str]], random_state: int, progress: Any
@@ -74,6 +86,17 @@ def run_llm_study(random_state: int = 0, progress: Any = None) -> list[Any]:
         return _run(random_state, progress)
 
 
+def _canaries(models: dict[str, Any], members: list[str]) -> Any:
+    """Secret-sharer canaries (3 each of 1, 4, 16 copies) fine-tuned into a copy of the target."""
+    from privaudit.audits import CanaryCheck, FineTuneRecipe
+    from privaudit.llm import SecretSpace
+
+    recipe = FineTuneRecipe(models["target"], models["tokenizer"], **_CANARY_TUNING)
+    return CanaryCheck(train=recipe, texts=members[:_CANARY_TEXTS],
+                       space=SecretSpace.digits(2), repetitions=(1, 4, 16), per_repetition=3,
+                       batch_size=100)
+
+
 def _run(random_state: int, progress: Any) -> list[Any]:
     from privaudit.audits import LLM_STATISTICS, audit_llm
     from privaudit.studies._tiny_lm import load_tweets
@@ -86,14 +109,16 @@ def _run(random_state: int, progress: Any) -> list[Any]:
     models = _models(texts, random_state, progress)
     tok = models["tokenizer"]
     held = texts["held_out"]
-    say("Auditing the tiny GPT-2: training tweets vs held-out tweets, every statistic")
+    say("Auditing the tiny GPT-2: training tweets vs held-out tweets, every statistic, "
+        "extraction, and canaries repeated 1, 4 and 16 times")
     results = audit_llm(
         CausalLMTarget(models["target"], tok, name="tiny-gpt2"),
         members=texts["members"][:_N_AUDITED], non_members=held[:_N_AUDITED],
         attacks=LLM_STATISTICS, reference_model=models["reference"],
         token_frequencies=_token_counts(tok, texts["public"]),
         recall_prefix=" ".join(held[-3:]), dataset="dslabs::trump_tweets",
-        random_state=random_state, batch_size=16, progress=progress)
+        random_state=random_state, batch_size=16, progress=progress, **_EXTRACTION,
+        canaries=_canaries(models, texts["members"]))
     say("Auditing the unlearning: forget vs holdout, before and after, beside a retrain")
     results += audit_llm(
         CausalLMTarget(models["unlearned"], tok, name="tiny-gpt2 unlearned"),
