@@ -221,8 +221,9 @@ def _commands(group=None, prefix=()):
 
 
 def test_every_command_that_writes_a_report_takes_verbose():
+    # `card --out` names a Markdown file, not a report folder: it prints one line.
     writers = {path: cmd for path, cmd in _commands()
-               if any("--out" in p.opts for p in cmd.params)}
+               if any("--out" in p.opts for p in cmd.params) and path != ("card",)}
     assert {" ".join(p) for p in writers} >= {
         "demo", "report", "study overfitting", "study unlearning", "audit model",
         "audit llm", "audit synthetic", "audit generator", "audit attribute",

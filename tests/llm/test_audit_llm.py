@@ -159,7 +159,16 @@ def test_the_demo_llm_part_shows_memorisation_and_unlearning(monkeypatch):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = run_llm_study(random_state=0)
+        everything = run_llm_study(random_state=0)
+    results = [r for r in everything if r.result_type == "attack"]
+    memorisation = {r.check: r for r in everything if r.result_type == "memorisation"}
+    # Canaries repeated 16 times are learnt, those seen once are not (medians, 3 each).
+    exposure = memorisation["canaries"].exposure_by_repetitions()
+    medians = [float(np.median(exposure[k])) for k in (1, 4, 16)]
+    assert medians[0] < medians[2] and medians[1] < medians[2]
+    assert medians[2] == pytest.approx(memorisation["canaries"].max_exposure)
+    assert set(memorisation["extraction"].values) == {"k-extractability",
+                                                      "longest-common-prefix", "verbmem"}
     auc = {(r.target, r.attack): r.metrics(n_bootstrap=0)["auc"]["value"] for r in results}
     assert set(a for t, a in auc if t == "tiny-gpt2") == set(privaudit.audits.LLM_STATISTICS)
     assert auc["tiny-gpt2", "min-k"] > 0.9 and auc["tiny-gpt2", "reference"] > 0.9

@@ -12,7 +12,7 @@ import sys
 import pytest
 import torch
 
-from conftest import make_model
+from conftest import make_model, make_tokenizer
 from privaudit.targets import AuditedArtifact, CausalLMTarget, load_causal_lm
 
 
@@ -61,7 +61,6 @@ def test_fingerprint_is_the_same_in_another_process(saved):
 
 
 def test_fingerprint_follows_the_tokenizer(saved, tiny_texts):
-    from conftest import make_tokenizer
 
     _, model = saved
     first = CausalLMTarget(model, make_tokenizer(tiny_texts)).fingerprint()

@@ -266,3 +266,25 @@ def test_every_cuda_device_scores_as_the_cpu_does(tiny_model, tiny_tokenizer, tm
     cpu = _scores(tiny_model, tiny_tokenizer, executor=LocalExecutor(n_jobs=1))
     for name in NAMES:
         np.testing.assert_allclose(gpus[name], cpu[name], rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+def test_score_texts_and_audit_llm_take_devices(tiny_model, tiny_tokenizer, tmp_path):
+    """The public options reach the workers (one device: inline, so cheap)."""
+    import privaudit
+
+    model = PinRecordingLM(copy.deepcopy(tiny_model), tmp_path / "log.txt")
+    got = score_texts(model, tiny_tokenizer, TEXTS, attacks=NAMES, batch_size=BATCH,
+                      devices=["cpu:1"])
+    want = score_texts(tiny_model, tiny_tokenizer, TEXTS, attacks=NAMES, batch_size=BATCH,
+                       executor=LocalExecutor(n_jobs=1))
+    np.testing.assert_array_equal(got.to_numpy(), want.to_numpy())
+    assert [line[2] for line in _log(tmp_path / "log.txt") if line[0] == "to"] == ["cpu:1"]
+    with pytest.raises(ValueError, match="'device' parameter"):
+        score_texts(model, tiny_tokenizer, TEXTS[:2], device="cpu", devices=["cpu"])
+    report = privaudit.audit_llm((model, tiny_tokenizer), members=TEXTS[:8],
+                                 non_members=TEXTS[8:16], attacks=["loss"], devices=["cpu:0"],
+                                 blind_baseline=False, subgroups=False)
+    assert report.results and model.device == torch.device("cpu:0")
+    with pytest.raises(ValueError, match="'devices' parameter"):
+        privaudit.audit_llm((model, tiny_tokenizer), members=TEXTS[:8], non_members=TEXTS[8:16],
+                            attacks=["loss"], devices="everything")

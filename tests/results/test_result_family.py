@@ -22,6 +22,7 @@ from privaudit.results import (
     AttributeResult,
     AuditInfo,
     DPAuditResult,
+    MemorisationResult,
     ProximityResult,
     Result,
     RiskResult,
@@ -84,8 +85,15 @@ def _dp(**kwargs: Any) -> DPAuditResult:
                          attack="canaries", target="model", **kwargs)
 
 
+def _memorisation(**kwargs: Any) -> MemorisationResult:
+    row = {"format": "my code is {secret}", "secret": "0042", "repetitions": 4,
+           "exposure": 3.0, "rank": 2.0, "log_perplexity": 7.0, "method": "exact",
+           "space_size": 16, "included": None, "score": 3.0}
+    return MemorisationResult(check="canaries", canaries=[row], target="lm", **kwargs)
+
+
 MAKERS = {"attack": _attack, "attribute": _attribute, "proximity": _proximity, "risk": _risk,
-          "dp": _dp}
+          "dp": _dp, "memorisation": _memorisation}
 
 
 # ---------------------------------------------------------------------------- header

@@ -146,7 +146,8 @@ class LLMSettings(AuditSettings):
     ``recall_prefix``) enter the run key. ``NOT_IN_KEY``: ``attacks`` (each statistic's
     result has its own key), ``batch_size`` (a text's statistics do not depend on its
     batch: checked against a one-text-at-a-time reference in the tests),
-    ``device`` (where the model runs; ``dtype``, which changes the numbers, is in the key),
+    ``device`` and ``devices`` (where the model runs; ``dtype``, which changes the
+    numbers, is in the key),
     ``blind_baseline`` (its own run), ``subgroups`` and the red-flag inputs
     (``forget_accuracy``, ``retain_accuracy``, ``red_flag_thresholds``: enrichers, redone
     on results reused from the store, so changing them never rescores a model).
@@ -161,6 +162,11 @@ class LLMSettings(AuditSettings):
     recall_prefix: str | tuple[str, ...] | None = None
     device: str | None = None
     dtype: str | None = None
+    devices: str | tuple[str, ...] | None = None
+    stride: int | None = None
+    window: int | None = None
+    chat_template: bool = False
+    system_prompt: str | None = None
     blind_baseline: bool = True
     subgroups: bool = True
     forget_accuracy: float | None = None
@@ -178,6 +184,11 @@ class LLMSettings(AuditSettings):
         "recall_prefix": [NONE, STR, NAMES],
         "device": [NONE, STR],
         "dtype": [NONE, ChoiceRule(("float32", "bfloat16", "float16"))],
+        "devices": [NONE, ChoiceRule(("auto",)), NAMES],
+        "stride": [NONE, IntRule(low=1)],
+        "window": [NONE, IntRule(low=2)],
+        "chat_template": [BOOL],
+        "system_prompt": [NONE, STR],
         "blind_baseline": [BOOL],
         "subgroups": [BOOL],
         "forget_accuracy": [NONE, RealRule(0.0, 1.0, closed="both")],
@@ -186,7 +197,17 @@ class LLMSettings(AuditSettings):
     }
     NOT_IN_KEY: ClassVar[frozenset[str]] = frozenset({
         "attacks", "batch_size", "blind_baseline", "subgroups", "forget_accuracy",
-        "retain_accuracy", "red_flag_thresholds", "device"})
+        "retain_accuracy", "red_flag_thresholds", "device", "devices"})
+
+    #: Options added after results were saved with this kind: in the run key only when
+    #: given, so a result saved before them is still reused at their defaults.
+    KEY_WHEN_GIVEN: ClassVar[Mapping[str, Any]] = {
+        "stride": None, "window": None, "chat_template": False, "system_prompt": None}
+
+    def key_items(self) -> list[tuple[str, Any]]:
+        return [(name, value) for name, value in super().key_items()
+                if name not in self.KEY_WHEN_GIVEN
+                or getattr(self, name) != self.KEY_WHEN_GIVEN[name]]
 
     @property
     def norm(self) -> float:
@@ -330,12 +351,16 @@ class LLMAudit(SharedPassKind):
             p=s.norm, reference_model=None if c.reference is None else c.reference.model,
             token_frequencies=c.token_frequencies, recall_prefix=s.recall_prefix,
             batch_size=s.batch_size, max_length=s.max_length, compat=s.compat,
-            device=s.device, dtype=s.dtype, progress=self.options.progress,
-            **self._parallel())
+            device=s.device, dtype=s.dtype, stride=s.stride, window=s.window,
+            chat_template=s.chat_template, system_prompt=s.system_prompt,
+            progress=self.options.progress, **self._parallel())
 
     def _parallel(self) -> dict[str, Any]:
         """How :func:`~privaudit.llm.score_texts` shards: in this process unless asked."""
         o = self.options
+        if self.llm_settings.devices is not None:  # one worker per device, local or Ray
+            return {"devices": self.llm_settings.devices, "cache_dir": o.cache_dir,
+                    **({"executor": "ray"} if o.executor == "ray" else {})}
         if o.executor == "local" and o.n_jobs is None and o.cache_dir is None:
             return {}
         return {"executor": o.resolved_executor, "cache_dir": o.cache_dir}
@@ -441,6 +466,11 @@ def audit_llm(
     compat: str | None = None,
     device: str | None = None,
     dtype: str | None = None,
+    devices: str | Sequence[str] | None = None,
+    stride: int | None = None,
+    window: int | None = None,
+    chat_template: bool = False,
+    system_prompt: str | None = None,
     checks: Sequence[str] | str | None = None,
     prefix_length: int = 32,
     suffix_length: int = 50,
@@ -514,6 +544,20 @@ def audit_llm(
         ``device``: where the models are
         moved, e.g. ``"cuda:0"``; ``dtype``: ``"float32"``, ``"bfloat16"`` or
         ``"float16"``, the models cast in place).
+    devices : "auto" or list of str, optional
+        Score on several devices, one worker per device (``["cuda:0", "cuda:1"]``;
+        ``"auto"``: every visible CUDA device; with ``executor="ray"``, one task per GPU
+        of the cluster): :func:`privaudit.llm.score_texts`'s ``devices``. Not with
+        ``device`` or ``n_jobs``.
+    stride, window : int, optional
+        Score texts longer than the window (default ``max_length``) whole, by Hugging
+        Face's sliding window: :func:`privaudit.llm.score_texts`'s options. Without
+        ``stride`` a longer text is cut at ``max_length`` (with a warning).
+    chat_template : bool, default=False
+        Render ``(prompt, answer)`` pairs with the tokenizer's chat template and score the
+        answer's tokens (open-unlearning's chat models).
+    system_prompt : str, optional
+        A system turn before each prompt, with ``chat_template``.
     checks : sequence of str, optional
         Memorisation checks of the target (:data:`~privaudit.audits.MEMORISATION_CHECKS`),
         each reported in one :class:`~privaudit.results.MemorisationResult`. The
@@ -575,7 +619,10 @@ def audit_llm(
         max_length=max_length, compat=compat,
         recall_prefix=(tuple(recall_prefix) if isinstance(recall_prefix, (list, tuple))
                        else recall_prefix),
-        device=device, dtype=dtype, blind_baseline=blind_baseline, subgroups=subgroups,
+        device=device, dtype=dtype,
+        devices=tuple(devices) if isinstance(devices, (list, tuple)) else devices,
+        stride=stride, window=window, chat_template=chat_template, system_prompt=system_prompt,
+        blind_baseline=blind_baseline, subgroups=subgroups,
         forget_accuracy=forget_accuracy, retain_accuracy=retain_accuracy,
         red_flag_thresholds=red_flag_thresholds)
     settings.check(_FUNC)

@@ -558,6 +558,10 @@ def audit_llm_command(
     attacks: Annotated[str | None, typer.Option(
         help="Comma-separated statistics (default: loss,min-k,min-k-plus-plus,zlib).")
     ] = None,
+    checks: Annotated[str | None, typer.Option(
+        "--checks", help="Memorisation checks, comma-separated: k-extractability, "
+        "longest-common-prefix, extraction-strength, exact-memorization, verbmem, exposure "
+        "(their settings in --config).")] = None,
     text_column: Annotated[str, typer.Option(
         help="The text column of .csv / .jsonl files.")] = "text",
     blind_baseline: Annotated[bool, typer.Option(
@@ -581,7 +585,7 @@ def audit_llm_command(
     run = llm_run(config, model=model, texts={
         "members": members, "non_members": non_members, "forget": forget,
         "holdout": holdout}, text_column=text_column, reference=reference,
-        retrained=retrained, attacks=attacks, blind_baseline=blind_baseline)
+        retrained=retrained, attacks=attacks, blind_baseline=blind_baseline, checks=checks)
     _run_and_report("audit llm", run, out, run_llm_audit, verbose, "Scoring texts...",
                     gate=(gate_policy, gate_junit))
 

@@ -10,7 +10,8 @@ The configuration file form (``--config``) has these sections::
     texts: {members: FILE, non_members: FILE}  # or {forget: FILE, holdout: FILE}
     attacks: [loss, min-k, min-k-plus-plus, zlib]   # old min_k... accepted, with a warning
     scoring: {k: 0.2, p: 2, batch_size: 8, max_length: 512, compat: null,
-              recall_prefix: null, device: null, dtype: null}   # e.g. cuda:0, bfloat16
+              recall_prefix: null, device: null, dtype: null,   # e.g. cuda:0, bfloat16
+              devices: null}                          # e.g. auto, [cuda:0, cuda:1]
     reference: {path: DIR}                     # for the "reference" statistic
     compare: {original: DIR, random-init: DIR}
     retrained: DIR                             # for MUSE's PrivLeak
@@ -174,6 +175,11 @@ class ScoringSection(Section):
     recall_prefix: Name | list[Name] | None = None  # a prefix, or a list of shots
     device: Name | None = None
     dtype: Literal["float32", "bfloat16", "float16"] | None = None
+    devices: Literal["auto"] | list[Name] | None = None  # one worker per device
+    stride: Annotated[int, Field(ge=1)] | None = None  # sliding window over long texts
+    window: Annotated[int, Field(ge=2)] | None = None
+    chat_template: bool = False  # (prompt, answer) pairs in the tokenizer's template
+    system_prompt: Name | None = None
 
 
 class ModelRef(Section):

@@ -429,6 +429,7 @@ def score_texts(
     executor: Any = None,
     n_jobs: int | None = None,
     cache_dir: Any = None,
+    devices: Any = None,
 ) -> Any:
     """Every requested membership statistic of every text, in one pass per batch.
 
@@ -548,6 +549,13 @@ def score_texts(
     cache_dir : path, optional
         Write each finished shard there (atomically); a rerun with the same model, texts
         and settings scores only the missing shards.
+    devices : "auto" or list of str, optional
+        Score on several devices, one worker process per device (``["cuda:0",
+        "cuda:1"]``; ``"auto"``: every visible CUDA device; with ``executor="ray"``,
+        ``"auto"`` only: one task per GPU of the cluster, ``num_gpus=1``). Each worker
+        moves its copy of the model(s) to its device once and scores its shards there, so
+        N devices score N times the texts; the numbers are those of one worker (bit for
+        bit in float32 on identical devices). Not with ``device`` or ``n_jobs``.
 
     Returns
     -------
@@ -589,13 +597,17 @@ def score_texts(
                          dtype=None if dtype is None else str(resolve_dtype(dtype)))
     _check_chat(tokenizer, chat_template, system_prompt)
     texts = as_text_list(texts)
+    if devices is not None and device is not None:
+        raise param_error("device", _FUNC, "None when 'devices' is given (each worker "
+                          "moves its copy to its own device)", device)
     place_models((model, settings["reference_model"]), device=device, dtype=dtype)
     encoded = _encode_all(tokenizer, texts, names, settings)
-    if executor is None and n_jobs is None and cache_dir is None:
+    if executor is None and n_jobs is None and cache_dir is None and devices is None:
         columns = _run_batches(model, tokenizer, encoded, names, settings, progress)
     else:
         columns = _sharded(model, tokenizer, texts, encoded, names, settings, executor=executor,
-                           n_jobs=n_jobs, cache_dir=cache_dir, progress=progress)
+                           n_jobs=n_jobs, cache_dir=cache_dir, progress=progress,
+                           devices=devices)
     degenerate = int(np.isnan(columns["loss"]).sum()) if "loss" in columns else 0
     if degenerate:
         warnings.warn(f"{_FUNC}: {degenerate} of {len(texts)} texts have no scored token "
@@ -640,14 +652,28 @@ def _encode_all(tokenizer: Any, texts: list[Any], names: tuple[str, ...],
 
 def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Encoded],
              names: tuple[str, ...], s: dict[str, Any], *, executor: Any, n_jobs: Any,
-             cache_dir: Any, progress: Any) -> dict[str, np.ndarray]:
+             cache_dir: Any, progress: Any, devices: Any = None) -> dict[str, np.ndarray]:
     """:func:`score_sharded` with the executor resolved and the cache key computed."""
+    from privaudit.llm._sharded import device_workers
+    from privaudit.training import get_executor
+
+    if devices is None:
+        runner = get_executor("local" if executor is None else executor, n_jobs=n_jobs)
+        return _sharded_on(model, tokenizer, texts, encoded, names, s, runner=runner,
+                           pins=None, cache_dir=cache_dir, progress=progress)
+    with device_workers(devices, executor=executor, n_jobs=n_jobs, func=_FUNC) as (runner, pins):
+        return _sharded_on(model, tokenizer, texts, encoded, names, s, runner=runner,
+                           pins=pins, cache_dir=cache_dir, progress=progress)
+
+
+def _sharded_on(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Encoded],
+                names: tuple[str, ...], s: dict[str, Any], *, runner: Any, pins: Any,
+                cache_dir: Any, progress: Any) -> dict[str, np.ndarray]:
+    """:func:`score_sharded` on ``runner`` (``pins``: one device per worker)."""
     from privaudit._digest import run_digest
     from privaudit.llm._sharded import score_sharded
     from privaudit.targets import module_fingerprint
-    from privaudit.training import get_executor
 
-    runner = get_executor("local" if executor is None else executor, n_jobs=n_jobs)
     order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i].ids))
     keys = ("k", "p", "dc_pdd_a", "recall_prefix", "batch_size", "max_length", "compat",
             "token_frequencies", "reference_model", "padding_side", "dtype", *_NEW_OPTIONS)
@@ -672,7 +698,7 @@ def _sharded(model: Any, tokenizer: Any, texts: Sequence[Any], encoded: list[Enc
     with_loss = tuple(dict.fromkeys(("loss", *names)))
     return score_sharded(model, tokenizer, texts, order, with_loss, settings,
                          executor=runner, cache_dir=cache_dir, key=key, progress=progress,
-                         score_texts=score_texts)
+                         score_texts=score_texts, pins=pins)
 
 
 #: Options added with issue 23: in a cache key only when given, so older keys still match.

@@ -40,12 +40,11 @@ not import :mod:`privaudit.report`; this package therefore sits just above
 :mod:`privaudit.metrics` (the only privaudit module it imports), and reports only consume it.
 """
 
-from privaudit.results import _family, _store
 from privaudit.results._attack_result import AttackResult, Convention, ScoreView, load_results
 from privaudit.results._attribute import AttributeResult
 from privaudit.results._audit_info import AuditInfo, BaselineCheck, Finding, SliceSummary
 from privaudit.results._dp_audit import DPAuditResult
-from privaudit.results._family import Result, ResultFamily, result_type_of
+from privaudit.results._family import RESULT_TYPES, Result, ResultFamily, result_type_of
 from privaudit.results._integrity import ModifiedResultError, UnsealedResultWarning
 from privaudit.results._io import (
     DamagedResultWarning,
@@ -63,7 +62,7 @@ from privaudit.results._io import (
     to_jsonable,
     write_csv,
 )
-from privaudit.results._memorisation import MEMORISATION_FILE, MemorisationResult
+from privaudit.results._memorisation import MemorisationResult
 from privaudit.results._metric_policy import (
     DEFAULT_FPRS,
     check_fprs,
@@ -80,14 +79,6 @@ from privaudit.results._store import (
     load_result,
     result_folder_names,
 )
-
-# The memorisation result (issue 23) joins the family's lists here, until
-# _family.RESULT_TYPES and _store.RESULT_KINDS name it themselves (one line each).
-if MemorisationResult.RESULT_TYPE not in _family.RESULT_TYPES:
-    _family.RESULT_TYPES = (*_family.RESULT_TYPES, MemorisationResult.RESULT_TYPE)
-RESULT_TYPES = _family.RESULT_TYPES
-RESULT_KINDS.setdefault(MEMORISATION_FILE, MemorisationResult)
-_store._FILE_OF_TYPE.setdefault(MemorisationResult.RESULT_TYPE, MEMORISATION_FILE)
 
 __all__ = [
     "DEFAULT_FPRS",

@@ -40,7 +40,7 @@ from privaudit.results._audit_info import AuditInfo
 __all__ = ["RESULT_TYPES", "ExtraView", "Result", "ResultFamily", "result_type_of"]
 
 #: The result types, one per class (:attr:`ResultFamily.RESULT_TYPE`).
-RESULT_TYPES = ("attack", "attribute", "risk", "proximity", "dp")
+RESULT_TYPES = ("attack", "attribute", "risk", "proximity", "dp", "memorisation")
 
 
 def result_type_of(obj: Any) -> str | None:

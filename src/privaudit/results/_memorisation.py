@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privaudit._validation import check_fraction, param_error
-from privaudit.results._audit_info import AuditInfo
+from privaudit.results._audit_info import AuditInfo, notebook_html
 from privaudit.results._family import ResultFamily
 from privaudit.results._io import ResultFileError, dump_json, read_strict_json
 
@@ -319,6 +319,10 @@ class MemorisationResult(ResultFamily):
             doc.update(canaries=self.canaries, delta=self.delta,
                        epsilon=None if self.epsilon is None else self.epsilon._asdict())
         return doc
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict and the members-vs-held-out numbers."""
+        return notebook_html(self)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write ``memorisation.json`` (strict JSON, atomically, sealed); return its path."""

@@ -25,6 +25,7 @@ from privaudit.results._attribute import ATTRIBUTE_FILE, AttributeResult
 from privaudit.results._dp_audit import DP_AUDIT_FILE, DPAuditResult
 from privaudit.results._integrity import UnsafeResultFileError
 from privaudit.results._io import DamagedResultWarning, ResultFileError, result_folder_name
+from privaudit.results._memorisation import MEMORISATION_FILE, MemorisationResult
 from privaudit.results._proximity import PROXIMITY_FILE, ProximityResult
 from privaudit.results._result_format import RESULT_FILE
 from privaudit.results._risk import RISK_FILE, RiskResult
@@ -42,7 +43,8 @@ _MANIFEST_FORMAT = "privaudit-report-manifest"
 RESULT_KINDS: dict[str, type] = {RESULT_FILE: AttackResult, RISK_FILE: RiskResult,
                                  PROXIMITY_FILE: ProximityResult,
                                  ATTRIBUTE_FILE: AttributeResult,
-                                 DP_AUDIT_FILE: DPAuditResult}
+                                 DP_AUDIT_FILE: DPAuditResult,
+                                 MEMORISATION_FILE: MemorisationResult}
 #: The file each result type is saved to (:attr:`ResultFamily.RESULT_TYPE`).
 _FILE_OF_TYPE = {cls.RESULT_TYPE: name for name, cls in RESULT_KINDS.items()}
 
