@@ -173,3 +173,18 @@ def figures_not_drawn():
             if name.startswith("privaudit.report") and hasattr(module, "figure_png"):
                 patch.setattr(module, "figure_png", _placeholder_png)
         yield
+
+
+@pytest.fixture
+def cpu_without_bfloat16(monkeypatch):
+    """This machine as an old CPU without bfloat16 kernels answers: the layer norm raises."""
+    import torch
+
+    real = torch.nn.functional.layer_norm
+
+    def old_cpu(x, *args, **kwargs):
+        if x.dtype == torch.bfloat16:
+            raise RuntimeError("\"LayerNormKernelImpl\" not implemented for 'BFloat16'")
+        return real(x, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "layer_norm", old_cpu)

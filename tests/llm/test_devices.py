@@ -136,16 +136,9 @@ def test_bad_device_or_dtype_is_one_error_naming_it(tiny_model, tiny_tokenizer, 
         score_texts(copy.deepcopy(tiny_model), tiny_tokenizer, TEXTS[:2], **kwargs)
 
 
-def test_a_dtype_the_device_cannot_run_names_dtype(tiny_model, tiny_tokenizer, monkeypatch):
+def test_a_dtype_the_device_cannot_run_names_dtype(tiny_model, tiny_tokenizer,
+                                                   cpu_without_bfloat16):
     """As an old CPU without bfloat16 kernels answers: the layer norm raises."""
-    real = torch.nn.functional.layer_norm
-
-    def old_cpu(x, *args, **kwargs):
-        if x.dtype == torch.bfloat16:
-            raise RuntimeError("\"LayerNormKernelImpl\" not implemented for 'BFloat16'")
-        return real(x, *args, **kwargs)
-
-    monkeypatch.setattr(torch.nn.functional, "layer_norm", old_cpu)
     model = copy.deepcopy(tiny_model)
     with pytest.raises(ValueError, match="dtype") as info:
         score_texts(model, tiny_tokenizer, TEXTS[:2], dtype="bfloat16")

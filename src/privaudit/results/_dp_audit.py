@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from privaudit._validation import check_fraction, param_error
 from privaudit.results._audit_info import AuditInfo, notebook_html
 from privaudit.results._family import ResultFamily
-from privaudit.results._io import ResultFileError, dump_json, read_strict_json
+from privaudit.results._io import ResultFileError, dump_json, read_sealed_result
 
 __all__ = ["DP_AUDIT_FILE", "REFUTED", "SUPPORTED", "UNDEFINED", "DPAuditResult"]
 
@@ -318,14 +318,9 @@ class DPAuditResult(ResultFamily):
             If the file is not strict JSON, misses fields, holds invalid values, or was
             modified after it was written.
         """
-        path = Path(path)
-        json_path = path if path.is_file() or path.is_symlink() else path / DP_AUDIT_FILE
-        if not os.path.lexists(json_path):
-            raise FileNotFoundError(f"No {DP_AUDIT_FILE} in {path}: is it a folder written "
-                                    "by DPAuditResult.save?")
-        doc, check = read_strict_json(json_path, _FORMAT, "DP-training audit result",
-                                      require_digest=require_digest)
-        check.finish()
+        doc, json_path = read_sealed_result(
+            path, DP_AUDIT_FILE, _FORMAT, "DP-training audit result", "DPAuditResult",
+            require_digest=require_digest)
         try:
             return cls(**_fields_of(doc), audit=AuditInfo.from_dict(doc.get("audit") or {}))
         except (KeyError, TypeError, ValueError) as exc:

@@ -44,6 +44,7 @@ __all__ = [
     "file_name_part",
     "mark_non_finite",
     "read_arrays",
+    "read_sealed_result",
     "restore_csv_cell",
     "restore_non_finite",
     "result_folder_name",
@@ -315,6 +316,32 @@ def read_strict_json(json_path: Path, expected_format: str, what: str, *,
                               f"{expected_format!r} expected).")
     check = IntegrityCheck(Path(json_path), doc, require=require_digest)
     return restore_non_finite(doc), check
+
+
+def read_sealed_result(path: str | os.PathLike[str], file_name: str, expected_format: str,
+                       what: str, owner: str, *, require_digest: bool = False
+                       ) -> tuple[dict[str, Any], Path]:
+    """The document of a one-file result (a folder, or its file), its digests checked.
+
+    Shared by the result types saved as one sealed JSON file (``dp_audit.json``,
+    ``memorisation.json``): ``path`` is the folder :meth:`save` wrote or the file itself.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no ``file_name`` at ``path``.
+    ResultFileError
+        As :func:`read_strict_json`, and when a digest does not match.
+    """
+    path = Path(path)
+    json_path = path if path.is_file() or path.is_symlink() else path / file_name
+    if not os.path.lexists(json_path):
+        raise FileNotFoundError(f"No {file_name} in {path}: is it a folder written by "
+                                f"{owner}.save?")
+    doc, check = read_strict_json(json_path, expected_format, what,
+                                  require_digest=require_digest)
+    check.finish()
+    return doc, json_path
 
 
 # --------------------------------------------------------------------------- arrays

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 from privaudit._validation import check_fraction, param_error
 from privaudit.results._audit_info import AuditInfo, notebook_html
 from privaudit.results._family import ResultFamily
-from privaudit.results._io import ResultFileError, dump_json, read_strict_json
+from privaudit.results._io import ResultFileError, dump_json, read_sealed_result
 
 __all__ = ["CANARY_KEYS", "COMPARISON_KEYS", "MEMORISATION_CHECKS", "MEMORISATION_FILE",
            "MemorisationResult"]
@@ -342,14 +342,9 @@ class MemorisationResult(ResultFamily):
             If the file is not strict JSON, misses fields, holds invalid values, or was
             modified after it was written.
         """
-        path = Path(path)
-        json_path = path if path.is_file() or path.is_symlink() else path / MEMORISATION_FILE
-        if not os.path.lexists(json_path):
-            raise FileNotFoundError(f"No {MEMORISATION_FILE} in {path}: is it a folder "
-                                    "written by MemorisationResult.save?")
-        doc, check = read_strict_json(json_path, _FORMAT, "memorisation result",
-                                      require_digest=require_digest)
-        check.finish()
+        doc, json_path = read_sealed_result(
+            path, MEMORISATION_FILE, _FORMAT, "memorisation result", "MemorisationResult",
+            require_digest=require_digest)
         try:
             return cls(**_fields_of(doc), audit=AuditInfo.from_dict(doc.get("audit") or {}))
         except (KeyError, TypeError, ValueError) as exc:
