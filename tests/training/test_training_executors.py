@@ -6,6 +6,7 @@ import os
 import pickle
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +135,45 @@ def test_import_training_is_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == ""
+
+
+class _Planted:
+    """Unpickling it writes a marker file: proof that code ran."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_a_swapped_shared_file_is_refused_before_anything_is_unpickled(tmp_path, monkeypatch):
+    import hashlib
+    import hmac
+    import pickle
+
+    from privaudit.training import _executors
+
+    monkeypatch.setattr(_executors, "_shared_dir", lambda: str(tmp_path))
+    key, path = LocalExecutor(n_jobs=2)._write_shared({"weights": [1.0, 2.0]})
+    assert _executors._read_shared(path, key) == {"weights": [1.0, 2.0]}
+    marker = tmp_path / "ran"
+    payload = pickle.dumps({"weights": _Planted(str(marker))})
+    other = "ab" * 32
+    forged = {
+        "no code": payload,
+        "another key's code": hmac.new(bytes.fromhex(other), payload, hashlib.sha256).digest()
+        + payload,
+        "the old code, edited after": Path(path).read_bytes()[:32] + payload,
+        "truncated": b"\0" * 5,
+    }
+    for name, content in forged.items():
+        Path(path).write_bytes(content)
+        with pytest.raises(ValueError, match="not written by this call's parent"):
+            _executors._read_shared(path, key)
+        assert not marker.exists(), name
+    # The control: the same payload under the call's own key does run (the MAC is the guard).
+    Path(path).write_bytes(hmac.new(bytes.fromhex(key), payload, hashlib.sha256).digest()
+                           + payload)
+    _executors._read_shared(path, key)
+    assert marker.exists()

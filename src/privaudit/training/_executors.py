@@ -19,15 +19,17 @@ bit-identical whatever ``n_jobs``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import os
 import pickle
 import re
+import secrets
 import stat
 import sys
 import tempfile
 import threading
 import time
-import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -85,6 +87,8 @@ _WORKER_SHARED_PATHS: list[str] = []
 
 # How often a worker checks that the process that started it is still alive.
 _PARENT_POLL_SECONDS = 0.2
+#: Bytes of the HMAC-SHA256 that opens a shared-arguments file (see _read_shared).
+_MAC_SIZE = 32
 
 _START_METHODS = ("loky", "spawn")
 
@@ -171,7 +175,7 @@ def _load_shared(token: str, path: str, fn: Callable[..., Any]) -> dict[str, Any
     shared = _WORKER_SHARED.get(token)
     if shared is None:
         try:
-            shared = _read_shared(path)
+            shared = _read_shared(path, token)
         except Exception as exc:
             raise _load_error(fn, "its shared arguments", f"{type(exc).__name__}: {exc}",
                               import_failed=isinstance(exc, (ImportError, AttributeError)),
@@ -182,14 +186,40 @@ def _load_shared(token: str, path: str, fn: Callable[..., Any]) -> dict[str, Any
     return shared
 
 
-def _read_shared(path: str) -> dict[str, Any]:
-    # Safe to unpickle: never a user's file, but the one the parent process wrote a moment
-    # ago for this map call (mkstemp: mode 0600, unguessable name, removed when the call
-    # ends), carrying the same objects the executor itself pickles to send task
-    # arguments to workers; its path comes from the parent, never from a file or a
-    # configuration (docs/security.md, "Known limits").
+def _read_shared(path: str, key: str) -> dict[str, Any]:
+    """The shared arguments the parent wrote for this map call, authenticated first.
+
+    The file is never a user's: the parent wrote it a moment ago for this call (mkstemp:
+    mode 0600, unguessable name, removed when the call ends), its path comes from the
+    parent, never from a file or a configuration, and it carries the objects the executor
+    itself pickles to send task arguments to workers. It opens with an HMAC-SHA256 of the
+    rest under ``key``, a per-call secret that reaches the worker only through the
+    executor's own pipe: the whole file is checked before a byte is unpickled, so a file
+    swapped or edited by anyone who does not hold the key is refused, never run
+    (docs/security.md, "Known limits").
+    """
     with open(path, "rb") as fh:
-        return pickle.load(fh)  # safe: the parent's own 0600 temp file (see above)
+        expected = fh.read(_MAC_SIZE)
+        mac = hmac.new(bytes.fromhex(key), digestmod=hashlib.sha256)
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            mac.update(block)
+        if len(expected) != _MAC_SIZE or not hmac.compare_digest(mac.digest(), expected):
+            raise ValueError(f"the shared-arguments file {path} was not written by this "
+                             "call's parent (its authentication code does not match)")
+        fh.seek(_MAC_SIZE)
+        return pickle.load(fh)  # safe: authenticated above under this call's secret key
+
+
+class _MacWriter:
+    """A binary file that also feeds what is written to an HMAC-SHA256 under ``key``."""
+
+    def __init__(self, fh: Any, key: str) -> None:
+        self.fh = fh
+        self.mac = hmac.new(bytes.fromhex(key), digestmod=hashlib.sha256)
+
+    def write(self, data: bytes) -> int:
+        self.mac.update(data)
+        return self.fh.write(data)
 
 
 def _run_in_worker(
@@ -443,20 +473,26 @@ class LocalExecutor:
         yield from self._map_processes(fn, tasks, shared)
 
     def _write_shared(self, shared: dict[str, Any]) -> tuple[str | None, str | None]:
+        """Write ``shared`` once for the workers: (the call's secret key, the file's path)."""
         if not shared:
             return None, None
         # The owner's pid in the name: a later call can tell a dead owner's file (a process
         # group killed with -9) and remove it (sweep_stale_files).
         fd, path = tempfile.mkstemp(prefix=f"privaudit-shared-{os.getpid()}-", suffix=".pkl",
                                     dir=_shared_dir())
+        key = secrets.token_hex(32)  # also the cache token of the workers' loaded copy
         try:
             with os.fdopen(fd, "wb") as fh:
-                _cloudpickle().dump(shared, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.write(bytes(_MAC_SIZE))  # the authentication code, written last
+                writer = _MacWriter(fh, key)
+                _cloudpickle().dump(shared, writer, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.seek(0)
+                fh.write(writer.mac.digest())
         except BaseException:
             with contextlib.suppress(OSError):
                 os.remove(path)
             raise
-        return uuid.uuid4().hex, path
+        return key, path
 
     def _map_processes(
         self, fn: Callable[..., Any], tasks: list[tuple[Any, ...]], shared: dict[str, Any]
