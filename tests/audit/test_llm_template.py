@@ -126,6 +126,11 @@ def test_only_fields_that_change_numbers_enter_the_key():
         assert LLMSettings(**same).key_items() == LLMSettings().key_items(), same
     assert LLMSettings(p="inf").key_items() == LLMSettings(p=math.inf).key_items()
     assert LLMSettings(k=0.3).key_items() != LLMSettings().key_items()
+    # Options added later enter the key only when given: older results are still reused.
+    for given in ({"stride": 64}, {"window": 128, "stride": 64}, {"chat_template": True},
+                  {"chat_template": True, "system_prompt": "Be brief."}):
+        items = dict(LLMSettings(**given).key_items())
+        assert items.items() >= keyed.items() and set(items) - set(keyed) == set(given)
     assert (LLMSettings(compat="open-unlearning").key_items()
             != LLMSettings().key_items())
 
