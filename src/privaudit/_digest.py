@@ -31,6 +31,7 @@ __all__ = [
     "array_sha256",
     "expand_bytes",
     "file_sha256",
+    "hmac_sha256",
     "keyed_digest",
     "qualname",
     "run_digest",
@@ -46,6 +47,16 @@ DIGITS = 20
 #: re-seeded by every load (skops rebuilds ``MLPClassifier._random_state`` afresh), so
 #: ``joblib.hash`` of the same file differed from one load to the next.
 _VOLATILE_ATTRIBUTES = frozenset({"_random_state"})
+
+
+def hmac_sha256(key: bytes) -> Any:
+    """An incremental HMAC-SHA256 under ``key``, with ``update`` and ``digest``.
+
+    For files a process authenticates for itself (the executor's shared arguments).
+    """
+    import hmac
+
+    return hmac.new(key, digestmod=hashlib.sha256)
 
 
 def sha256_hex(data: bytes) -> str:

@@ -19,7 +19,6 @@ bit-identical whatever ``n_jobs``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import hmac
 import os
 import pickle
@@ -36,6 +35,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, runtime_checkable
 
+from privaudit._digest import hmac_sha256
 from privaudit._optional import import_optional
 from privaudit._validation import EXECUTOR_NAMES, N_JOBS, REMOTE_EXECUTORS, param_error
 
@@ -200,7 +200,7 @@ def _read_shared(path: str, key: str) -> dict[str, Any]:
     """
     with open(path, "rb") as fh:
         expected = fh.read(_MAC_SIZE)
-        mac = hmac.new(bytes.fromhex(key), digestmod=hashlib.sha256)
+        mac = hmac_sha256(bytes.fromhex(key))
         for block in iter(lambda: fh.read(1 << 20), b""):
             mac.update(block)
         if len(expected) != _MAC_SIZE or not hmac.compare_digest(mac.digest(), expected):
@@ -215,7 +215,7 @@ class _MacWriter:
 
     def __init__(self, fh: Any, key: str) -> None:
         self.fh = fh
-        self.mac = hmac.new(bytes.fromhex(key), digestmod=hashlib.sha256)
+        self.mac = hmac_sha256(bytes.fromhex(key))
 
     def write(self, data: bytes) -> int:
         self.mac.update(data)
