@@ -5,7 +5,8 @@ generators, attribute inference, unlearning, DP training; read only, nothing is 
 there), checks the example policy's budgets on them with :func:`privaudit.policy.gate` at
 the report's settings (1000 bootstrap resamples, seed 0), and prints:
 
-- per rule, how many checks pass, fail and warn (unmeasurable);
+- per rule, how many checks pass, fail and warn (unmeasurable); how many results no
+  check read, by reason (not leakage, no metric for their kind, no budget covering them);
 - the whole decision table (one row per check);
 - the same policy read at the point estimates (``--basis point``): the checks whose
   decision changes, i.e. budgets the point estimate exceeds but the evidence (the lower
@@ -60,9 +61,12 @@ def main() -> None:
     table = lower.table()
     with pd.option_context("display.width", 250, "display.max_rows", None,
                            "display.max_colwidth", 60, "display.float_format", "{:.4g}".format):
-        print(f"{len(results)} results, {lower.not_gated} not gated (blind baselines, "
-              f"fidelity classifiers); policy {args.policy}\n")
-        print(_per_rule(table).to_string(), "\n")
+        print(f"{len(results)} results, {lower.not_gated} not gated; policy "
+              f"{args.policy}\n")
+        print(_per_rule(table[table["outcome"] != "not gated"]).to_string(), "\n")
+        print("Not gated, by reason:")
+        print(pd.Series([e.reason for e in lower.left_out], dtype=object).value_counts()
+              .to_string(), "\n")
         print(table.drop(columns=["basis"]).to_string(index=False), "\n")
         changed = table.assign(point=point.table()["value"],
                                at_point=point.table()["outcome"])

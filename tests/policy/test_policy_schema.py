@@ -71,6 +71,22 @@ def test_a_policy_file_is_read_with_its_rules_budgets_and_defaults(tmp_path):
     ("rules: []", "rules", "a non-empty list"),
     ("basis: lower", "rules", "is missing"),
     ("rules: [{auc: 0.6}]", "rules[0].auc", "a mapping"),
+    # The memorisation budgets: the extraction check by its name, exposure in bits.
+    ("rules: [{extraction: {check: k_extractable, max: 0.01}}]", "rules[0].extraction.check",
+     "one of ['k-extractability'"),
+    ("rules: [{extraction: {max: 1.5}}]", "rules[0].extraction.max",
+     "in [-1, 1] for the check 'k-extractability'"),
+    ("rules: [{extraction: [{max: 0.1}, {check: verbmem, max: -2}]}]",
+     "rules[0].extraction[1].max", "in [-1, 1] for the check 'verbmem'"),
+    ("rules: [{extraction: {check: verbmem, max: .nan}}]", "rules[0].extraction.max",
+     "in [-1, 1]"),
+    ("rules: [{exposure: {max: -0.5}}]", "rules[0].exposure.max", "a number at least 0"),
+    ("rules: [{exposure: {max: 10, repetitions: 0}}]", "rules[0].exposure.repetitions",
+     "a repetition count at least 1"),
+    ("rules: [{exposure: {max: 10, repetitions: 2.5}}]", "rules[0].exposure.repetitions",
+     "integer"),
+    ("rules: [{exposure: {max: 10, fpr: 0.1}}]", "rules[0].exposure.fpr",
+     "repetitions (exposure)"),
 ])
 def test_a_bad_key_is_one_error_naming_the_key_and_the_file(tmp_path, text, key, expected):
     path = tmp_path / "policy.yaml"
@@ -95,6 +111,18 @@ def test_a_file_that_is_not_a_policy_is_refused_naming_the_file(tmp_path, text, 
     with pytest.raises(PolicyError, match="policy") as info:
         load_policy(path)
     assert expected.format(path=path) in str(info.value)
+
+
+def test_the_memorisation_budgets_are_read_with_their_defaults_and_lists():
+    policy = load_policy({"rules": [{"kind": "llm", "extraction": [
+        {"max": 0.01}, {"check": "longest-common-prefix", "max": 12.0}],
+        "exposure": [{"max": 8.0}, {"max": 4.0, "repetitions": 16}]}]})
+    budgets = [(m, b.max, getattr(b, "check", None), getattr(b, "repetitions", None))
+               for m, b in policy.rules[0].budgets()]
+    # k-extractability by default; a difference in tokens may pass 1.
+    assert budgets == [("extraction", 0.01, "k-extractability", None),
+                       ("extraction", 12.0, "longest-common-prefix", None),
+                       ("exposure", 8.0, None, None), ("exposure", 4.0, None, 16)]
 
 
 def test_missing_files_folders_and_other_types_are_refused(tmp_path):

@@ -6,8 +6,9 @@ as ``model-index`` results (one entry per kind of result and dataset, each metri
 ``{type, value, name}``, its interval as ``<type>_low`` / ``<type>_high`` entries), then
 Markdown: what was audited, with which attacks and how many reference models, the
 report's verdict and its answer per artefact (the report's own sentences: nothing is
-re-judged here), the headline numbers with intervals, the ε lower bounds beside any
-claimed ε, and the limits of the audit.
+re-judged here), the headline numbers with intervals (a language model's extraction rates
+and canary exposures too), the ε lower bounds beside any claimed ε, and the limits of the
+audit. A result without a headline number is named below the table, never dropped.
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ HEADLINE_METRICS: tuple[str, ...] = ("auc", "advantage", "effective_epsilon_lowe
                                      "simulator_advantage", "risk", "value",
                                      "epsilon_lower_bound", "claimed_epsilon")
 _TPR = re.compile(r"^tpr_at_fpr_[0-9.e-]+$")
+#: A memorisation result's numbers (:meth:`privaudit.results.MemorisationResult.summary`):
+#: each extraction check's mean (a rate for k-extractability) on members and on held-out
+#: texts and their difference, with intervals; the canaries' median exposure (bits) per
+#: repetition count and the largest possible, log2 of the secrets' number (Carlini et al.
+#: 2019, Definition 3).
+_MEMORISATION = re.compile(
+    r"^(.+_(member_mean|held_out_mean|difference)|exposure_r\d+|max_exposure)$")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|])")
 #: The limits every audit shares, stated on every card.
 LIMITS: tuple[str, ...] = (
@@ -58,9 +66,15 @@ def markdown_escape(text: Any) -> str:
 
 
 def headline(result: ResultMetrics) -> list[str]:
-    """The headline metrics ``result`` has, in :data:`HEADLINE_METRICS` order, TPRs after AUC."""
-    tprs = [name for name in result.metrics if _TPR.match(name)]
+    """The headline metrics ``result`` has, in :data:`HEADLINE_METRICS` order, TPRs after AUC.
+
+    A memorisation result's extraction rates and canary exposures come before its
+    epsilon bound.
+    """
     names = [name for name in HEADLINE_METRICS if name in result.metrics]
+    if result.kind == "memorisation":
+        return [name for name in result.metrics if _MEMORISATION.match(name)] + names
+    tprs = [name for name in result.metrics if _TPR.match(name)]
     return names[:1] + tprs + names[1:]
 
 
@@ -133,20 +147,32 @@ def _verdict(summary: AuditSummary) -> list[str]:
 def _numbers(summary: AuditSummary) -> list[str]:
     confidence = summary.settings.get("confidence")
     level = f"{confidence:.0%} interval" if isinstance(confidence, float) else "Interval"
-    return _table(("Artefact", "Attack", "Metric", "Value", level),
-                  ((r.target, r.attack, m, _number(r.metrics[m]), _interval(r, m))
-                   for r in summary.results for m in headline(r)))
+    lines = _table(("Artefact", "Attack", "Metric", "Value", level),
+                   ((r.target, r.attack, m, _number(r.metrics[m]), _interval(r, m))
+                    for r in summary.results for m in headline(r)))
+    skipped = [r for r in summary.results if not headline(r)]
+    if skipped:  # named, never dropped silently
+        lines += ["", "Not in this table (no headline number for their kind of result):",
+                  *(f"- {markdown_escape(r.attack)} on {markdown_escape(r.target)} "
+                    f"({markdown_escape(r.kind or 'unknown kind')})" for r in skipped)]
+    return lines
 
 
 def _epsilons(summary: AuditSummary, claimed_epsilon: float | None) -> list[str]:
-    """The audited ε lower bounds beside the claimed ε (DP audits', or the user's claim)."""
-    rows = [(r.target, r.attack, _number(r.metrics["epsilon_lower_bound"]),
-             _number(r.metrics["claimed_epsilon"])) for r in summary.results
-            if "claimed_epsilon" in r.metrics and "epsilon_lower_bound" in r.metrics]
-    if claimed_epsilon is not None:
-        rows += [(r.target, r.attack, _number(r.metrics["effective_epsilon_lower_bound"]),
-                  _number(claimed_epsilon)) for r in summary.results
-                 if "effective_epsilon_lower_bound" in r.metrics]
+    """The audited ε lower bounds beside the claimed ε (the result's own, or the user's).
+
+    A DP audit's bound and an LLM audit's canaries' one-run bound
+    (``epsilon_lower_bound``), and an attack's Clopper-Pearson bound
+    (``effective_epsilon_lower_bound``); the claim is the result's own (a DP audit's),
+    else ``claimed_epsilon``.
+    """
+    rows = []
+    for r in summary.results:
+        bound = r.metrics.get("epsilon_lower_bound",
+                              r.metrics.get("effective_epsilon_lower_bound"))
+        claim = r.metrics.get("claimed_epsilon", claimed_epsilon)
+        if bound is not None and claim is not None:
+            rows.append((r.target, r.attack, _number(bound), _number(claim)))
     if not rows:
         return []
     return ["### Differential privacy: audited ε beside the claimed ε", "",

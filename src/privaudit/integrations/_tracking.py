@@ -9,7 +9,13 @@ mappings MLflow and W&B both take, so that the two loggers log the same names an
   artefact's);
 - parameters: the report settings (``privaudit.n_bootstrap``...) and each result's
   attack parameters under its prefix;
-- tags: the verdict (``privaudit.verdict``, its severity, artefact and sentence).
+- tags: the verdict (``privaudit.verdict``, its severity, artefact and sentence), and
+  ``privaudit.not_logged`` naming any result without a number to log.
+
+Every result type's numbers are logged: those of its row in the report's table
+(:meth:`~privaudit.report.AuditReport.to_frame`), an LLM audit's memorisation results
+too (each extraction check's member and held-out means and their difference, with
+intervals; the canaries' median exposure per repetition count and their epsilon bound).
 
 Keys keep to MLflow's rules (letters, digits, ``_ - . : /`` and spaces; at most 250
 characters): any other character becomes ``_``.
@@ -94,11 +100,18 @@ def tracking_items(summary: AuditSummary) -> TrackingItems:
     metrics: dict[str, float] = {}
     params = {f"privaudit.{name}": _text(value, MAX_PARAM_LENGTH)
               for name, value in summary.settings.items()}
-    for result, prefix in zip(summary.results, result_prefixes(summary.results), strict=True):
+    prefixes = result_prefixes(summary.results)
+    for result, prefix in zip(summary.results, prefixes, strict=True):
         metrics.update({_under(prefix, name): value for name, value in result.metrics.items()})
         params.update({_under(prefix, name): _text(value, MAX_PARAM_LENGTH)
                        for name, value in result.parameters.items()})
     tags = {"privaudit.version": __version__, "privaudit.n_results": str(len(summary.results))}
+    unlogged = [prefix for result, prefix in zip(summary.results, prefixes, strict=True)
+                if not result.metrics]
+    if unlogged:  # named, never dropped silently
+        tags["privaudit.not_logged"] = _text(
+            {"results": unlogged, "reason": "no number in the report's table"},
+            MAX_TAG_LENGTH)
     if summary.title:
         tags["privaudit.title"] = _text(summary.title, MAX_TAG_LENGTH)
     verdict = summary.verdict

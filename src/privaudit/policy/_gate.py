@@ -19,18 +19,29 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from privaudit.exceptions import PrivauditWarning
 from privaudit.policy._readings import Readings, metric_label
-from privaudit.policy._schema import METRICS, Policy, PolicyError, Rule, load_policy
+from privaudit.policy._schema import (
+    METRICS,
+    NOT_BUDGETED,
+    Policy,
+    PolicyError,
+    Rule,
+    load_policy,
+    reading_type,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["TABLE_COLUMNS", "GateCheck", "GateResult", "UnmatchedBudgetWarning", "gate"]
+__all__ = ["TABLE_COLUMNS", "GateCheck", "GateResult", "NotGated", "UnmatchedBudgetWarning",
+           "gate"]
 
 #: The columns of :meth:`GateResult.table`.
 TABLE_COLUMNS = ("outcome", "rule", "kind", "artefact", "attack", "metric", "basis", "value",
                  "budget", "note")
-#: Result roles that are not leakage (a split's blind baseline, a fidelity classifier).
-_NOT_GATED = ("baseline", "fidelity")
+#: Result roles that are not leakage, and why they are not gated.
+_NOT_LEAKAGE = {"baseline": "a blind baseline: evidence about the data split, not leakage",
+                "fidelity": "a fidelity classifier: evidence about the data, not leakage"}
+_COMPARED = "a compared artefact of the report (beside the audited one), not the audited"
 
 
 class UnmatchedBudgetWarning(PrivauditWarning):
@@ -98,6 +109,34 @@ class GateCheck:
 
 
 @dataclass(frozen=True)
+class NotGated:
+    """A result no check read, and why: counted and named, never silently passed.
+
+    Attributes
+    ----------
+    kind, artefact, attack : str
+        The audit kind, what the result audits (as the report names it) and the attack.
+    result_type : str
+        What the metrics read (:func:`~privaudit.policy.reading_type`).
+    reason : str
+        Why: not leakage (a blind baseline, a fidelity classifier, a compared artefact),
+        a kind of result no metric reads (:data:`~privaudit.policy.NOT_BUDGETED`), or no
+        budget of the policy covering it.
+    """
+
+    kind: str
+    artefact: str
+    attack: str
+    result_type: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """One line: the result and the reason."""
+        return f"{self.attack} on {self.artefact} ({self.result_type}): not gated, {self.reason}"
+
+
+@dataclass(frozen=True)
 class GateResult:
     """Every check of a gate, and whether the gate passed.
 
@@ -110,16 +149,23 @@ class GateResult:
         The default basis the checks read (a budget's own ``basis`` overrides it).
     unmatched : tuple of str
         Budgets that covered no result (each was warned about).
-    not_gated : int
-        Results left out: blind baselines, fidelity classifiers, a report's compared
-        artefacts (evidence about the split or the data, not leakage).
+    left_out : tuple of NotGated
+        The results no check read, each with its reason: blind baselines, fidelity
+        classifiers and a report's compared artefacts (evidence about the split or the
+        data, not leakage), kinds of result no metric reads (closeness), and results no
+        budget of the policy covers.
     """
 
     checks: tuple[GateCheck, ...]
     policy: Policy
     basis: str
     unmatched: tuple[str, ...] = ()
-    not_gated: int = 0
+    left_out: tuple[NotGated, ...] = ()
+
+    @property
+    def not_gated(self) -> int:
+        """How many results no check read (:attr:`left_out`)."""
+        return len(self.left_out)
 
     @property
     def passed(self) -> bool:
@@ -146,14 +192,31 @@ class GateResult:
         n = self.counts()
         head = "Gate passed" if self.passed else "Gate FAILED"
         return (f"{head}: {n['fail']} of {len(self.checks)} checks failed, {n['pass']} "
-                f"passed, {n['warn']} unmeasurable (warnings).")
+                f"passed, {n['warn']} unmeasurable (warnings)." + self._left_out_text())
+
+    def _left_out_text(self) -> str:
+        """`` N results not gated: ...`` naming them by reason, or nothing."""
+        if not self.left_out:
+            return ""
+        by_reason: dict[str, list[str]] = {}
+        for entry in self.left_out:
+            by_reason.setdefault(entry.reason, []).append(
+                f"{entry.attack} on {entry.artefact}")
+        parts = [f"{_first_names(names)} ({reason})" for reason, names in by_reason.items()]
+        return f" {self.not_gated} results not gated: " + "; ".join(parts) + "."
 
     def table(self) -> pd.DataFrame:
-        """One row per check: :data:`TABLE_COLUMNS`."""
+        """One row per check (:data:`TABLE_COLUMNS`), then one per result not gated.
+
+        A result no check read has the outcome ``"not gated"`` and its reason as note.
+        """
         import pandas as pd
 
-        return pd.DataFrame([{name: getattr(c, name) for name in TABLE_COLUMNS}
-                             for c in self.checks], columns=list(TABLE_COLUMNS))
+        rows = [{name: getattr(c, name) for name in TABLE_COLUMNS} for c in self.checks]
+        rows += [{"outcome": "not gated", "rule": "", "kind": e.kind, "artefact": e.artefact,
+                  "attack": e.attack, "metric": "", "basis": "", "value": float("nan"),
+                  "budget": float("nan"), "note": e.reason} for e in self.left_out]
+        return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
 
     def to_junit(self, path: str | os.PathLike[str]) -> Path:
         """Write the checks as JUnit XML at ``path``: one ``<testcase>`` per check.
@@ -168,6 +231,12 @@ class GateResult:
 
     def __repr__(self) -> str:
         return f"GateResult({self.summary()})"
+
+
+def _first_names(names: list[str], shown: int = 3) -> str:
+    """``a, b, c and 4 more``: a summary line stays one line."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def _covers(rule: Rule, result: Any, kind: str) -> bool:
@@ -199,8 +268,15 @@ def _check(readings: Readings, rule_name: str, metric: str, budget: Any, result:
                      budget=float(limit), status=status, outcome=outcome, note=note)
 
 
-def _gated(results: Any) -> tuple[list[tuple[Any, str]], int]:
-    """``(result, audit kind)`` pairs to gate, and how many results were left out."""
+def _not_gated(result: Any, kind: str, reason: str) -> NotGated:
+    from privaudit.report import artefact_name
+
+    return NotGated(kind=kind, artefact=artefact_name(result), attack=result.attack or "",
+                    result_type=reading_type(result), reason=reason)
+
+
+def _gated(results: Any) -> tuple[list[tuple[Any, str]], list[NotGated]]:
+    """``(result, audit kind)`` pairs to gate, and the results left out, with why."""
     from privaudit.report import AuditReport
     from privaudit.results import load_all_results, result_type_of
 
@@ -209,10 +285,14 @@ def _gated(results: Any) -> tuple[list[tuple[Any, str]], int]:
     elif (isinstance(results, Sequence) and not isinstance(results, AuditReport) and results
           and all(isinstance(r, (str, os.PathLike)) for r in results)):
         results = load_all_results(list(results))
-    left_out = 0
+    left_out: list[NotGated] = []
     default_kind = ""
     if isinstance(results, AuditReport):
-        left_out, default_kind = len(results.baselines) + len(results.compared), results.kind
+        default_kind = results.kind
+        left_out = [_not_gated(r, r.audit_kind or default_kind, _NOT_LEAKAGE.get(
+            r.audit.role, _NOT_LEAKAGE["baseline"])) for r in results.baselines]
+        left_out += [_not_gated(r, r.audit_kind or default_kind, _COMPARED)
+                     for r in results.compared]
         results = results.results
     from privaudit._validation import param_error
 
@@ -222,9 +302,23 @@ def _gated(results: Any) -> tuple[list[tuple[Any, str]], int]:
                           "results, or results folders", results, error=TypeError)
     if not results:  # no check at all would pass any policy
         raise param_error("results", "gate", "at least one result", "<no result>")
-    pairs = [(r, r.audit_kind or default_kind) for r in results
-             if r.audit.role not in _NOT_GATED]
-    return pairs, left_out + len(results) - len(pairs)
+    pairs = []
+    for result in results:
+        kind = result.audit_kind or default_kind
+        if result.audit.role in _NOT_LEAKAGE:
+            left_out.append(_not_gated(result, kind, _NOT_LEAKAGE[result.audit.role]))
+        else:
+            pairs.append((result, kind))
+    return pairs, left_out
+
+
+def _unread_reason(result: Any) -> str:
+    """Why no check read ``result``: no metric reads its kind, or no budget covers it."""
+    kind = reading_type(result)
+    if not any(kind in spec.result_types for spec in METRICS.values()):
+        return NOT_BUDGETED.get(kind.partition(":")[0], f"no metric of the gate reads "
+                                f"{kind} results")
+    return "no budget of the policy covers it"
 
 
 def _budget_name(rule: Rule, index: int, metric: str, budget: Any) -> str:
@@ -285,19 +379,22 @@ def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = 
         raise param_error("strict", "gate", "a bool", strict, error=TypeError)
     check_random_state(random_state, func="gate")
     readings = Readings(policy.fprs(), check_n_bootstrap(n_bootstrap, "gate"), random_state)
-    pairs, not_gated = _gated(results)
+    pairs, left_out = _gated(results)
     basis = basis or policy.basis
-    checks, unmatched = [], []
+    checks, unmatched, read = [], [], set()
     for index, rule in enumerate(policy.rules):
         for metric, budget in rule.budgets():
             covered = [(r, kind) for r, kind in pairs if _covers(rule, r, kind)
-                       and type(r).RESULT_TYPE == METRICS[metric].result_type]
+                       and reading_type(r) in METRICS[metric].result_types]
             if not covered:
                 unmatched.append(_budget_name(rule, index, metric, budget))
             checks += [_check(readings, rule.name or f"rules[{index}]", metric, budget, r,
                               kind, basis, policy.unmeasurable) for r, kind in covered]
+            read.update(id(r) for r, _ in covered)
+    left_out += [_not_gated(r, kind, _unread_reason(r)) for r, kind in pairs
+                 if id(r) not in read]
     _report_unmatched(unmatched, strict)
-    return GateResult(tuple(checks), policy, basis, tuple(unmatched), not_gated)
+    return GateResult(tuple(checks), policy, basis, tuple(unmatched), tuple(left_out))
 
 
 def _report_unmatched(unmatched: list[str], strict: bool) -> None:

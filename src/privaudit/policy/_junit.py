@@ -4,7 +4,8 @@ The layout is the one CI systems read (Jenkins, GitLab, GitHub Actions' test rep
 ``<testsuites>`` holding one ``<testsuite>``, one ``<testcase>`` per check named by its
 metric, target and attack (``classname``: the rule), a ``<failure>`` with the check's
 message when it fails the gate, ``<skipped>`` with the reason when it is unmeasurable and
-only warns.
+only warns; then one ``<skipped>`` test case per result no check read
+(``classname`` ``privaudit.gate.not-gated``), with the reason.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ def junit_xml(result: Any) -> str:
     import xml.etree.ElementTree as ET
 
     counts = result.counts()
-    attributes = {"name": "privaudit gate", "tests": str(len(result.checks)),
+    attributes = {"name": "privaudit gate",
+                  "tests": str(len(result.checks) + result.not_gated),
                   "failures": str(counts["fail"]), "errors": "0",
-                  "skipped": str(counts["warn"]), "time": "0"}
+                  "skipped": str(counts["warn"] + result.not_gated), "time": "0"}
     root = ET.Element("testsuites", attributes)
     suite = ET.SubElement(root, "testsuite", attributes)
     properties = ET.SubElement(suite, "properties")
@@ -49,5 +51,10 @@ def junit_xml(result: Any) -> str:
         ET.SubElement(properties, "property", {"name": name, "value": value})
     for check in result.checks:
         _testcase(suite, check)
+    for entry in result.left_out:  # named, never silently passed
+        case = ET.SubElement(suite, "testcase", {
+            "classname": "privaudit.gate.not-gated",
+            "name": f"not gated | {entry.artefact} | {entry.attack}", "time": "0"})
+        ET.SubElement(case, "skipped", {"message": entry.message})
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

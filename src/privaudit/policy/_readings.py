@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from privaudit.policy._schema import reading_type
+
 __all__ = ["CONFIDENCE", "Reading", "Readings", "metric_label"]
 
 #: The level of every interval the gate reads: the report's.
@@ -33,8 +35,18 @@ class Reading(NamedTuple):
 
 
 def metric_label(metric: str, budget: Any) -> str:
-    """The check's metric as the table shows it: ``auc``, ``tpr_at_fpr@0.001``."""
-    return f"{metric}@{budget.fpr:g}" if metric == "tpr_at_fpr" else metric
+    """The check's metric as the table shows it: ``auc``, ``tpr_at_fpr@0.001``...
+
+    ``extraction@verbmem`` names the extraction check, ``exposure@r16`` the canaries
+    inserted 16 times.
+    """
+    if metric == "tpr_at_fpr":
+        return f"{metric}@{budget.fpr:g}"
+    if metric == "extraction":
+        return f"{metric}@{budget.check}"
+    if metric == "exposure" and budget.repetitions is not None:
+        return f"{metric}@r{budget.repetitions}"
+    return metric
 
 
 def _from_estimate(value: float, low: float, basis: str) -> Reading:
@@ -79,6 +91,8 @@ class Readings:
             "attribute_simulator_advantage": lambda result, budget, basis: _from_estimate(
                 *_value_low(result.simulator_advantage()), basis),
             "epsilon_lower_bound": self._dp_bound,
+            "extraction": _extraction_difference,
+            "exposure": _median_exposure,
         }
 
     def read(self, metric: str, result: Any, budget: Any, basis: str) -> Reading:
@@ -118,7 +132,12 @@ class Readings:
         return _from_estimate(estimate["value"], estimate["low"], basis)
 
     def _effective_epsilon(self, result: Any, budget: Any, basis: str) -> Reading:
-        """Jagielski et al.'s lower bound (basis lower); TAPAS's plug-in value (point)."""
+        """Jagielski et al.'s lower bound (basis lower); TAPAS's plug-in value (point).
+
+        Canaries (a memorisation result): their one-run lower bound at both bases.
+        """
+        if reading_type(result) == "memorisation:canaries":
+            return _canary_epsilon(result)
         if basis == "point":
             value = self._attack_metrics(result)["effective_epsilon"]["value"]
             return _from_estimate(value, math.nan, "point")
@@ -141,3 +160,66 @@ class Readings:
 
 def _value_low(estimate: Any) -> tuple[float, float]:
     return float(estimate.value), float(estimate.low)
+
+
+def _extraction_difference(result: Any, budget: Any, basis: str) -> Reading:
+    """An extraction check's mean on member texts minus on held-out texts.
+
+    The difference of two rates with Newcombe's interval for k-extractability (a 0/1
+    check; Newcombe 1998, method 10), a percentile bootstrap interval for the others:
+    those the result holds (:class:`~privaudit.results.MemorisationResult`), read only
+    when they are at the gate's level.
+    """
+    comparison = result.comparisons.get(budget.check)
+    if comparison is None:
+        return Reading(math.nan, f"unmeasurable: the audit did not run the check "
+                       f"{budget.check!r} (audit_llm(checks=[...]) runs it)")
+    level = float(comparison.get("confidence", result.confidence))
+    difference = comparison["difference"]
+    if basis == "lower" and not math.isclose(level, CONFIDENCE):
+        return Reading(math.nan, f"no {CONFIDENCE:.0%} interval: the result's are at "
+                       f"{level:.0%} (rerun the audit at confidence {CONFIDENCE}, or "
+                       "basis point)")
+    return _from_estimate(float(difference["value"]), float(difference["low"]), basis)
+
+
+def _median_exposure(result: Any, budget: Any, basis: str) -> Reading:
+    """The median exposure (bits) of the inserted canaries, of one repetition count if set.
+
+    The evidence is the median's distribution-free interval (order statistics,
+    :func:`~privaudit.results.quantile_interval`): its lower end is above the budget
+    only when so many canaries exceed the budget that a median at or below it would give
+    that with probability under 2.5%. A canary's own exposure is no such evidence: a
+    canary the model never learnt has ``P(exposure >= x) = 2^-x`` (its rank is uniform,
+    Carlini et al. 2019, section 4), so the largest of ``n`` reaches about ``log2 n``
+    bits by chance. Six canaries at least give a 95% lower bound.
+    """
+    from privaudit.results import quantile_interval
+
+    by_count = result.exposure_by_repetitions()
+    which = "" if budget.repetitions is None else f" inserted {budget.repetitions} times"
+    exposures = ([e for values in by_count.values() for e in values]
+                 if budget.repetitions is None else by_count.get(budget.repetitions, []))
+    if not exposures:
+        return Reading(math.nan, f"unmeasurable: no canary{which} (repetitions: "
+                       f"{sorted(by_count)})")
+    median = quantile_interval(exposures, 0.5, CONFIDENCE)
+    if basis == "lower" and math.isinf(median.low):
+        return Reading(math.nan, f"no {CONFIDENCE:.0%} lower bound on the median of "
+                       f"{len(exposures)} canaries{which} (6 at least: per_repetition); "
+                       f"basis point reads the median, {median.value:.4g} bits")
+    return _from_estimate(median.value, median.low, basis)
+
+
+def _canary_epsilon(result: Any) -> Reading:
+    """The canaries' one-run epsilon lower bound (Steinke, Nasr and Jagielski 2023).
+
+    Itself a lower bound (at the result's confidence): read the same at both bases.
+    """
+    if result.epsilon is None:
+        return Reading(math.nan, "no one-run bound: every canary was inserted "
+                       "(CanaryCheck(inclusion='random') gives one)")
+    value = float(result.epsilon.epsilon)
+    if math.isnan(value):
+        return Reading(math.nan, "undefined: the canaries' scores were not finite")
+    return Reading(value)

@@ -17,6 +17,14 @@ and a budget per metric::
         risk: {max: 0.05}
       - kind: dp
         epsilon_lower_bound: {max: claim}   # the result's own claimed epsilon
+      - kind: llm
+        extraction: {check: k-extractability, max: 0.01}
+        exposure: {max: 10}                 # bits
+        effective_epsilon: {max: 1.0}       # the canaries' one-run bound
+
+Each metric is read on some kinds of result (:attr:`MetricSpec.result_types`); a result
+kind no metric reads is listed in :data:`NOT_BUDGETED` with the reason, and the gate
+counts such results as not gated (never silently passed).
 
 The file is validated as the CLI's configuration files are (pydantic, strict types, no
 unknown keys, no key given twice): an unknown metric, a budget outside its metric's
@@ -33,12 +41,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 
 from privaudit._yaml import load_yaml_text
 
-__all__ = ["BASES", "METRICS", "UNMEASURABLE", "Budget", "MetricSpec", "Policy",
-           "PolicyError", "Rule", "load_policy"]
+__all__ = ["BASES", "EXTRACTION_BUDGET_CHECKS", "METRICS", "NOT_BUDGETED", "UNMEASURABLE",
+           "Budget", "MetricSpec", "Policy", "PolicyError", "Rule", "load_policy",
+           "reading_type"]
 
 #: What a budget compares: the lower end of the 95% interval, or the point estimate.
 BASES = ("lower", "point")
@@ -58,8 +75,10 @@ class MetricSpec:
     ----------
     name : str
         The policy's key (``"auc"``).
-    result_type : str
-        The :attr:`~privaudit.results.ResultFamily.RESULT_TYPE` it is read on.
+    result_types : tuple of str
+        The kinds of result it is read on (:func:`reading_type`: a
+        :attr:`~privaudit.results.ResultFamily.RESULT_TYPE`, a memorisation result with
+        its check, ``"memorisation:canaries"``).
     low, high : float
         The range of the metric, so of a budget on it.
     description : str
@@ -67,10 +86,15 @@ class MetricSpec:
     """
 
     name: str
-    result_type: str
+    result_types: tuple[str, ...]
     low: float
     high: float
     description: str
+
+    @property
+    def takes_claim(self) -> bool:
+        """Whether ``max: claim`` (the result's own claimed epsilon) is allowed."""
+        return "dp" in self.result_types
 
     @property
     def range_text(self) -> str:
@@ -82,43 +106,82 @@ class MetricSpec:
 
 #: Every metric a policy may budget, by its key.
 METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in (
-    MetricSpec("auc", "attack", 0.0, 1.0, "the attack's ROC AUC"),
-    MetricSpec("advantage", "attack", 0.0, 1.0,
+    MetricSpec("auc", ("attack",), 0.0, 1.0, "the attack's ROC AUC"),
+    MetricSpec("advantage", ("attack",), 0.0, 1.0,
                "the attack's membership advantage, max TPR - FPR (Yeom et al., Def. 4)"),
-    MetricSpec("tpr_at_fpr", "attack", 0.0, 1.0,
+    MetricSpec("tpr_at_fpr", ("attack",), 0.0, 1.0,
                "the attack's true-positive rate at a false-positive rate (Carlini et al.)"),
-    MetricSpec("effective_epsilon", "attack", 0.0, math.inf,
+    MetricSpec("effective_epsilon", ("attack", "memorisation:canaries"), 0.0, math.inf,
                "the effective epsilon of the attack's rates (Jagielski et al.'s lower "
-               "bound; the TAPAS plug-in estimate at basis point)"),
-    MetricSpec("risk", "risk", 0.0, 1.0,
+               "bound; the TAPAS plug-in estimate at basis point), or the one-run lower "
+               "bound of canaries included at random (Steinke et al.)"),
+    MetricSpec("risk", ("risk",), 0.0, 1.0,
                "a synthetic-data risk over its control (anonymeter)"),
-    MetricSpec("attribute_advantage", "attribute", -1.0, 1.0,
+    MetricSpec("attribute_advantage", ("attribute",), -1.0, 1.0,
                "attribute accuracy on members minus on non-members (Yeom et al., Def. 5)"),
-    MetricSpec("attribute_simulator_advantage", "attribute", -1.0, 1.0,
+    MetricSpec("attribute_simulator_advantage", ("attribute",), -1.0, 1.0,
                "attribute accuracy on members minus the best model-free guess on "
                "non-members (Yeom et al., Def. 6)"),
-    MetricSpec("epsilon_lower_bound", "dp", 0.0, math.inf,
+    MetricSpec("epsilon_lower_bound", ("dp",), 0.0, math.inf,
                "a DP training audit's epsilon lower bound (Steinke et al.; Mahloujifar "
                "et al.); max: claim compares it with the claimed epsilon"),
+    MetricSpec("extraction", ("memorisation:extraction",), -1.0, 1.0,
+               "an extraction check's mean (a rate for k-extractability) on member texts "
+               "minus on held-out texts (Carlini et al. 2023); longest-common-prefix "
+               "counts tokens"),
+    MetricSpec("exposure", ("memorisation:canaries",), 0.0, math.inf,
+               "the median exposure in bits of the inserted canaries (Carlini et al. "
+               "2019, Def. 3)"),
 )}
+
+#: The extraction checks an ``extraction`` budget may read (``audit_llm(checks=...)``'s
+#: names); ``longest-common-prefix`` is in tokens, the others in [0, 1].
+EXTRACTION_BUDGET_CHECKS = ("k-extractability", "longest-common-prefix",
+                            "extraction-strength", "exact-memorization", "verbmem")
+_TOKEN_CHECKS = ("longest-common-prefix",)
+
+#: The kinds of result no metric reads, and why: the gate counts them as not gated
+#: (:attr:`privaudit.policy.GateResult.not_gated`) and names them, never passes them.
+NOT_BUDGETED: dict[str, str] = {
+    "proximity": "closeness of synthetic rows to training rows has no budget (no "
+                 "threshold is agreed on for a distance); gate the synthetic audit's "
+                 "risks (risk) or the generator audit's attacks",
+}
+
+
+def reading_type(result: Any) -> str:
+    """What a metric is read on: the result's ``RESULT_TYPE``, a memorisation result's check.
+
+    ``"attack"``, ``"risk"``...; a :class:`~privaudit.results.MemorisationResult` is
+    ``"memorisation:extraction"`` or ``"memorisation:canaries"`` (their numbers differ).
+    """
+    kind = str(getattr(type(result), "RESULT_TYPE", ""))
+    return f"{kind}:{result.check}" if kind == "memorisation" else kind
 
 
 class _Expected(ValueError):
-    """Raised by a validator: what the key must be (the message's "must be ...")."""
+    """Raised by a validator: what the key must be (the message's "must be ...").
 
-    def __init__(self, expected: str, key: str = "") -> None:
+    ``key`` and ``got``: the key inside the validated mapping and its value, when a
+    budget's own validator checks one key against another (``extraction``'s ``max``
+    against its ``check``).
+    """
+
+    def __init__(self, expected: str, key: str = "", got: Any = None) -> None:
         super().__init__(expected)
-        self.expected, self.key = expected, key
+        self.expected, self.key, self.got = expected, key, got
 
 
 def _in_range(spec: MetricSpec) -> AfterValidator:
     """A budget's ``max`` must lie in its metric's range (NaN refused)."""
     def check(value: float | str) -> float | str:
         if isinstance(value, str):
-            if value != "claim" or spec.result_type != "dp":
+            if value != "claim" or not spec.takes_claim:
                 raise _Expected(f"{spec.range_text}, or 'claim' (the result's claimed "
                                 "epsilon)")
             return value
+        if spec.name == "extraction" and not math.isnan(value):
+            return float(value)  # its range depends on its check: _ExtractionBudget
         if not (spec.low <= value <= spec.high):
             raise _Expected(f"{spec.range_text} ({spec.description})")
         return float(value)
@@ -129,6 +192,20 @@ def _fpr(value: float) -> float:
     if not 0.0 <= value < 1.0:
         raise _Expected("a false-positive rate in [0, 1)")
     return float(value)
+
+
+def _extraction_check(value: str) -> str:
+    if value not in EXTRACTION_BUDGET_CHECKS:
+        raise _Expected(f"one of {list(EXTRACTION_BUDGET_CHECKS)} (the extraction checks "
+                        "of audit_llm(checks=...))")
+    return value
+
+
+def _repetitions(value: int) -> int:
+    if value < 1:
+        raise _Expected("a repetition count at least 1 (the canaries inserted that many "
+                        "times)")
+    return value
 
 
 class _Strict(BaseModel):
@@ -142,13 +219,33 @@ class Budget(_Strict):
     basis: Literal["lower", "point"] | None = None
 
 
+class _ExtractionBudget(Budget):
+    """An ``extraction`` budget: its ``max`` in the range of its ``check``'s difference."""
+
+    @model_validator(mode="after")
+    def _max_in_range(self) -> _ExtractionBudget:
+        if self.check not in _TOKEN_CHECKS and not -1.0 <= self.max <= 1.0:  # type: ignore[attr-defined]
+            raise _Expected(f"a number in [-1, 1] for the check {self.check!r} (a "  # type: ignore[attr-defined]
+                            "difference of rates or of values in [0, 1])", "max", self.max)
+        return self
+
+
+#: The extra keys of a budget, per metric: name -> (type, default; ``...``: required).
+_BUDGET_KEYS: dict[str, dict[str, tuple[Any, Any]]] = {
+    "tpr_at_fpr": {"fpr": (Annotated[float, AfterValidator(_fpr)], ...)},
+    "extraction": {"check": (Annotated[str, AfterValidator(_extraction_check)],
+                             "k-extractability")},
+    "exposure": {"repetitions": (Annotated[int, AfterValidator(_repetitions)] | None, None)},
+}
+
+
 def _budget_type(spec: MetricSpec) -> Any:
-    """The schema of a budget on ``spec``: ``max`` in its range (+ ``fpr``, ``claim``)."""
-    kind = float | str if spec.result_type == "dp" else float
-    fields: dict[str, Any] = {"max": (Annotated[kind, _in_range(spec)], ...)}
-    if spec.name == "tpr_at_fpr":
-        fields["fpr"] = (Annotated[float, AfterValidator(_fpr)], ...)
-    return create_model(f"{spec.name}_budget", __base__=Budget, **fields)
+    """The schema of a budget on ``spec``: ``max`` in its range (+ ``fpr``, ``claim``...)."""
+    kind = float | str if spec.takes_claim else float
+    fields: dict[str, Any] = {"max": (Annotated[kind, _in_range(spec)], ...),
+                              **_BUDGET_KEYS.get(spec.name, {})}
+    base = _ExtractionBudget if spec.name == "extraction" else Budget
+    return create_model(f"{spec.name}_budget", __base__=base, **fields)
 
 
 def _no_empty_rule(rule: Any) -> Any:
@@ -173,7 +270,7 @@ class _RuleScope(_Strict):
     dataset: str = "*"
 
     def budgets(self) -> list[tuple[str, Any]]:
-        """``(metric, budget)`` pairs in the catalogue's order, one per FPR."""
+        """``(metric, budget)`` pairs in the catalogue's order, one per list entry."""
         out: list[tuple[str, Any]] = []
         for name in METRICS:
             value = getattr(self, name)
@@ -183,14 +280,19 @@ class _RuleScope(_Strict):
         return out
 
 
+#: The metrics a rule may budget several times: one budget per FPR, per extraction
+#: check, per canaries' repetition count.
+_LISTABLE = ("tpr_at_fpr", "extraction", "exposure")
+
+
 def _budget_field(name: str) -> tuple[Any, None]:
     budget = _budget_type(METRICS[name])
-    # Several TPR budgets, one per FPR, in one rule.
-    return (budget | list[budget] | None if name == "tpr_at_fpr" else budget | None), None
+    return (budget | list[budget] | None if name in _LISTABLE else budget | None), None
 
 
 #: A rule: its scope (``name``, ``target``, ``attack``, ``kind``) and one optional budget
-#: per metric of :data:`METRICS` (``tpr_at_fpr``: one budget or a list, one per FPR).
+#: per metric of :data:`METRICS` (``tpr_at_fpr``, ``extraction``, ``exposure``: one budget
+#: or a list, one per FPR, check or repetition count).
 Rule = create_model(
     "Rule", __base__=_RuleScope, __module__=__name__,
     __doc__="Which results a rule covers (fnmatch patterns) and its budgets per metric.",
@@ -236,8 +338,9 @@ def _error_text(err: Mapping[str, Any], source: str) -> str:
     key, kind = _dotted(loc), err["type"]
     if kind == "extra_forbidden":
         section = "a rule" if len(loc) == 3 else "a budget"
-        expected = (sorted((*METRICS, *_RuleScope.model_fields))
-                    if len(loc) == 3 else ["max", "basis", "fpr (tpr_at_fpr)"])
+        expected = (sorted((*METRICS, *_RuleScope.model_fields)) if len(loc) == 3
+                    else ["max", "basis", "fpr (tpr_at_fpr)", "check (extraction)",
+                          "repetitions (exposure)"])
         if len(loc) == 1:
             section, expected = "the policy", ["basis", "unmeasurable", "rules"]
         return (f"The {key!r} key of {source} is not known in {section}; expected one of "
@@ -247,7 +350,10 @@ def _error_text(err: Mapping[str, Any], source: str) -> str:
     error = err.get("ctx", {}).get("error")
     expected = (error.expected if isinstance(error, _Expected) else _EXPECTED.get(kind)
                 or str(err["msg"]).removeprefix("Input should be "))
-    return f"The {key!r} key of {source} must be {expected}. Got {err.get('input')!r} instead."
+    got = err.get("input")
+    if isinstance(error, _Expected) and error.key:  # a budget's validator, on one key
+        key, got = f"{key}.{error.key}", error.got
+    return f"The {key!r} key of {source} must be {expected}. Got {got!r} instead."
 
 
 _EXPECTED = {"dict_type": "a mapping (indented 'key: value' lines)",
