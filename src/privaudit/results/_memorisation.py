@@ -18,6 +18,7 @@ A :class:`MemorisationResult` is what ``audit_llm(..., checks=[...])`` adds to i
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +52,11 @@ _TEXT_LISTS = ("prefixes", "continuations", "suffixes")
 
 
 def _per_text(value: Any, name: str, n: int, dtype: Any) -> NDArray[Any]:
-    arr = np.asarray(value, dtype=dtype)
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError, OverflowError):  # text, nested lists, 1e20 as int64
+        raise param_error(name, _FUNC, f"one {np.dtype(dtype).name} per text ({n})",
+                          f"<{type(value).__name__}>", error=TypeError) from None
     if arr.shape != (n,):
         raise param_error(name, _FUNC, f"one value per text ({n})", f"<shape {arr.shape}>")
     return arr
@@ -77,6 +82,30 @@ def _comparison(value: Any, check: str) -> dict[str, Any]:
     return dict(value)
 
 
+#: The type each field of a canary's row must have (``included``: None or a bool).
+_CANARY_TYPES: dict[str, tuple[type, ...]] = {
+    "format": (str,), "secret": (str,), "method": (str,), "repetitions": (numbers.Integral,),
+    "space_size": (numbers.Integral,), "exposure": (numbers.Real,), "rank": (numbers.Real,),
+    "log_perplexity": (numbers.Real,), "score": (numbers.Real,),
+    "included": (bool, type(None))}
+#: The fields of a canary bound (:class:`~privaudit.metrics.CanaryBound`) that are text.
+_BOUND_TEXTS = ("method", "threshold")
+
+
+def _canary_value(row: Mapping[str, Any], key: str, where: str) -> Any:
+    """``row[key]`` if it has its type (:data:`_CANARY_TYPES`; no bool for a number)."""
+    value = row[key]
+    numeric = bool not in _CANARY_TYPES[key]
+    if not isinstance(value, _CANARY_TYPES[key]) or (numeric and isinstance(value, bool)) \
+            or (key in ("repetitions", "space_size") and value < 1):
+        names = {"format": "a string", "secret": "a string", "method": "a string",
+                 "repetitions": "an integer >= 1", "space_size": "an integer >= 1",
+                 "included": "true, false or null"}
+        raise param_error(f"{where}.{key}", _FUNC, names.get(key, "a number"), value,
+                          error=TypeError)
+    return value
+
+
 def _canary_rows(rows: Any) -> list[dict[str, Any]]:
     if not isinstance(rows, Sequence) or isinstance(rows, str):
         raise param_error("canaries", _FUNC, "a list of canary rows", rows, error=TypeError)
@@ -86,7 +115,7 @@ def _canary_rows(rows: Any) -> list[dict[str, Any]]:
         if missing:
             raise param_error(f"canaries[{i}]", _FUNC, f"a mapping with {list(CANARY_KEYS)}",
                               f"<missing {missing}>", error=TypeError)
-        out.append({k: row[k] for k in CANARY_KEYS})
+        out.append({k: _canary_value(row, k, f"canaries[{i}]") for k in CANARY_KEYS})
     return out
 
 
@@ -183,13 +212,16 @@ class MemorisationResult(ResultFamily):
         self._adopt_details()
 
     def _check_extraction(self) -> None:
-        self.labels = np.asarray(self.labels).astype(np.int8)
-        n = self.labels.shape[0]
-        if self.labels.ndim != 1 or n == 0 or not np.isin(self.labels, (0, 1)).all():
+        labels = np.asarray(self.labels)
+        if labels.ndim != 1 or labels.size == 0 or labels.dtype.kind not in "biuf" \
+                or not np.isin(labels, (0, 1)).all():  # checked before a cast wraps 257 to 1
             raise param_error("labels", _FUNC, "a non-empty 1-D array of 0/1 labels",
-                              f"<shape {self.labels.shape}>")
-        self.record_ids = (np.arange(n) if self.record_ids is None
-                           else _per_text(self.record_ids, "record_ids", n, None))
+                              f"<{labels.dtype} array of shape {labels.shape}>")
+        self.labels = labels.astype(np.int8)
+        n = self.labels.shape[0]
+        from privaudit.results._attack_result import _check_record_ids
+
+        self.record_ids = _check_record_ids(self.record_ids, n, _FUNC)
         if not self.values or set(self.comparisons) != set(self.values):
             raise param_error("values", _FUNC, "per-text values of at least one check, "
                               "with one comparison per check", f"<{sorted(self.values)}>")
@@ -210,8 +242,11 @@ class MemorisationResult(ResultFamily):
 
             if isinstance(self.epsilon, Mapping):
                 self.epsilon = CanaryBound(**self.epsilon)
-            if not isinstance(self.epsilon, CanaryBound) or self.delta is None:
-                raise param_error("epsilon", _FUNC, "a CanaryBound, with delta",
+            if not isinstance(self.epsilon, CanaryBound) or self.delta is None or any(
+                    not isinstance(v, str if k in _BOUND_TEXTS else numbers.Real)
+                    for k, v in self.epsilon._asdict().items()):
+                raise param_error("epsilon", _FUNC, "a CanaryBound (numbers, its method and "
+                                  "threshold text), with delta",
                                   self.epsilon, error=TypeError)
             self.delta = float(self.delta)
 

@@ -20,7 +20,13 @@ remote code, no file outside the folders):
 - the configuration must be a LoRA one whose every key this peft knows; keys that make
   peft import a module (``megatron_core``) or rewrite the base weights at creation
   (``init_lora_weights`` = ``"pissa"``, ``"olora"``, ``"loftq"``, ...) are refused, and
-  every ``target_modules`` entry must name a module of the base.
+  every ``target_modules`` entry must name a module of the base;
+- the texts peft makes regular expressions of (``target_modules`` or ``exclude_modules``
+  given as one pattern, the keys of ``rank_pattern`` and ``alpha_pattern``) must match in
+  bounded time: no repeat or alternation inside a repeat, no back-reference, at most
+  :data:`MAX_PATTERN_REPEATS` unbounded repeats (catastrophic backtracking would hang the
+  load on every module name); the names peft pastes into a pattern unescaped
+  (``modules_to_save``, ``layers_pattern``) must be plain module names.
 
 The adapter's weights require a gradient and the base's do not (as when it was trained):
 GradNorm reads the gradient of the adapter's weights; of every weight once merged.
@@ -52,6 +58,18 @@ _ADAPTER_WEIGHTS = "adapter_model.safetensors"
 _FUNC = "load_causal_lm"
 #: ``init_lora_weights`` values that leave the base weights as they are.
 _PLAIN_INITS = (True, False, "gaussian")
+#: Unbounded repeats (``*``, ``+``, ``{n,}``) a pattern may hold: a pattern that fails on a
+#: module name of L characters can try about L^k / k! ways of sharing the name among its k
+#: unbounded repeats (docs/security.md gives the measured worst case).
+MAX_PATTERN_REPEATS = 4
+#: Longest pattern accepted (peft's documented patterns are a few dozen characters).
+MAX_PATTERN_LENGTH = 1000
+#: Keys peft matches as regular expressions: a whole-pattern string, or a mapping whose
+#: keys peft wraps as ``(.*\.)?(KEY)$`` (peft.utils.other, rank and alpha patterns).
+_PATTERN_KEYS = ("target_modules", "exclude_modules", "rank_pattern", "alpha_pattern")
+#: Keys whose names peft pastes unescaped into a pattern (``(^|.*\.)NAME($|\..*)``).
+_NAME_KEYS = ("modules_to_save", "layers_pattern")
+_MODULE_NAME = re.compile(r"[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*")
 
 
 def is_adapter_folder(path: str | os.PathLike[str]) -> bool:
@@ -119,6 +137,7 @@ def _adapter_config(folder: Path, peft: Any) -> Any:
     if doc.get("megatron_config") or doc.get("megatron_core") not in (None, "megatron.core"):
         raise FolderError(f"The 'megatron_config'/'megatron_core' keys of {path} must be "
                           "unset: they make peft import a module the file names.")
+    _check_patterns(doc, path)
     if doc.get("init_lora_weights", True) not in _PLAIN_INITS:
         raise FolderError(
             f"The 'init_lora_weights' key of {path} must be true, false or 'gaussian'. Got "
@@ -131,6 +150,91 @@ def _adapter_config(folder: Path, peft: Any) -> Any:
     return guarded(lambda: peft.LoraConfig(**{**fields, "init_lora_weights": False,
                                               "inference_mode": False}),
                    f"{_FUNC}: peft cannot read {path}")
+
+
+def _regex_parser() -> Any:
+    """The standard library's parser of regular expressions (``re._parser``)."""
+    try:
+        from re import _parser  # type: ignore[attr-defined]  # Python >= 3.11
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as _parser
+    return _parser
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why matching ``pattern`` might not end in bounded time; None when it will.
+
+    Backtracking matchers (Python's ``re``, which peft uses) take exponential time on a
+    repeat nested in a repeat (``(a+)+``) or an alternation under a repeat (``(a|ab)*``)
+    and on back-references, and time growing as L^k with k unbounded repeats in sequence
+    (``.*.*.*x``); Davis et al., "The Impact of Regular Expression Denial of Service
+    (ReDoS) in Practice", ESEC/FSE 2018.
+
+    Returns
+    -------
+    str or None
+        ``"a repeat inside a repeat"``, ``"an alternation inside a repeat"``, ``"a
+        back-reference"``, ``"N unbounded repeats (at most 4)"``, too long, or not a
+        regular expression.
+    """
+    parser = _regex_parser()
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        return f"more than {MAX_PATTERN_LENGTH} characters"
+    try:
+        items = parser.parse(pattern)
+    except re.error as exc:
+        return f"not a regular expression ({exc})"
+    repeats = {parser.MAX_REPEAT, parser.MIN_REPEAT, getattr(parser, "POSSESSIVE_REPEAT", None)}
+    nested = {parser.SUBPATTERN: -1, parser.ASSERT: 1, parser.ASSERT_NOT: 1}
+    unbounded, stack = 0, [(list(items), False)]
+    while stack:
+        sequence, in_repeat = stack.pop()
+        for op, av in sequence:
+            if op in (parser.GROUPREF, parser.GROUPREF_EXISTS):
+                return "a back-reference"
+            if op in repeats:
+                _low, high, body = av
+                if in_repeat and high > 1:
+                    return "a repeat inside a repeat"
+                unbounded += high == parser.MAXREPEAT
+                stack.append((list(body), in_repeat or high > 1))
+            elif op == parser.BRANCH:
+                if in_repeat:
+                    return "an alternation inside a repeat"
+                stack.extend((list(alternative), False) for alternative in av[1])
+            elif op in nested:
+                stack.append((list(av[nested[op]]), in_repeat))
+            elif op == getattr(parser, "ATOMIC_GROUP", None):
+                stack.append((list(av), in_repeat))
+    if unbounded > MAX_PATTERN_REPEATS:
+        return f"{unbounded} unbounded repeats (at most {MAX_PATTERN_REPEATS})"
+    return None
+
+
+def _check_patterns(doc: dict[str, Any], path: Path) -> None:
+    """The configuration's regular expressions match in bounded time; its names are names."""
+    for key in _PATTERN_KEYS:
+        value = doc.get(key)
+        # rank/alpha keys are matched as peft wraps them; a list of targets is compared
+        # name by name (no pattern)
+        patterns = ([rf"(.*\.)?({k})$" for k in value] if isinstance(value, dict)
+                    else [value] if isinstance(value, str) else [])
+        for pattern in patterns:
+            problem = pattern_problem(pattern) if isinstance(pattern, str) else "not text"
+            if problem:
+                raise FolderError(
+                    f"The {key!r} key of {path} must hold regular expressions that match in "
+                    f"bounded time; {pattern[:80]!r} has {problem}. List the module names "
+                    "instead.")
+    for key in _NAME_KEYS:
+        value = doc.get(key)
+        names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        bad = [name for name in names if not (isinstance(name, str) and len(name) <= 200
+                                              and _MODULE_NAME.fullmatch(name))]
+        if bad:
+            raise FolderError(f"The {key!r} key of {path} must list module names (letters, "
+                              "digits, '_' and '-', joined by dots): peft puts them into "
+                              f"regular expressions as they are. Got {str(bad[0])[:80]!r}.")
 
 
 def _adapter_weights(folder: Path) -> dict[str, Any]:
