@@ -2,9 +2,11 @@
 
 Candidate: what :func:`privaudit.integrations.log_mlflow` and
 :func:`~privaudit.integrations.log_wandb` do -- MLflow: ``MlflowClient.log_batch`` with up
-to 1000 metrics (100 parameters or tags) per call
-(:func:`privaudit.integrations._mlflow.log_items`); W&B: one ``run.log`` call with every
-metric, then the config and the summary in one update each.
+to 1000 values per call, 100 parameters and 100 tags among them
+(:func:`privaudit.integrations._mlflow.log_items`), and ``log_mlflow``, the whole call
+(open the store, start a run, the batches, end the run); W&B: one ``run.log`` call with
+every metric, then the config and the summary in one update each.
+Baseline ``by-kind``: the batching before session 14, one kind per request.
 Baseline (named ``per-metric``): the naive loop, one ``log_metric`` / ``log_param`` /
 ``set_tag`` call per value (MLflow), one ``run.log({key: value}, commit=False)`` per metric
 (W&B).
@@ -36,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from privaudit.integrations import read_audit, tracking_items
+from privaudit.integrations import log_mlflow, read_audit, tracking_items
 from privaudit.integrations._mlflow import log_items
 from privaudit.results import AttackResult, AuditInfo
 
@@ -68,14 +70,36 @@ def mlflow_per_metric(client: Any, run_id: str, items: Any) -> None:
         client.set_tag(run_id, key, value)
 
 
-def bench_mlflow(items: Any, rounds: int, folder: Path) -> dict[str, list[tuple[float, float]]]:
+def mlflow_by_kind(client: Any, run_id: str, items: Any) -> None:
+    """The batching before session 14: one kind per request (metrics, then params, tags)."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    stamp = int(time.time() * 1000)
+    for kind, size, make in (("metrics", 1000, lambda k, v: Metric(k, float(v), stamp, 0)),
+                             ("params", 100, Param), ("tags", 100, RunTag)):
+        pairs = list(getattr(items, kind).items())
+        for start in range(0, len(pairs), size):
+            client.log_batch(run_id, **{kind: [make(k, v) for k, v in
+                                                 pairs[start:start + size]]})
+
+
+def bench_mlflow(summary: Any, rounds: int, folder: Path
+                 ) -> dict[str, list[tuple[float, float]]]:
+    """The variants, interleaved; ``log_mlflow``: the whole call (store, run, batches, end)."""
     from mlflow import MlflowClient
 
-    client = MlflowClient(tracking_uri=f"file:{folder / 'mlruns'}")
+    uri = f"file:{folder / 'mlruns'}"
+    client = MlflowClient(tracking_uri=uri)
     experiment = client.create_experiment("bench")
-    times: dict[str, list[tuple[float, float]]] = {"batched": [], "per-metric": []}
+    items = tracking_items(summary)
+    times: dict[str, list[tuple[float, float]]] = {
+        "log_mlflow": [], "batched": [], "by-kind": [], "per-metric": []}
+    log_mlflow(summary, tracking_uri=uri, experiment="bench")  # MLflow's imports, warm
     for _ in range(rounds):
-        for name, log in (("batched", log_items), ("per-metric", mlflow_per_metric)):
+        times["log_mlflow"].append(timed(lambda: log_mlflow(summary, tracking_uri=uri,
+                                                            experiment="bench")))
+        for name, log in (("batched", log_items), ("by-kind", mlflow_by_kind),
+                          ("per-metric", mlflow_per_metric)):
             run_id = client.create_run(experiment).info.run_id
             times[name].append(timed(lambda log=log, run_id=run_id: log(client, run_id,
                                                                          items)))
@@ -140,7 +164,7 @@ def main() -> None:
           f"parameters, {len(items.tags)} tags; read_audit (metrics, {args.n_bootstrap} "
           f"resamples) {wall:.2f} s wall {cpu:.2f} s CPU, not in the rows below")
     with tempfile.TemporaryDirectory() as tmp:
-        report("mlflow", bench_mlflow(items, args.rounds, Path(tmp)), n_values)
+        report("mlflow", bench_mlflow(summary["s"], args.rounds, Path(tmp)), n_values)
         if not args.no_wandb:
             report("wandb", bench_wandb(items, args.rounds, Path(tmp)), n_values)
 

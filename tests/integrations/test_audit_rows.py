@@ -110,3 +110,11 @@ def test_bad_input_is_one_error_naming_it(tmp_path, report_dir):
                                                           index=False)
     with pytest.raises(ValueError, match=r"'report' parameter of read_audit.*1 rows for 3"):
         read_audit(damaged)
+
+
+def test_a_summary_read_once_is_logged_as_it_is(report_dir):
+    """What read_audit returned goes to every tracker without reading the audit again."""
+    summary = read_audit(report_dir)
+    assert read_audit(summary) is summary
+    with pytest.raises(TypeError, match=r"'settings' parameter of read_audit.*n_bootstrap"):
+        read_audit(summary, n_bootstrap=10)

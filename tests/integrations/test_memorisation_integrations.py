@@ -17,11 +17,12 @@ import pytest
 import yaml
 from integration_data import N_BOOTSTRAP, audit_results, same_number
 
+from policy.gate_results import attribute_result
 from policy.memorisation_results import exposed_canaries, extraction_result, random_canaries
 from privaudit.integrations import markdown_escape, model_card, read_audit, tracking_items
 from privaudit.integrations._card import headline
 from privaudit.integrations._tracking import result_prefixes
-from privaudit.results import RESULT_TYPES, AttributeResult, AuditInfo, ProximityResult
+from privaudit.results import RESULT_TYPES, ProximityResult
 
 
 @pytest.fixture(scope="module")
@@ -107,16 +108,10 @@ def test_the_card_shows_extraction_rates_exposures_and_the_canaries_bound(
 
 def _one_of_each_type() -> list:
     rng = np.random.default_rng(0)
-    n = 40
-    truth = np.array([0, 1] * n)
-    attribute = AttributeResult(
-        candidates=["f", "m"], guesses=truth, truth=truth,
-        members=np.r_[np.ones(n), np.zeros(n)].astype(int), posteriors=np.full((2 * n, 2), .5),
-        model_free={"prior": np.zeros(2 * n, dtype=int)}, attack="inversion",
-        target="attribute-target", sensitive_attribute="sex", audit=AuditInfo(kind="attribute"))
     closeness = ProximityResult("dcr", "quantile", synthetic=rng.uniform(0, 1, 60),
                                 baseline=rng.uniform(0, 1, 60), target="synthetic")
-    return [*audit_results(), attribute, closeness, extraction_result(), random_canaries()]
+    return [*audit_results(), attribute_result(), closeness, extraction_result(),
+            random_canaries()]
 
 
 def test_every_registered_result_type_is_logged_and_carded_or_named():

@@ -13,7 +13,7 @@ from integration_data import N_BOOTSTRAP, same_number
 mlflow = pytest.importorskip("mlflow")
 
 from privaudit.integrations import log_mlflow, read_audit, tracking_items  # noqa: E402
-from privaudit.integrations._mlflow import log_items  # noqa: E402
+from privaudit.integrations._mlflow import batches, log_items  # noqa: E402
 
 
 @pytest.fixture
@@ -51,7 +51,7 @@ def test_an_active_run_is_logged_into_and_left_open(store, results, monkeypatch)
 
 
 def test_batches_stay_within_mlflow_limits(store, results):
-    """A thousand metrics per call at most, a hundred parameters or tags: few calls."""
+    """A thousand values per call at most, a hundred parameters or tags: the fewest calls."""
     calls: list[tuple[int, int, int]] = []
 
     class Counting:
@@ -61,14 +61,23 @@ def test_batches_stay_within_mlflow_limits(store, results):
     items = tracking_items(read_audit(results, n_bootstrap=N_BOOTSTRAP))
     many = items._replace(metrics={f"m{i}": 0.5 for i in range(2500)},
                           params={f"p{i}": "x" for i in range(250)})
-    for logged in (items, many):
+    few_metrics = items._replace(params={f"p{i}": "x" for i in range(350)})
+    for logged in (items, many, few_metrics):
         calls.clear()
         log_items(Counting(), "run", logged)
         assert [sum(c[i] for c in calls) for i in range(3)] == [
             len(logged.metrics), len(logged.params), len(logged.tags)]
-        assert all(m <= 1000 and p <= 100 and t <= 100 for m, p, t in calls)
-        assert len(calls) == sum(-(-len(part) // size) for part, size in zip(
-            logged, (1000, 100, 100), strict=True))
+        assert all(m + p + t <= 1000 and p <= 100 and t <= 100 for m, p, t in calls)
+        n = [len(part) for part in logged]
+        assert len(calls) == max(-(-sum(n) // 1000), -(-n[1] // 100), -(-n[2] // 100))
+    # Long parameters: a request stays under MLflow's 1 MB (its REST API's limit).
+    long = items._replace(params={f"p{i}": "x" * 6000 for i in range(300)},
+                          tags={f"t{i}": "y" * 8000 for i in range(200)})
+    packed = list(batches(long))
+    sizes = [sum(len(k) + len(str(v)) for k, v in (*b["metrics"], *b["params"], *b["tags"]))
+             for b in packed]
+    assert max(sizes) < 1_000_000 < sum(sizes) / 3   # the size, not the count, binds
+    assert [sum(len(b[part]) for b in packed) for part in ("params", "tags")] == [300, 200]
 
 
 @pytest.mark.parametrize("where", ["under a file", "refused file store"])

@@ -211,10 +211,11 @@ def read_audit(report: Any, **settings: Any) -> AuditSummary:
 
     Parameters
     ----------
-    report : AuditReport, sequence of results, or path-like
+    report : AuditReport, sequence of results, path-like or AuditSummary
         What an ``audit_*`` function returned; a list of results; a report folder
         written by :func:`~privaudit.report.build_report` (or ``privaudit audit``), read
-        from its files; or a folder of saved results.
+        from its files; a folder of saved results; or what this function returned
+        (returned as it is: an audit read once, logged to several trackers).
     **settings
         ``n_bootstrap``, ``fprs``, ``confidence``, ``random_state`` as
         :meth:`~privaudit.report.AuditReport.to_frame` takes them. A report folder's
@@ -232,6 +233,11 @@ def read_audit(report: Any, **settings: Any) -> AuditSummary:
     FileNotFoundError
         When the folder does not exist or holds no saved result.
     """
+    if isinstance(report, AuditSummary):  # read once, logged to several trackers
+        if settings:
+            raise param_error("settings", "read_audit", "none for an AuditSummary (its "
+                              "numbers are computed)", sorted(settings), error=TypeError)
+        return report
     if isinstance(report, AuditReport):
         return _from_report(report, settings)
     if isinstance(report, (str, os.PathLike)):

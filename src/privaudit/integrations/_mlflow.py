@@ -1,16 +1,18 @@
 """Log an audit to MLflow: every metric with its interval, the verdict, the settings, the page.
 
 MLflow (the ``mlflow`` extra; ``mlflow-skinny`` suffices) is imported when a function here
-runs, never when privaudit is imported. Everything is sent in batches
-(``MlflowClient.log_batch``, at most 1000 metrics and 100 parameters or tags per call, the
-limits of MLflow's REST API), so that a hundred results take a few requests, not thousands.
+runs, never when privaudit is imported. Everything is sent in the fewest batches
+(``MlflowClient.log_batch``: at most 1000 metrics, parameters and tags together per call,
+100 parameters and 100 tags among them, under 1 MB: the limits of MLflow's REST API), so
+that a hundred results (2300 values) take three requests, not thousands.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 from privaudit._optional import import_optional
@@ -18,11 +20,16 @@ from privaudit._validation import param_error
 from privaudit.integrations._audit_rows import AuditSummary, read_audit
 from privaudit.integrations._tracking import TrackingItems, tracking_items
 
-__all__ = ["log_mlflow", "mlflow_client"]
+__all__ = ["batches", "log_mlflow", "mlflow_client"]
 
-#: MLflow's batch limits (mlflow.utils.validation).
-_METRICS_PER_BATCH = 1000
+#: MLflow's batch limits (mlflow.utils.validation): entities (metrics, parameters and tags
+#: together) and parameters or tags per request, and a request's JSON (under 1e6 bytes,
+#: with room for the request's own keys).
+_ENTITIES_PER_BATCH = 1000
 _PARAMS_TAGS_PER_BATCH = 100
+_REQUEST_BYTES = 900_000
+#: A metric's JSON beyond its key and value: ``timestamp``, ``step`` and the quotes.
+_ENTITY_JSON_BYTES = 64
 _FUNC = "log_mlflow"
 #: Where the HTML report goes in the run's artefacts.
 ARTIFACT_PATH = "privaudit"
@@ -63,23 +70,45 @@ def mlflow_client(tracking_uri: str | None = None) -> Any:
     return client
 
 
-def _chunks(items: Mapping[str, Any], size: int) -> Iterator[list[tuple[str, Any]]]:
-    pairs = list(items.items())
-    for start in range(0, len(pairs), size):
-        yield pairs[start:start + size]
+def _entity_bytes(key: str, value: Any) -> int:
+    """About what one metric, parameter or tag adds to a request's JSON."""
+    return len(key) + len(str(value)) + _ENTITY_JSON_BYTES
+
+
+def batches(items: TrackingItems) -> Iterator[dict[str, list[tuple[str, Any]]]]:
+    """``items`` in as few ``log_batch`` requests as MLflow's limits allow.
+
+    Each request holds at most 1000 entities, of which at most 100 parameters and 100
+    tags, and under 1 MB of JSON (``mlflow.utils.validation``'s limits): the parameters
+    and tags go first, the metrics fill the rest.
+    """
+    queues = {name: deque(part.items()) for name, part in (
+        ("params", items.params), ("tags", items.tags), ("metrics", items.metrics))}
+    limits = {"params": _PARAMS_TAGS_PER_BATCH, "tags": _PARAMS_TAGS_PER_BATCH,
+              "metrics": _ENTITIES_PER_BATCH}
+    while any(queues.values()):
+        batch: dict[str, list[tuple[str, Any]]] = {name: [] for name in queues}
+        count = size = 0
+        for name, queue in queues.items():
+            while queue and len(batch[name]) < limits[name] and count < _ENTITIES_PER_BATCH:
+                grown = size + _entity_bytes(*queue[0])
+                if grown > _REQUEST_BYTES and count:
+                    break
+                batch[name].append(queue.popleft())
+                count, size = count + 1, grown
+        yield batch
 
 
 def log_items(client: Any, run_id: str, items: TrackingItems) -> None:
-    """Log ``items`` in the run, in MLflow's largest batches."""
+    """Log ``items`` in the run, in the fewest requests MLflow's limits allow."""
     from mlflow.entities import Metric, Param, RunTag
 
     stamp = int(time.time() * 1000)
-    for chunk in _chunks(items.metrics, _METRICS_PER_BATCH):
-        client.log_batch(run_id, metrics=[Metric(k, float(v), stamp, 0) for k, v in chunk])
-    for chunk in _chunks(items.params, _PARAMS_TAGS_PER_BATCH):
-        client.log_batch(run_id, params=[Param(k, v) for k, v in chunk])
-    for chunk in _chunks(items.tags, _PARAMS_TAGS_PER_BATCH):
-        client.log_batch(run_id, tags=[RunTag(k, v) for k, v in chunk])
+    for batch in batches(items):
+        client.log_batch(run_id,
+                         metrics=[Metric(k, float(v), stamp, 0) for k, v in batch["metrics"]],
+                         params=[Param(k, v) for k, v in batch["params"]],
+                         tags=[RunTag(k, v) for k, v in batch["tags"]])
 
 
 def _run_id(run: Any) -> str:
