@@ -138,3 +138,25 @@ def test_the_integrations_commands_are_registered():
     for command in ("card", "log", "gate"):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0 and "RESULTS" in result.output.upper(), result.output
+
+
+def test_a_language_model_s_memorisation_is_gated_in_the_shell(tmp_path):
+    """Saved extraction and canary results: their budgets, and a closeness result named."""
+    from policy.memorisation_results import exposed_canaries, extraction_result
+
+    from privaudit.results import ProximityResult
+
+    folder = tmp_path / "results"
+    closeness = ProximityResult("dcr", "quantile", synthetic=np.linspace(0, 1, 40),
+                                target="synthetic")
+    ResultsStore(folder).save_all([extraction_result(member_hits=8), exposed_canaries(n=24),
+                                   closeness])
+    policy = _policy(tmp_path, "rules: [{name: memorisation, kind: llm, extraction: "
+                               "{max: 0.05}, exposure: {max: 50}}]")
+    result = _gate(folder, policy, "--junit", str(tmp_path / "gate.xml"))
+    assert result.exit_code == 1, result.output
+    assert "extraction@k-extractability" in result.output and "exposure" in result.output
+    assert "Gate FAILED: 1 of 2 checks failed" in result.output
+    assert "1 results not gated: dcr on synthetic" in " ".join(result.output.split())
+    suite = ET.parse(tmp_path / "gate.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")

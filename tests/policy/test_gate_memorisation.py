@@ -210,3 +210,26 @@ def test_the_junit_file_holds_the_memorisation_checks_and_the_results_not_gated(
     assert properties["not_gated"] == "1"
     (not_gated,) = [c for c in cases if c.get("classname") == "privaudit.gate.not-gated"]
     assert "closeness" in not_gated.find("skipped").get("message")
+
+
+def test_the_gate_reads_the_memorisation_numbers_the_report_tabulates():
+    """Against a second path: ``AuditReport.to_frame``, the report's metrics table."""
+    from privaudit.report import AuditReport
+
+    results = [extraction_result(), exposed_canaries(n=24), random_canaries()]
+    frame = AuditReport(results, kind="llm").to_frame(n_bootstrap=50)
+    rows = {(r["attack"], i): r for i, r in enumerate(frame.to_dict("records"))}
+    extraction, exposed, included = (rows[name, i] for i, name in enumerate(
+        ("extraction", "canaries", "canaries")))
+    policy = {"rules": [{"extraction": [{"max": 1}, {"check": "extraction-strength",
+                                                     "max": 1}],
+                         "exposure": {"max": 1e3, "repetitions": 16},
+                         "effective_epsilon": {"max": 1e3}}]}
+    lower, point = (gate(results, policy, basis=basis).checks for basis in ("lower", "point"))
+    read = {(c.metric, c.basis): c.value for c in (*lower, *point) if c.status != "unmeasurable"}
+    for basis, end in (("lower", "_low"), ("point", "")):
+        for check in ("k-extractability", "extraction-strength"):
+            assert read[f"extraction@{check}", basis] == pytest.approx(
+                extraction[f"{check}_difference{end}"], abs=1e-12)
+        assert read["effective_epsilon", basis] == included["epsilon_lower_bound"]
+    assert read["exposure@r16", "point"] == pytest.approx(exposed["exposure_r16"])
