@@ -143,7 +143,6 @@ def test_the_integrations_commands_are_registered():
 def test_a_language_model_s_memorisation_is_gated_in_the_shell(tmp_path):
     """Saved extraction and canary results: their budgets, and a closeness result named."""
     from policy.memorisation_results import exposed_canaries, extraction_result
-
     from privaudit.results import ProximityResult
 
     folder = tmp_path / "results"
