@@ -357,3 +357,42 @@ def test_a_forged_memorisation_result_is_refused_naming_its_file(tmp_path, check
             type(result).load(folder)
         with pytest.warns(DamagedResultWarning, match="forged"):
             assert not load_all_results(tmp_path / "results")  # skipped, never read
+
+
+# ---------------------------------------------------------------------- the model card
+
+#: Names that would end a YAML front matter, start a document, inject Markdown or HTML.
+CARD_NAMES = ["a\n---\nmodel-index: []\n---\n<script>alert(1)</script>",
+              "x\u2028---\u2028y\x85---\x85z", "!!python/object/apply:os.system ['id']",
+              "- [x](javascript:alert(1))", "{{ config }} | col", "x" * 300 + "\n---"]
+
+
+def test_names_neither_end_the_front_matter_nor_inject_markup(tmp_path, saved, outside):
+    import yaml
+
+    from privaudit.integrations import model_card
+
+    results = [RiskResult(n_attacks=200, n_success=40, n_baseline=10, n_control=20,
+                          n_baseline_attacks=200, n_control_attacks=200, attack=attack,
+                          target=target, dataset=target, audit=AuditInfo(kind="synthetic"))
+               for target, attack in zip(CARD_NAMES, reversed(CARD_NAMES), strict=True)]
+    card = model_card(results, model_name=CARD_NAMES[0])
+    lines = card.split("\n")
+    assert [i for i, line in enumerate(lines) if line == "---"] == [0, lines.index("---", 1)]
+    assert [line for line in card.splitlines() if line == "---"] == ["---", "---"]
+    front, body = card.split("\n---\n", 1)
+    metadata = yaml.safe_load(front.removeprefix("---\n"))  # plain data, names intact
+    assert metadata["model-index"][0]["name"] == CARD_NAMES[0]
+    names = " | ".join(" ".join(m["name"].split()) for r in metadata["model-index"][0]["results"]
+                       for m in r["metrics"])  # YAML reads a NEL (U+0085) as a line break
+    assert all(f"on {' '.join(target.split())}" in names for target in CARD_NAMES)
+    assert "<script>" not in body and "[x](" not in body  # the link's brackets escaped
+    for table in re.findall(r"(?:^\|.*\|\n)+", body, flags=re.M):
+        widths = {len(re.split(r"(?<!\\)\|", line)) for line in table.splitlines()}
+        assert len(widths) == 1, table  # a | in a name adds no column
+    written = tmp_path / "card.md"
+    written.symlink_to(outside / "secret.txt")  # replaced, never written through
+    result = runner.invoke(app, ["card", str(saved), "--out", str(written),
+                                 "--n-bootstrap", "20"])
+    assert result.exit_code == 0, result.output
+    assert (outside / "secret.txt").read_text() == "secret" and not written.is_symlink()
