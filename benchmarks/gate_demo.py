@@ -71,7 +71,7 @@ def main() -> None:
         changed = table.assign(point=point.table()["value"],
                                at_point=point.table()["outcome"])
         changed = changed[changed["outcome"] != changed["at_point"]]
-        print(f"Decisions that change at basis point: {len(changed)} of {len(table)}")
+        print(f"Decisions that change at basis point: {len(changed)} of {len(lower.checks)}")
         print(changed[["rule", "artefact", "attack", "metric", "value", "point", "budget",
                        "outcome", "at_point"]].to_string(index=False), "\n")
     print(lower.summary())
