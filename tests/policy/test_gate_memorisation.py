@@ -16,6 +16,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from gate_results import attack_result, attribute_result, dp_result, risk_result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memorisation_results import (
     canary_result,
     exposed_canaries,
@@ -86,6 +88,20 @@ def test_exposure_reads_the_median_of_the_inserted_canaries(basis, repetitions):
     assert math.isfinite(expected) and expected > 0
     rule = {"exposure": {} if repetitions is None else {"repetitions": repetitions}}
     assert _boundary_outcomes([result], rule, expected, basis) == ["fail", "pass", "pass"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(ranks=st.lists(st.integers(1, 10_000), min_size=1, max_size=40),
+       budget=st.floats(0, 14))
+def test_exposure_fails_exactly_when_the_median_s_order_statistic_bound_exceeds_it(ranks,
+                                                                                   budget):
+    result = canary_result(ranks, [1] * len(ranks))
+    bound = _median_lower_bound([row["exposure"] for row in result.canaries])
+    (check,) = gate([result], {"rules": [{"exposure": {"max": budget}}]}).checks
+    if math.isinf(bound):   # fewer than 6 canaries: no evidence either way
+        assert check.status == "unmeasurable" and math.isnan(check.value)
+    else:
+        assert check.value == bound and check.status == ("fail" if bound > budget else "pass")
 
 
 def test_exposure_without_evidence_is_unmeasurable_never_passed():
