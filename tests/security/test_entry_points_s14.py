@@ -23,6 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from privaudit.cli import app
+from privaudit.exceptions import OutsideFolderError
 from privaudit.policy import PolicyError, gate, load_policy
 from privaudit.results import (
     AttackResult,
@@ -396,3 +397,79 @@ def test_names_neither_end_the_front_matter_nor_inject_markup(tmp_path, saved, o
                                  "--n-bootstrap", "20"])
     assert result.exit_code == 0, result.output
     assert (outside / "secret.txt").read_text() == "secret" and not written.is_symlink()
+
+
+@pytest.fixture(scope="module")
+def adapter_pair(tmp_path_factory):
+    """A tiny GPT-2 base and a LoRA adapter beside it (its base named ``../base``)."""
+    pytest.importorskip("peft")
+    import peft
+    import tokenizers
+    import torch
+    import transformers
+
+    root = tmp_path_factory.mktemp("lora")
+    bpe = tokenizers.ByteLevelBPETokenizer()
+    bpe.train_from_iterator(["the code of canary one is 42"] * 4, vocab_size=80,
+                            min_frequency=1, special_tokens=["<|endoftext|>"],
+                            show_progress=False)
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    torch.manual_seed(0)
+    base = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        vocab_size=len(tokenizer), n_positions=64, n_embd=8, n_layer=1, n_head=2))
+    base.save_pretrained(root / "base", safe_serialization=True)
+    tokenizer.save_pretrained(root / "base")
+    with warnings.catch_warnings():  # transformers' deprecation, peft's call
+        warnings.simplefilter("ignore", FutureWarning)
+        tuned = peft.get_peft_model(base, peft.LoraConfig(
+            r=2, lora_alpha=4, target_modules=["c_attn"], fan_in_fan_out=True,
+            init_lora_weights="gaussian"))
+    tuned.save_pretrained(root / "adapter", safe_serialization=True)
+    config = root / "adapter" / "adapter_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()),
+                                  "base_model_name_or_path": "../base"}))
+    return root
+
+
+@pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
+@pytest.mark.filterwarnings("ignore:Model has `tie_word_embeddings=True`:UserWarning")
+def test_a_pickle_planted_beside_the_adapter_weights_is_never_read(adapter_pair, tmp_path):
+    import pickle
+    import shutil
+
+    from privaudit.targets import load_causal_lm
+    from privaudit.targets._hf_folder import FolderError
+
+    folder = adapter_pair / "planted"
+    shutil.copytree(adapter_pair / "adapter", folder, dirs_exist_ok=True)
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    for name in ("adapter_model.bin", "pytorch_model.bin", "adapter_model.pt"):
+        (folder / name).write_bytes(pickle.dumps(Payload()))
+    assert load_causal_lm(folder).model is not None and not marker.exists()
+    # modules_to_save names a real module, but the file lacks its trained copy: refused
+    config = folder / "adapter_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()),
+                                  "modules_to_save": ["lm_head"]}))
+    with pytest.raises(FolderError, match=r"adapter_model\.safetensors do not fit"):
+        load_causal_lm(folder)
+    assert not marker.exists()
+
+
+def test_an_adapter_config_linked_out_of_its_folder_is_refused(adapter_pair, tmp_path):
+    import shutil
+
+    from privaudit.targets import load_causal_lm
+
+    folder = adapter_pair / "linked-config"
+    shutil.copytree(adapter_pair / "adapter", folder, dirs_exist_ok=True)
+    (tmp_path / "elsewhere.json").write_bytes((folder / "adapter_config.json").read_bytes())
+    (folder / "adapter_config.json").unlink()
+    (folder / "adapter_config.json").symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(OutsideFolderError, match=r"adapter_config\.json"):
+        load_causal_lm(folder)
