@@ -184,7 +184,7 @@ def test_every_registered_result_type_is_read_by_a_metric_or_named_not_gated():
     (left,) = checked.left_out
     assert (left.result_type, left.reason) == ("proximity", NOT_BUDGETED["proximity"])
     assert checked.not_gated == 1 and checked.passed
-    assert "1 results not gated: dcr on synthetic (closeness" in checked.summary()
+    assert "1 result not gated: dcr on synthetic (closeness" in checked.summary()
     row = checked.table().iloc[-1]
     assert (row["outcome"], row["artefact"], row["note"]) == (
         "not gated", "synthetic", NOT_BUDGETED["proximity"])

@@ -203,7 +203,8 @@ class GateResult:
             by_reason.setdefault(entry.reason, []).append(
                 f"{entry.attack} on {entry.artefact}")
         parts = [f"{_first_names(names)} ({reason})" for reason, names in by_reason.items()]
-        return f" {self.not_gated} results not gated: " + "; ".join(parts) + "."
+        noun = "result" if self.not_gated == 1 else "results"
+        return f" {self.not_gated} {noun} not gated: " + "; ".join(parts) + "."
 
     def table(self) -> pd.DataFrame:
         """One row per check (:data:`TABLE_COLUMNS`), then one per result not gated.
