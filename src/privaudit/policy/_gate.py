@@ -41,7 +41,7 @@ TABLE_COLUMNS = ("outcome", "rule", "kind", "artefact", "attack", "metric", "bas
 #: Result roles that are not leakage, and why they are not gated.
 _NOT_LEAKAGE = {"baseline": "a blind baseline: evidence about the data split, not leakage",
                 "fidelity": "a fidelity classifier: evidence about the data, not leakage"}
-_COMPARED = "a compared artefact of the report (beside the audited one), not the audited"
+_COMPARED = "a compared artefact (shown beside the audited one), not the audited artefact"
 
 
 class UnmatchedBudgetWarning(PrivauditWarning):
@@ -223,7 +223,8 @@ class GateResult:
         """Write the checks as JUnit XML at ``path``: one ``<testcase>`` per check.
 
         A failing check is a ``<failure>`` with its message; an unmeasurable one that
-        warns is ``<skipped>`` with the reason, so any CI shows it. Written atomically.
+        warns is ``<skipped>`` with the reason, so any CI shows it; each result not gated
+        is a ``<skipped>`` test case too, with its reason. Written atomically.
         """
         from privaudit._files import atomic_write_text
         from privaudit.policy._junit import junit_xml
@@ -339,7 +340,9 @@ def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = 
         What an audit returned (its ``results``; the blind baselines and compared
         artefacts are not gated), a list of privaudit results, or folders of saved
         results (searched recursively, as ``privaudit report`` reads them). Results that
-        are a blind baseline or a fidelity classifier are not gated.
+        are a blind baseline or a fidelity classifier are not gated; neither are those
+        no budget reads. Each is named with its reason in :attr:`GateResult.left_out`,
+        never silently passed.
     policy : Policy, mapping or path-like
         The budgets (:func:`load_policy`).
     basis : {"lower", "point"}, optional
