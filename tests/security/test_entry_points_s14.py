@@ -205,9 +205,12 @@ def test_the_notebook_view_escapes_every_name(figures_not_drawn):
         RiskResult(n_attacks=200, n_success=40, n_baseline=10, n_control=20,
                    n_baseline_attacks=200, n_control_attacks=200, attack=d, target=e,
                    audit=AuditInfo(kind="synthetic"))]
+    memorised = _memorisation_results()["extraction"]
+    memorised.target, memorised.prefixes = a, [b, c, d, e]  # texts the model gave back
+    memorised.continuations = memorised.suffixes = [e, d, c, b]
     from privaudit.report import AuditReport
 
-    for shown in (*results, AuditReport(results, func=d)):
+    for shown in (*results, memorised, AuditReport([*results, memorised], func=d)):
         markup = _Markup()
         markup.feed(shown._repr_html_())
         assert markup.tags <= VIEW_TAGS and markup.attributes <= VIEW_ATTRIBUTES
