@@ -157,5 +157,7 @@ def test_a_language_model_s_memorisation_is_gated_in_the_shell(tmp_path):
     assert "extraction@k-extractability" in result.output and "exposure" in result.output
     assert "Gate FAILED: 1 of 2 checks failed" in result.output
     assert "1 result not gated: dcr on synthetic" in " ".join(result.output.split())
+    assert "NOT GATED dcr on synthetic (proximity): not gated," in " ".join(
+        result.output.split())
     suite = ET.parse(tmp_path / "gate.xml").getroot().find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")

@@ -91,6 +91,8 @@ def run_gate(console: Any, results: Any, policy: Any, *, basis: str | None = Non
                   random_state=seed)
     if result.checks:
         console.print(gate_table(result))
+    for entry in result.left_out:  # results no check read: named, never silently passed
+        console.print(Text(f"NOT GATED  {entry.message}", style="dim"))
     console.print(Text(result.summary(), style="green" if result.passed else "bold red"))
     if junit is not None:
         console.print(Text.assemble("JUnit: ", (str(result.to_junit(junit)), "bold")))
