@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +39,19 @@ def die_on_zero(i):
         os._exit(3)  # a worker killed mid-task (out of memory, segfault)
     time.sleep(0.2)
     return i
+
+
+def urllib3_loaded(_):
+    return "urllib3" in sys.modules
+
+
+def warn_insecure_and_clock(_):
+    from urllib3.exceptions import InsecureRequestWarning, SystemTimeWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.warn("an insecure request", InsecureRequestWarning, stacklevel=1)
+        warnings.warn("the clock is wrong", SystemTimeWarning, stacklevel=1)
+    return [str(w.message) for w in caught]
 
 
 def train_mlp(X, y, *, random_state):
@@ -268,3 +283,71 @@ def test_dead_worker_raises_clearly_and_the_executor_recovers() -> None:
         with pytest.raises(BrokenProcessPool, match="worker process died"):
             list(ex.map_unordered(die_on_zero, [(i,) for i in range(4)]))
         assert dict(ex.map_unordered(die_on_zero, [(1,), (2,)])) == {0: 1, 1: 2}
+
+
+# --------------------------------------------------------------- the caller's warning filters
+
+
+def _library_module() -> tuple[types.ModuleType, type, type]:
+    """A library module (not loaded) with a warning category and a subclass of it."""
+    module = types.ModuleType("privaudit_test_unloaded_library")
+
+    class LibraryWarning(UserWarning):
+        pass
+
+    class DetailWarning(LibraryWarning):
+        pass
+
+    for cls in (LibraryWarning, DetailWarning):
+        cls.__module__, cls.__qualname__ = module.__name__, cls.__name__
+        setattr(module, cls.__name__, cls)
+    return module, LibraryWarning, DetailWarning
+
+
+def test_a_filter_on_a_category_not_loaded_applies_once_its_module_is(monkeypatch) -> None:
+    # The worker's side, here: a category whose module is not loaded is a stand-in that
+    # matches nothing until the module is imported, then that class and its subclasses.
+    from privaudit.training._executors import (
+        install_warning_filters,
+        portable_warning_filters,
+    )
+
+    module, library_warning, detail_warning = _library_module()
+
+    class LocalWarning(UserWarning):  # no other process can name it: left out
+        pass
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=library_warning)
+        warnings.filterwarnings("error", category=LocalWarning)
+        sent = portable_warning_filters()
+        assert [f[2][1] for f in sent[:2]] == ["LibraryWarning", "Warning"]
+        install_warning_filters(sent)
+        stand_in = warnings.filters[0][2]
+        assert stand_in is not library_warning and not issubclass(UserWarning, stand_in)
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+        warnings.warn("ignored", library_warning, stacklevel=1)
+        warnings.warn("ignored too", detail_warning, stacklevel=1)
+        warnings.warn("shown", UserWarning, stacklevel=1)
+        warnings.warn("local, no longer an error", LocalWarning, stacklevel=1)
+        install_warning_filters(portable_warning_filters())  # a worker's own workers
+        assert warnings.filters[0][2] is library_warning  # loaded now: the class itself
+        warnings.warn("still ignored", detail_warning, stacklevel=1)
+    assert [str(w.message) for w in caught] == ["shown", "local, no longer an error"]
+
+
+def test_workers_import_no_module_for_the_callers_warning_filters() -> None:
+    # Libraries register filters on their own categories when imported (Ray, torch):
+    # a worker of this process imported them all before running any task (about 3 CPU-s
+    # each with torch and Ray). The category's module is now imported by the task that
+    # needs it, and the caller's filter on it still applies there.
+    from urllib3.exceptions import InsecureRequestWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=InsecureRequestWarning)
+        with LocalExecutor(2) as ex:
+            loaded = [r for _, r in ex.map_unordered(urllib3_loaded, [(0,), (1,)])]
+            caught = [r for _, r in ex.map_unordered(warn_insecure_and_clock, [(0,), (1,)])]
+    assert loaded == [False, False]
+    assert caught == [["the clock is wrong"]] * 2

@@ -164,7 +164,7 @@ def _init_worker(threads: int, filters: list[Any], parent_pid: int) -> None:
     if os.name == "posix":
         _watch_parent(parent_pid)
     # The caller's warning filters (e.g. an ignored ConvergenceWarning) apply in workers too.
-    warnings.filters[:] = filters
+    install_warning_filters(filters)
     # Several workers each running a multi-threaded BLAS on the same cores oversubscribe
     # the machine and can be slower than one worker; pin each worker's pools.
     for var in _THREAD_ENV_VARS:
@@ -231,15 +231,71 @@ def _run_in_worker(
         return fn(*args, **shared)
 
 
-def _picklable_filters() -> list[Any]:
+class _NamedCategoryType(type):
+    """The type of a warning category known by name, matched once its module is loaded.
+
+    A worker receives its parent's warning filters. Unpickling their categories would
+    import every module that defines one: the parent's libraries register filters when
+    imported (Ray, torch, SymPy), so a worker of a process that imported torch and Ray
+    spent about 3 CPU-s importing them, to run a task that needs neither. A category
+    whose module the worker has not imported cannot be the class of any warning there,
+    so a stand-in that looks the category up in ``sys.modules`` when a warning is
+    matched (``issubclass(warning_class, stand_in)``) applies the filter exactly as the
+    class would, from the moment the task imports that module.
+    """
+
+    category_name: tuple[str, str]
+
+    def __subclasscheck__(cls, subclass: type) -> bool:
+        category = _loaded_category(*cls.category_name)
+        return category is not None and issubclass(subclass, category)
+
+
+def _loaded_category(module: str, qualname: str) -> type | None:
+    """The class ``module.qualname`` if that module is loaded here (nothing imported)."""
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found if isinstance(found, type) else None
+
+
+def _category_name(category: type) -> tuple[str, str]:
+    if isinstance(category, _NamedCategoryType):
+        return category.category_name
+    return category.__module__, category.__qualname__
+
+
+def portable_warning_filters() -> list[tuple[Any, ...]]:
+    """The warning filters of this process, for worker processes: each category by name.
+
+    See :func:`install_warning_filters`. A filter on a class defined inside a function
+    (which no other process can name) is left out.
+    """
     out = []
-    for entry in warnings.filters:
+    for action, message, category, module, lineno in warnings.filters:
+        entry = (action, message, _category_name(category), module, lineno)
+        if "<locals>" in entry[2][1]:
+            continue
         try:
             pickle.dumps(entry)
-        except Exception:  # a filter on a local class: leave it out
+        except Exception:  # an unpicklable pattern: leave it out
             continue
         out.append(entry)
     return out
+
+
+def install_warning_filters(filters: list[tuple[Any, ...]]) -> None:
+    """Make ``filters`` (from :func:`portable_warning_filters`) this process's filters.
+
+    A category whose module is loaded here is itself; any other is a stand-in that
+    matches its subclasses once the module is imported (:class:`_NamedCategoryType`).
+    """
+    installed = []
+    for action, message, (module, qualname), module_pattern, lineno in filters:
+        category = _loaded_category(module, qualname) or _NamedCategoryType(
+            qualname, (Warning,), {"category_name": (module, qualname)})
+        installed.append((action, message, category, module_pattern, lineno))
+    warnings.filters[:] = installed
 
 
 def _shared_dir() -> str | None:
@@ -448,7 +504,7 @@ class LocalExecutor:
             self._pool = loky.ProcessPoolExecutor(
                 max_workers=self.n_workers, context=loky.backend.get_context(method),
                 initializer=_init_worker,
-                initargs=(self.threads_per_worker, _picklable_filters(), os.getpid()),
+                initargs=(self.threads_per_worker, portable_warning_filters(), os.getpid()),
                 # Set before the worker imports anything (only the loky method can).
                 env=dict.fromkeys(_THREAD_ENV_VARS, threads) if method == "loky" else None,
             )
