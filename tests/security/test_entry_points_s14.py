@@ -476,3 +476,31 @@ def test_an_adapter_config_linked_out_of_its_folder_is_refused(adapter_pair, tmp
     (folder / "adapter_config.json").symlink_to(tmp_path / "elsewhere.json")
     with pytest.raises(OutsideFolderError, match=r"adapter_config\.json"):
         load_causal_lm(folder)
+
+
+# ------------------------------------------------------------------------ the terminal
+
+#: A target name that would clear the screen, print a forged verdict in green, retitle the
+#: window and reorder the line, were its characters passed to the terminal.
+TERMINAL_TRICK = "m\x1b[2J\x1b[1;32mGate passed\x1b[0m\r\x1b]0;owned\x07\u202e"
+
+
+def test_names_cannot_drive_the_terminal(tmp_path):
+    folder = tmp_path / "results"
+    ResultsStore(folder).save(_result(TERMINAL_TRICK, attack=TERMINAL_TRICK[::-1]))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("rules: [{auc: {max: 0.01}}]\n")
+    outputs = {"gate": _gate_cli(folder, policy),
+               "report": runner.invoke(app, ["report", str(folder), "--out",
+                                             str(tmp_path / "report"), "--n-bootstrap",
+                                             "20", "--verbose"])}
+    ResultsStore(tmp_path / "elsewhere").save(_result("planted"))
+    (planted,) = (tmp_path / "elsewhere").iterdir()
+    (folder / "linked\x1b[31m").symlink_to(planted)  # skipped: a warning names it
+    outputs["warning"] = _gate_cli(folder, policy)
+    for command, result in outputs.items():
+        assert result.exit_code in (0, 1), result.output
+        assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]", result.output), \
+            command
+        shown = "\\x1b[31m" if command == "warning" else "\\x1b[2J"
+        assert shown in result.output, command  # the name is still shown, escaped

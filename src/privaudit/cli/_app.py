@@ -71,7 +71,7 @@ class _ErrorBoundary(TyperGroup):
     """
 
     def invoke(self, ctx: Any) -> Any:
-        from privaudit.cli._warnings import terminal_warnings
+        from privaudit.cli._warnings import printable, terminal_warnings
 
         try:
             with terminal_warnings():  # one line per warning, identical ones once
@@ -79,7 +79,7 @@ class _ErrorBoundary(TyperGroup):
         except _user_errors() as exc:
             if ctx.params.get("debug"):
                 raise
-            typer.echo(f"Error: {error_line(exc)}", err=True)
+            typer.echo(f"Error: {printable(error_line(exc))}", err=True)
             raise typer.Exit(2) from None
         except BaseException as exc:
             # A library's crash on an input (a Rust panic, a RecursionError on a deeply
@@ -89,7 +89,7 @@ class _ErrorBoundary(TyperGroup):
 
             if not is_crash(exc) or ctx.params.get("debug"):
                 raise
-            typer.echo(f"Error: {crash_line(exc)}", err=True)
+            typer.echo(f"Error: {printable(crash_line(exc))}", err=True)
             raise typer.Exit(2) from None
 
 
@@ -786,14 +786,14 @@ def _report_line(index: Path, note: str = "") -> Any:
 
 
 def _add_row(table: Any, *cells: Any) -> None:
-    """Add a row of plain text to a rich table.
+    r"""Add a row of plain text to a rich table.
 
     Names from the user's files (a target called ``[/bold]`` or ``[red]x``) are printed
-    literally, never read as rich markup.
+    literally, never read as rich markup, their control characters escaped (ESC as ``\x1b``).
     """
-    from rich.text import Text
+    from privaudit.cli._warnings import plain
 
-    table.add_row(*(Text(str(cell)) for cell in cells))
+    table.add_row(*(plain(cell) for cell in cells))
 
 
 def _print_summary(console, out: Path) -> None:

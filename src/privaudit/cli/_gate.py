@@ -58,6 +58,8 @@ def gate_table(result: Any) -> Any:
     from rich.table import Table
     from rich.text import Text
 
+    from privaudit.cli._warnings import plain
+
     table = Table(title="Privacy gate: " + (
         "each budget against the lower end of the metric's 95% interval"
         if result.basis == "lower" else "each budget against the metric's point estimate"))
@@ -68,8 +70,9 @@ def gate_table(result: Any) -> Any:
         table.add_column(column, overflow="fold")
     for check in result.checks:
         label, style = _STYLES[check.outcome]
-        # Names come from the user's files: printed literally, never read as markup.
-        table.add_row(Text(label, style=style), *(Text(str(cell)) for cell in (
+        # Names come from the user's files: printed literally, never read as markup, their
+        # control characters escaped.
+        table.add_row(Text(label, style=style), *(plain(cell) for cell in (
             check.rule, check.artefact, check.attack, check.metric,
             *((check.basis,) if mixed else ()), _number(check.value),
             _number(check.budget), check.note)))
@@ -85,6 +88,7 @@ def run_gate(console: Any, results: Any, policy: Any, *, basis: str | None = Non
     """
     from rich.text import Text
 
+    from privaudit.cli._warnings import plain
     from privaudit.policy import gate
 
     result = gate(results, policy, basis=basis, strict=strict, n_bootstrap=n_bootstrap,
@@ -92,8 +96,8 @@ def run_gate(console: Any, results: Any, policy: Any, *, basis: str | None = Non
     if result.checks:
         console.print(gate_table(result))
     for entry in result.left_out:  # results no check read: named, never silently passed
-        console.print(Text(f"NOT GATED  {entry.message}", style="dim"))
-    console.print(Text(result.summary(), style="green" if result.passed else "bold red"))
+        console.print(plain(f"NOT GATED  {entry.message}", style="dim"))
+    console.print(plain(result.summary(), style="green" if result.passed else "bold red"))
     if junit is not None:
         console.print(Text.assemble("JUnit: ", (str(result.to_junit(junit)), "bold")))
     return result.exit_code

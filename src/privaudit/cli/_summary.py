@@ -104,10 +104,12 @@ def overview_table(findings: Sequence[Any]) -> Any:
 
     Names are never cut: a long artefact name wraps (and a word longer than its column
     folds) instead of ending in an ellipsis. Every cell is plain text (a name from the
-    user's files is never read as markup).
+    user's files is never read as markup, and its control characters are escaped).
     """
     from rich.table import Table
     from rich.text import Text
+
+    from privaudit.cli._warnings import plain
 
     table = Table(title="Overview: one answer per audited artefact", title_justify="left")
     for column in _COLUMNS:
@@ -116,6 +118,6 @@ def overview_table(findings: Sequence[Any]) -> Any:
     for finding in findings:
         answer = Text(finding.label or finding.severity,
                       style=SEVERITY_STYLES.get(finding.severity, ""))
-        table.add_row(Text(finding.artefact), answer, Text(finding.attack),
-                      Text(finding.metric), Text(finding.interval or "—"))
+        table.add_row(plain(finding.artefact), answer, plain(finding.attack),
+                      plain(finding.metric), plain(finding.interval or "—"))
     return table

@@ -19,6 +19,10 @@ module that causes it, never by a global filter:
   used" (printed by the Rust library when a worker process starts after a tokenizer ran
   in parallel): ``TOKENIZERS_PARALLELISM`` is set to ``false`` for the command unless the
   user set it.
+
+Names in a line come from the user's files (a target, a folder): :func:`printable` writes
+their control characters as escapes, so that a name cannot move the cursor, recolour,
+clear or retitle the terminal or a CI log (every line and table cell the CLI prints).
 """
 
 from __future__ import annotations
@@ -26,12 +30,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-__all__ = ["THIRD_PARTY_LOG_NOTICES", "THIRD_PARTY_WARNINGS", "terminal_warnings",
+__all__ = ["THIRD_PARTY_LOG_NOTICES", "THIRD_PARTY_WARNINGS", "plain", "printable",
+           "terminal_warnings",
            "warning_line"]
 
 
@@ -67,9 +73,31 @@ THIRD_PARTY_LOG_NOTICES: tuple[LogNotice, ...] = (
 )
 
 
+#: Characters a terminal obeys instead of showing: C0 and C1 controls (ESC starts colour,
+#: cursor and title sequences) and the bidirectional overrides that reorder a line.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    r"""``text`` with its control characters written as escapes.
+
+    >>> printable("model\x1b[2J\rPASS\u202e")
+    'model\\x1b[2J\\rPASS\\u202e'
+    """
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                            text)
+
+
+def plain(value: Any, style: str = "") -> Any:
+    """``value`` as rich ``Text``: never read as markup, its control characters escaped."""
+    from rich.text import Text
+
+    return Text(printable(str(value)), style=style)
+
+
 def warning_line(message: Warning | str, category: type[Warning]) -> str:
     """``"<Category>: <message>"`` on one line (the message's whitespace collapsed)."""
-    text = " ".join(str(message).split())
+    text = printable(" ".join(str(message).split()))
     return f"{category.__name__}: {text}" if text else category.__name__
 
 
