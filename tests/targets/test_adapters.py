@@ -12,6 +12,7 @@ must each be one clear error naming the file or the option, before any weight is
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import os
 import pickle
@@ -24,13 +25,17 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
-peft = pytest.importorskip("peft")
 safetensors_torch = pytest.importorskip("safetensors.torch")
 
 from privaudit.exceptions import OutsideFolderError  # noqa: E402
 from privaudit.llm import score_texts  # noqa: E402
 from privaudit.targets import load_causal_lm  # noqa: E402
 from privaudit.targets._hf_folder import FolderError  # noqa: E402
+
+# peft is imported by the tests that use it (about 2.7 CPU-s to import): every
+# pytest-xdist worker collects this module, one runs its tests.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("peft") is None,
+                                reason="peft is not installed")
 
 TEXTS = [f"The {w} of record {i} is a member of the audit." for i, w in
          enumerate(["privacy", "token", "loss", "score", "model", "data"])]
@@ -56,6 +61,8 @@ def models(tmp_path_factory):
         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)).eval()
     base.save_pretrained(root / "base", safe_serialization=True)
     tokenizer.save_pretrained(root / "base")
+    import peft
+
     config = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["c_attn"],
                              init_lora_weights="gaussian", fan_in_fan_out=True)
     tuned = peft.get_peft_model(copy.deepcopy(base), config)
@@ -97,6 +104,8 @@ def test_the_loaded_adapter_scores_as_peft_in_memory(models):
               "base + adapter=": load_causal_lm(root / "base", adapter=root / "adapter"),
               "base=": load_causal_lm(_copy(models, "moved", base_model_name_or_path="/gone"),
                                       base=root / "base")}
+    import peft
+
     for how, target in loaded.items():
         assert isinstance(target.model, peft.PeftModel), how
         np.testing.assert_allclose(_loss(target.model, target.tokenizer, both), want,
