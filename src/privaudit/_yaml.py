@@ -4,7 +4,11 @@ PyYAML's loaders keep the last of two equal keys silently: a configuration or a 
 that sets ``auc`` twice would run on one of them without a word. :func:`load_yaml_text`
 parses with ``yaml.SafeLoader`` (plain data only, never an object), walks the node tree
 once to refuse a repeated key with its dotted path and both lines, and words a syntax
-error with its line and column. The callers (the CLI's configurations, the CI gate's
+error with its line and column. A document whose aliases (``*name``) would expand it past
+:data:`MAX_EXPANDED_VALUES` values (a "billion laughs" document: a few lines, each alias
+repeating the previous anchor) is refused before anything walks its values: every reader
+of the data (a validator, an error message's ``repr``) would otherwise take exponential
+time and memory. The callers (the CLI's configurations, the CI gate's
 policies) read the file themselves and pass their own error type and wording.
 """
 
@@ -12,7 +16,42 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["load_yaml_text"]
+__all__ = ["MAX_EXPANDED_VALUES", "load_yaml_text"]
+
+#: Values (scalars, sequences, mappings) a document may hold once its aliases are expanded:
+#: far above any configuration or policy, far below what exhausts memory.
+MAX_EXPANDED_VALUES = 100_000
+
+
+def _expanded_size(root: Any) -> int:
+    """How many values the document under ``root`` holds with every alias expanded.
+
+    Each node's count is computed once (an alias is the same node object as its anchor),
+    so a billion-laughs document is counted in linear time. A document holding itself
+    (``&a [*a]``) counts as infinite; counts stop past the limit.
+    """
+    import yaml
+
+    sizes: dict[int, int] = {}
+    started: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = ([v for pair in node.value for v in pair]
+                    if isinstance(node, yaml.MappingNode)
+                    else node.value if isinstance(node, yaml.SequenceNode) else [])
+        if not children_done:
+            if id(node) in started:  # reached again from below itself: a cycle
+                return MAX_EXPANDED_VALUES + 1
+            started.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        sizes[id(node)] = min(1 + sum(sizes[id(child)] for child in children),
+                              MAX_EXPANDED_VALUES + 1)
+    return sizes[id(root)]
 
 
 def _check_duplicates(node: Any, where: tuple[str, ...], describe: str, error: type[Exception],
@@ -66,18 +105,41 @@ def load_yaml_text(text: str, *, describe: str, error: type[Exception],
     """
     import yaml
 
-    loader = yaml.SafeLoader(text)
+    try:
+        # the reader checks the characters here: a control character is a YAMLError too
+        loader = yaml.SafeLoader(text)
+    except yaml.YAMLError as exc:
+        raise _syntax_error(exc, describe, error, what) from None
     try:
         node = loader.get_single_node()
         if node is None:
             return None
+        if _expanded_size(node) > MAX_EXPANDED_VALUES:
+            raise error(f"{what or 'The file'} {describe} expands to more than "
+                        f"{MAX_EXPANDED_VALUES:,} values through its aliases (*name), or "
+                        "holds itself: refused (a 'billion laughs' document).")
         _check_duplicates(node, (), describe, error, set())
-        return loader.construct_document(node)
+        return _construct(loader, node, describe, error, what)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise error(f"{what or 'The file'} {describe} is not valid YAML: {problem}"
-                    f"{where}.") from None
+        raise _syntax_error(exc, describe, error, what) from None
     finally:
         loader.dispose()
+
+
+def _construct(loader: Any, node: Any, describe: str, error: type[Exception],
+               what: str | None) -> Any:
+    """The document's values; a value Python cannot convert is ``error``, naming the file."""
+    try:
+        return loader.construct_document(node)
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise error(f"{what or 'The file'} {describe} holds a value Python cannot read "
+                    f"({' '.join(str(exc).split())[:120]}).") from None
+
+
+def _syntax_error(exc: Any, describe: str, error: type[Exception], what: str | None
+                  ) -> Exception:
+    """``error`` for a YAML syntax error: its problem, line and column."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+    problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    return error(f"{what or 'The file'} {describe} is not valid YAML: {problem}{where}.")

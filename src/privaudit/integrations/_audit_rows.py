@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from privaudit._files import read_json_inside
+from privaudit._files import JSON_MAX_BYTES, read_json_inside, read_limited_inside
 from privaudit._validation import param_error
 from privaudit.report import AuditReport, Finding, strongest_finding
 from privaudit.results import load_all_results, load_result, restore_non_finite
@@ -177,16 +177,51 @@ def _other_results(folder: Path, doc: Mapping[str, Any]) -> list[Any]:
     return [load_result(folder / entry["folder"], root=folder) for entry in entries]
 
 
-def _from_report_folder(folder: Path, settings: Mapping[str, Any]) -> AuditSummary:
-    """Read a report written by :func:`~privaudit.report.build_report` from its files."""
-    import pandas as pd
+def _report_file(folder: Path, name: str) -> Path | None:
+    """``folder / name`` when it is a regular file of the folder, never a link.
 
+    A report folder may come from someone else: its ``index.html`` linked to a file
+    elsewhere (a key, a credential) would be uploaded to the tracker as the report.
+    """
+    path = folder / name
+    return path if path.is_file() and not path.is_symlink() else None
+
+
+def _report_doc(folder: Path) -> dict[str, Any]:
+    """``results.json`` of a report folder, its parts of the types the report writes."""
     doc = restore_non_finite(read_json_inside(folder, "results.json",
                                               what="the report's results.json"))
+    problem = None if isinstance(doc, dict) else f"the document is a {type(doc).__name__}"
+    for key, kind in (("settings", dict), ("results", list), ("overview", list)):
+        part = doc.get(key, kind()) if problem is None else None
+        if problem is None and not (isinstance(part, kind) and (
+                kind is dict or all(isinstance(entry, dict) for entry in part))):
+            problem = f"its {key!r} is not the report's"
+    folders = [] if problem else [entry["folder"] for part in doc.values()
+                                  if isinstance(part, list) for entry in part
+                                  if isinstance(entry, dict) and "folder" in entry]
+    if not all(isinstance(name, str) for name in folders):
+        problem = "a result's 'folder' is not a path"
+    if problem is not None:
+        raise param_error("report", "read_audit", "a report folder whose results.json is "
+                          "the report's (settings an object; results and overview lists "
+                          "of objects)", f"<{folder / 'results.json'}: {problem}>")
+    return doc
+
+
+def _from_report_folder(folder: Path, settings: Mapping[str, Any]) -> AuditSummary:
+    """Read a report written by :func:`~privaudit.report.build_report` from its files."""
+    import io
+
+    import pandas as pd
+
+    doc = _report_doc(folder)
     chosen = {**{k: doc.get("settings", {}).get(k) for k in _SETTINGS}, **settings}
     entries = doc.get("results", [])
-    rows = (pd.read_csv(folder / "metrics.csv").to_dict("records")
-            if entries and (folder / "metrics.csv").is_file() else [])
+    # a link is refused naming the file (OutsideFolderError), never followed
+    rows = (pd.read_csv(io.BytesIO(read_limited_inside(
+        folder, "metrics.csv", max_bytes=JSON_MAX_BYTES, what="the report's metrics.csv")))
+        .to_dict("records") if entries and os.path.lexists(folder / "metrics.csv") else [])
     if len(rows) != len(entries):
         raise param_error("report", "read_audit", "a report folder whose metrics.csv has "
                           "one row per entry of its results.json",
@@ -197,13 +232,13 @@ def _from_report_folder(folder: Path, settings: Mapping[str, Any]) -> AuditSumma
     if others:
         results += _from_report(AuditReport(others), chosen).results
     overview = tuple(_finding(entry) for entry in doc.get("overview", []))
-    manifest = folder / "report.json"
-    title = (read_json_inside(folder, "report.json", what="the report's manifest")
-             .get("title") if manifest.is_file() else "") or ""
-    html = folder / "index.html"
+    manifest = (read_json_inside(folder, "report.json", what="the report's manifest")
+                if (folder / "report.json").is_file() else {})
+    title = manifest.get("title") if isinstance(manifest, dict) else None
     return AuditSummary(results=tuple(results), overview=overview,
                         verdict=strongest_finding(list(overview)), settings=chosen,
-                        title=title, html=html if html.is_file() else None)
+                        title=title if isinstance(title, str) else "",
+                        html=_report_file(folder, "index.html"))
 
 
 def read_audit(report: Any, **settings: Any) -> AuditSummary:

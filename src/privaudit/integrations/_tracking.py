@@ -56,16 +56,30 @@ def metric_key(*parts: str) -> str:
     """A valid MLflow key from ``parts`` joined by ``/``: other characters become ``_``.
 
     A slash inside a part becomes ``_`` too, so that the key has one level per part; a
-    part never starts with ``_`` (W&B keeps those for its own keys) and an empty part is
-    ``unnamed``.
+    part never starts with ``_`` (W&B keeps those for its own keys), an empty part is
+    ``unnamed`` and a part of dots only (``.``, ``..``) becomes dashes: MLflow refuses a
+    key that a path would resolve to another name (``a/../b``).
 
     >>> metric_key("model|v2", "loss", "tpr_at_fpr_0.001")
     'model_v2/loss/tpr_at_fpr_0.001'
+    >>> metric_key("..", "loss")
+    '--/loss'
     """
     # a leading underscore would make W&B take the key for one of its own (``_step``)
     text = "/".join(_NOT_IN_KEY.sub("_", part.strip()).lstrip("_") or "unnamed"
                     for part in parts)
-    return text[:MAX_KEY_LENGTH]
+    return cut_key(text, MAX_KEY_LENGTH)
+
+
+def cut_key(key: str, limit: int) -> str:
+    """``key`` cut to ``limit`` characters, still a name MLflow accepts.
+
+    No trailing slash (``a/`` resolves to ``a``) and no part of dots only (``a/..``):
+    MLflow's ``path_not_unique`` (mlflow.utils.validation) refuses both.
+    """
+    text = key[:limit].rstrip("/")
+    return "/".join("-" * len(part) if not part.strip(".") else part
+                    for part in text.split("/"))
 
 
 def result_prefixes(results: tuple[ResultMetrics, ...]) -> list[str]:
@@ -75,7 +89,7 @@ def result_prefixes(results: tuple[ResultMetrics, ...]) -> list[str]:
     for result in results:
         parts = ((result.role,) if result.role != "result" else ()) + (result.target,
                                                                        result.attack)
-        prefix = metric_key(*parts)[:_PREFIX_LENGTH]
+        prefix = cut_key(metric_key(*parts), _PREFIX_LENGTH)
         seen[prefix] = seen.get(prefix, 0) + 1
         out.append(prefix if seen[prefix] == 1 else f"{prefix}-{seen[prefix]}")
     return out
@@ -83,7 +97,7 @@ def result_prefixes(results: tuple[ResultMetrics, ...]) -> list[str]:
 
 def _under(prefix: str, name: str) -> str:
     """The key of ``name`` under a result's ``prefix`` (already a valid key)."""
-    return f"{prefix}/{metric_key(name)}"[:MAX_KEY_LENGTH]
+    return cut_key(f"{prefix}/{metric_key(name)}", MAX_KEY_LENGTH)
 
 
 def _text(value: Any, limit: int) -> str:

@@ -10,9 +10,14 @@ only warns; then one ``<skipped>`` test case per result no check read
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = ["junit_xml"]
+
+#: Characters XML 1.0 forbids even as character references (C0 controls but tab and line
+#: ends, surrogates, U+FFFE/U+FFFF): one in a name would make the file unreadable to CI.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _testcase(parent: Any, check: Any) -> None:
@@ -57,4 +62,6 @@ def junit_xml(result: Any) -> str:
             "name": f"not gated | {entry.artefact} | {entry.attack}", "time": "0"})
         ET.SubElement(case, "skipped", {"message": entry.message})
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    text = ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    # Only names carry such characters (the markup has none): written as escapes (\x1b).
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

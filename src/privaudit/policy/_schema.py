@@ -372,12 +372,29 @@ def _first_problem(exc: ValidationError, source: str) -> PolicyError:
     return PolicyError(_error_text(first, source))
 
 
+#: Largest policy file read (a policy is a few dozen lines).
+POLICY_MAX_BYTES = 1 << 20
+
+
 def _read_yaml(path: Path) -> Any:
-    """The YAML document at ``path``; a key given twice in a mapping is refused."""
+    """The YAML document at ``path``; a key given twice in a mapping is refused.
+
+    Read as the user named it (links followed), then as privaudit reads its own files
+    (:func:`privaudit._files.read_limited_inside`): a regular file only, opened without
+    blocking, at most :data:`POLICY_MAX_BYTES`, so that a FIFO or a device (``/dev/zero``)
+    given as the policy is one error, never a hang.
+    """
+    from privaudit._files import read_limited_inside
+
+    real = Path(os.path.realpath(path))
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_limited_inside(real.parent, real.name, max_bytes=POLICY_MAX_BYTES,
+                                   what=f"The policy {path} (read at)")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise PolicyError(f"The policy {path} is not a text (UTF-8) YAML file.") from None
+    except (OSError, ValueError) as exc:
+        raise PolicyError(" ".join(str(exc).split())) from None
     return load_yaml_text(text, describe=str(path), error=PolicyError, what="The policy")
 
 
@@ -407,7 +424,7 @@ def load_policy(policy: str | os.PathLike[str] | Mapping[str, Any] | Policy) -> 
         raw, source = policy, "the policy"
     elif isinstance(policy, (str, os.PathLike)):
         path = Path(policy)
-        if not path.is_file():
+        if path.is_dir() or not path.exists():
             what = "is a directory, not a file" if path.is_dir() else "does not exist"
             raise PolicyError(f"The policy {path} {what}.")
         raw, source = _read_yaml(path), str(path)

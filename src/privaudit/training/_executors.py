@@ -198,16 +198,16 @@ def _read_shared(path: str, key: str) -> dict[str, Any]:
     swapped or edited by anyone who does not hold the key is refused, never run
     (docs/security.md, "Known limits").
     """
+    # Read once: the bytes checked are the bytes unpickled (a second read of the file
+    # could see it edited after the check). Costs the file's size in memory meanwhile.
     with open(path, "rb") as fh:
-        expected = fh.read(_MAC_SIZE)
-        mac = hmac_sha256(bytes.fromhex(key))
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            mac.update(block)
-        if len(expected) != _MAC_SIZE or not hmac.compare_digest(mac.digest(), expected):
-            raise ValueError(f"the shared-arguments file {path} was not written by this "
-                             "call's parent (its authentication code does not match)")
-        fh.seek(_MAC_SIZE)
-        return pickle.load(fh)  # safe: authenticated above under this call's secret key
+        data = memoryview(fh.read())
+    mac = hmac_sha256(bytes.fromhex(key))
+    mac.update(data[_MAC_SIZE:])
+    if len(data) < _MAC_SIZE or not hmac.compare_digest(mac.digest(), bytes(data[:_MAC_SIZE])):
+        raise ValueError(f"the shared-arguments file {path} was not written by this "
+                         "call's parent (its authentication code does not match)")
+    return pickle.loads(data[_MAC_SIZE:])  # safe: these bytes were authenticated above
 
 
 class _MacWriter:
