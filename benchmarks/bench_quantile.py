@@ -1,9 +1,9 @@
 """The quantile-regression screen against LiRA-online with 16 and 64 reference models.
 
-Bertran et al.'s attack (``quantile``: one gradient-boosted model of the non-members'
-score quantile, no reference model) beside LiRA-online (Carlini et al.) on two overfit
-MLPs, with the compute of each (CPU seconds in this process, BLAS/OpenMP on one thread so
-that the load of the machine does not count):
+Bertran et al.'s attack (``quantile``: one regression model of the non-members' score
+quantile, no reference model) beside LiRA-online (Carlini et al.) on two overfit MLPs,
+with the compute of each (CPU seconds in this process, BLAS/OpenMP on one thread so that
+the load of the machine does not count):
 
 - ``digits``: the demo's target, MLP (256,) without weight decay on 600 of sklearn's
   digits, audited on those 600 and 600 held-out digits; the other 597 are the population
@@ -16,12 +16,18 @@ that the load of the machine does not count):
 The reference pool is trained in blocks of 16 online models (each record IN for half of
 each block's models, each model on a third of audited + population records, as
 ``audit_model`` does): LiRA-16 reads the first block, LiRA-64 all four, and the compute of
-each is that of the blocks it reads. Rows: AUC, TPR at 1% FPR, the
-TPR and CPU time as shares of LiRA-16's, and for the quantile attack the FPR of its hard
-decision on the held-out non-members at the nominal alpha (calibration).
+each is that of the blocks it reads. Rows: TPR at 1% FPR (mean and standard deviation
+over seeds), its share of LiRA-16's (the mean of the per-seed shares), the CPU time as a
+share of LiRA-16's, and for the quantile attack the FPR of its hard decision on the
+held-out non-members at three nominal levels (calibration), averaged over seeds.
+
+The quantile attack's compute includes its query of the target on the population (timed
+once per seed), not the query on the audited records (every attack makes it). With
+``--cache DIR`` each seed's target outputs and LiRA scores are kept in ``DIR`` (LiRA's are
+the same whatever the quantile variant), so that variants are compared in seconds.
 
 Run:  nice .venv/bin/python benchmarks/bench_quantile.py [--targets digits tv16]
-      [--blocks 4] [--seed 0]
+      [--blocks 4] [--seeds 0 1 2] [--cache /tmp/quantile-cache]
 """
 
 from __future__ import annotations
@@ -33,8 +39,10 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import pickle  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -51,6 +59,13 @@ from privaudit.metrics import roc_auc, tpr_at_fpr  # noqa: E402
 from privaudit.targets import SklearnTarget  # noqa: E402
 
 _BLOCK = 16
+_LEVELS = (0.01, 0.05, 0.1)
+#: The quantile variants measured: label, QuantileAttack parameters, population used.
+VARIANTS: tuple[tuple[str, dict[str, Any], str], ...] = (
+    ("quantile (default)", {}, "population"),
+    ("quantile (pinball)", {"method": "pinball"}, "population"),
+    ("quantile (default, 20,000 public)", {}, "public"),
+)
 
 
 def _digits(seed: int) -> dict[str, Any]:
@@ -75,55 +90,39 @@ def _tv16(seed: int) -> dict[str, Any]:
                                     early_stopping=False, random_state=seed)}
 
 
-def _row(name: str, labels: np.ndarray, scores: np.ndarray, cpu: float,
-         fpr_at_alpha: str = "") -> dict[str, Any]:
-    return {"attack": name, "auc": roc_auc(labels, scores),
-            "tpr": tpr_at_fpr(labels, scores, 0.01), "cpu": cpu, "fpr_at_alpha": fpr_at_alpha}
+def _timed_query(target: SklearnTarget, X: Any, y: Any) -> tuple[Any, float]:
+    start = time.process_time()
+    return target.query(X, y), time.process_time() - start
 
 
-def _quantile_rows(w: dict[str, Any], target: SklearnTarget, audited: Any, labels: np.ndarray,
-                   seed: int) -> list[dict[str, Any]]:
+def _train_target(w: dict[str, Any]) -> dict[str, Any]:
+    """The target, its outputs on audited, population and public records, LOSS's scores."""
+    from sklearn.base import clone
+
     X, y = w["X"], w["y"]
-    rows = []
-    populations = [("", w["population"])]
-    if w["public"] is not None:
-        populations.append((f", {len(w['public']):,} public", w["public"]))
-    for suffix, pop in populations:
-        for method in ("gaussian", "pinball"):
-            start = time.process_time()
-            attack = QuantileAttack(method=method, random_state=seed).fit(target, X[pop], y[pop])
-            result = attack.run(target, X[audited], y[audited], labels, outputs=audited_out(
-                target, X, y, audited))
-            cpu = time.process_time() - start
-            rows.append(_row(f"quantile ({method}{suffix})", labels, result.scores, cpu,
-                             _calibration(attack.model_, result.scores, labels)))
-    return rows
+    start = time.process_time()
+    model = clone(w["recipe"]).fit(X[w["members"]], y[w["members"]])
+    state = {"train_cpu": time.process_time() - start,
+             "test_acc": model.score(X[w["non_members"]], y[w["non_members"]]),
+             "labels": np.r_[np.ones(len(w["members"])),
+                             np.zeros(len(w["non_members"]))].astype(np.int8), "lira": {}}
+    target = SklearnTarget(model, name=f"{w['name']}-mlp")
+    audited = np.concatenate([w["members"], w["non_members"]])
+    state["audited"] = target.query(X[audited], y[audited])
+    for key in ("population", "public"):
+        if w[key] is not None:
+            state[f"{key}_out"], state[f"{key}_query_cpu"] = _timed_query(
+                target, X[w[key]], y[w[key]])
+    state["loss"] = LossAttack().score(outputs=state["audited"])
+    return state
 
 
-_AUDITED: dict[int, Any] = {}
-
-
-def audited_out(target: SklearnTarget, X: Any, y: Any, audited: Any) -> Any:
-    """The target's outputs on the audited records, queried once (shared, not timed)."""
-    key = id(target)
-    if key not in _AUDITED:
-        _AUDITED[key] = target.query(X[audited], y[audited])
-    return _AUDITED[key]
-
-
-def _calibration(model: Any, scores: np.ndarray, labels: np.ndarray) -> str:
-    """FPR of the hard decision on the held-out non-members at three levels, one model."""
-    held_out = scores[labels == 0]
-    return "; ".join(f"{np.mean(held_out > model.threshold_at(alpha)):.3f} ({alpha})"
-                     for alpha in (0.01, 0.05, 0.1))
-
-
-def _lira_rows(w: dict[str, Any], target: SklearnTarget, audited: Any, labels: np.ndarray,
-               seed: int, n_blocks: int) -> list[dict[str, Any]]:
+def _lira(w: dict[str, Any], state: dict[str, Any], seed: int, n_blocks: int) -> None:
+    """LiRA-online's scores and CPU seconds with 16 (and 64) models, into ``state``."""
     X, y, pop = w["X"], w["y"], w["population"]
+    audited = np.concatenate([w["members"], w["non_members"]])
     fraction = len(w["members"]) / (len(audited) + len(pop))
-    blocks, cpus, rows = [], [], []
-    out = audited_out(target, X, y, audited)
+    blocks, cpus = [], []
     for b in range(n_blocks):
         start = time.process_time()
         blocks.append(collect_reference_outputs(
@@ -138,48 +137,94 @@ def _lira_rows(w: dict[str, Any], target: SklearnTarget, audited: Any, labels: n
             audited=tuple(o for blk in blocks for o in blk.audited),
             audited_in=np.vstack([blk.audited_in for blk in blocks]), mode="online")
         start = time.process_time()
-        scores = LiRAAttack(online=True).fit(pool).score(outputs=out)
-        rows.append(_row(f"lira-online ({n} models)", labels, scores,
-                         sum(cpus) + time.process_time() - start))
-        print(f"  [{w['name']}] lira-online {n}: {rows[-1]}", flush=True)
+        scores = LiRAAttack(online=True).fit(pool).score(outputs=state["audited"])
+        state["lira"][n] = (scores, sum(cpus) + time.process_time() - start)
+        print(f"  [{w['name']} seed {seed}] lira-online {n}: "
+              f"{tpr_at_fpr(state['labels'], scores, 0.01):.3f}", flush=True)
+
+
+def prepare(name: str, seed: int, n_blocks: int, cache: Path | None) -> dict[str, Any]:
+    """Everything but the quantile attack for one target and seed (cached when asked)."""
+    w = {"digits": _digits, "tv16": _tv16}[name](seed)
+    w["name"] = name
+    path = cache / f"{name}-seed{seed}.pkl" if cache is not None else None
+    state = None
+    if path is not None and path.exists():
+        with path.open("rb") as fh:
+            state = pickle.load(fh)  # our own cache, written below
+        for key in ("population", "public"):  # the first caches named outputs like indices
+            if key in state:
+                state[f"{key}_out"] = state.pop(key)
+    wanted = {16} | ({64} if n_blocks >= 4 else set()) if n_blocks else set()
+    if state is None or not wanted <= set(state["lira"]):
+        state = _train_target(w) if state is None else state
+        if n_blocks:
+            _lira(w, state, seed, n_blocks)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("wb") as fh:
+                pickle.dump(state, fh)
+    state.update(w)
+    return state
+
+
+def _quantile_row(state: dict[str, Any], params: dict[str, Any], key: str,
+                  seed: int) -> dict[str, Any] | None:
+    if state[key] is None:
+        return None
+    pop = state[f"{key}_out"]
+    start = time.process_time()
+    attack = QuantileAttack(random_state=seed, **params).fit(
+        X=state["X"][state[key]], outputs=pop)
+    audited = np.concatenate([state["members"], state["non_members"]])
+    scores = attack.score(X=state["X"][audited], outputs=state["audited"])
+    cpu = time.process_time() - start + state[f"{key}_query_cpu"]
+    held_out = scores[state["labels"] == 0]
+    calibration = [float(np.mean(held_out > attack.model_.threshold_at(a))) for a in _LEVELS]
+    return _row(state, scores, cpu, calibration)
+
+
+def _row(state: dict[str, Any], scores: np.ndarray, cpu: float,
+         calibration: list[float] | None = None) -> dict[str, Any]:
+    labels = state["labels"]
+    return {"auc": roc_auc(labels, scores), "tpr": tpr_at_fpr(labels, scores, 0.01),
+            "cpu": cpu, "calibration": calibration}
+
+
+def rows_for_seed(state: dict[str, Any], seed: int,
+                  variants: tuple[tuple[str, dict[str, Any], str], ...] = VARIANTS
+                  ) -> dict[str, dict[str, Any]]:
+    """Every attack's row on one seed's target, keyed by attack name."""
+    rows = {"loss": _row(state, state["loss"], 0.0)}
+    for label, params, key in variants:
+        row = _quantile_row(state, params, key, seed)
+        if row is not None:
+            rows[label] = row
+    for n, (scores, cpu) in sorted(state["lira"].items()):
+        rows[f"lira-online ({n} models)"] = _row(state, scores, cpu)
     return rows
 
 
-def run(name: str, seed: int, n_blocks: int) -> None:
-    w = {"digits": _digits, "tv16": _tv16}[name](seed)
-    w["name"] = name
-    X, y = w["X"], w["y"]
-    audited = np.concatenate([w["members"], w["non_members"]])
-    labels = np.r_[np.ones(len(w["members"])), np.zeros(len(w["non_members"]))].astype(np.int8)
-    from sklearn.base import clone
-
-    start = time.process_time()
-    model = clone(w["recipe"]).fit(X[w["members"]], y[w["members"]])
-    train_cpu = time.process_time() - start
-    target = SklearnTarget(model, name=f"{name}-mlp")
-    test_acc = model.score(X[w["non_members"]], y[w["non_members"]])
-    loss = LossAttack().score(outputs=audited_out(target, X, y, audited))
-    rows = [_row("loss", labels, loss, 0.0)]
-    rows += _quantile_rows(w, target, audited, labels, seed)
-    print(f"  [{name}] quantile done: {rows[1:]}", flush=True)
-    if n_blocks:
-        rows += _lira_rows(w, target, audited, labels, seed, n_blocks)
-    _print_table(name, rows, test_acc, train_cpu)
-
-
-def _print_table(name: str, rows: list[dict[str, Any]], test_acc: float,
-                 train_cpu: float) -> None:
-    lira16 = next((r for r in rows if r["attack"] == "lira-online (16 models)"), None)
-    print(f"\n## {name} (target test accuracy {test_acc:.3f}; training the target: "
-          f"{train_cpu:.1f} CPU-s)\n")
-    print("| attack | AUC | TPR@1%FPR | TPR / LiRA-16 | CPU-s | CPU / LiRA-16 | held-out FPR "
-          "at alpha (0.01; 0.05; 0.1) |")
-    print("|---|---|---|---|---|---|---|")
-    for r in rows:
-        share = (f"{r['tpr'] / lira16['tpr']:.2f}" if lira16 and lira16["tpr"] > 0 else "-")
-        cost = f"{r['cpu'] / lira16['cpu']:.3f}" if lira16 else "-"
-        print(f"| {r['attack']} | {r['auc']:.3f} | {r['tpr']:.3f} | {share} | {r['cpu']:.1f} "
-              f"| {cost} | {r['fpr_at_alpha']} |", flush=True)
+def _summary(per_seed: list[dict[str, dict[str, Any]]]) -> list[str]:
+    """Markdown rows: mean (sd) over seeds of each attack's TPR, shares and calibration."""
+    lines = []
+    for name in per_seed[0]:
+        rows = [seeds[name] for seeds in per_seed]
+        lira = [seeds.get("lira-online (16 models)") for seeds in per_seed]
+        tpr = np.array([r["tpr"] for r in rows])
+        share = cost = "-"
+        if all(ref is not None for ref in lira):
+            pairs = list(zip(rows, lira, strict=True))
+            share = f"{np.mean([r['tpr'] / ref['tpr'] for r, ref in pairs]):.2f}"
+            cost = f"{np.mean([r['cpu'] / ref['cpu'] for r, ref in pairs]):.3f}"
+        calib = "-"
+        if rows[0]["calibration"] is not None:
+            calib = " / ".join(f"{np.mean([r['calibration'][i] for r in rows]):.3f}"
+                               for i in range(len(_LEVELS)))
+        lines.append(f"| {name} | {np.mean([r['auc'] for r in rows]):.3f} | {tpr.mean():.3f} "
+                     f"({tpr.std(ddof=1) if len(tpr) > 1 else 0:.3f}) | {share} | "
+                     f"{np.mean([r['cpu'] for r in rows]):.1f} | {cost} | {calib} |")
+    return lines
 
 
 def main() -> None:
@@ -187,13 +232,25 @@ def main() -> None:
     parser.add_argument("--targets", nargs="+", default=["digits", "tv16"],
                         choices=["digits", "tv16"])
     parser.add_argument("--blocks", type=int, default=4,
-                        help="blocks of 16 reference models (4: LiRA-16 and LiRA-64; 0: "
-                        "the quantile attack and LOSS only)")
-    parser.add_argument("--seed", type=int, default=0)
+                        help="blocks of 16 reference models (4: LiRA-16 and LiRA-64; 1: "
+                        "LiRA-16; 0: the quantile attack and LOSS only)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="folder keeping each seed's target outputs and LiRA scores")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     for name in args.targets:
-        run(name, args.seed, args.blocks)
+        per_seed, accuracy = [], []
+        for seed in args.seeds:
+            state = prepare(name, seed, args.blocks, args.cache)
+            per_seed.append(rows_for_seed(state, seed))
+            accuracy.append(state["test_acc"])
+        print(f"\n## {name} (seeds {args.seeds}; target test accuracy "
+              f"{np.mean(accuracy):.3f})\n")
+        print("| attack | AUC | TPR@1%FPR mean (sd) | TPR / LiRA-16 | CPU-s | CPU / LiRA-16 | "
+              "held-out FPR at alpha = 0.01 / 0.05 / 0.1 |")
+        print("|---|---|---|---|---|---|---|")
+        print("\n".join(_summary(per_seed)), flush=True)
 
 
 if __name__ == "__main__":

@@ -24,23 +24,27 @@ def _conformal_by_sorting(margins, alpha):
 
 
 def _folds_by_hand(s, seed):
-    """Each record's location from the mean (or quantile) of the other folds."""
+    """The folds: each record is predicted by the model fitted on the other folds."""
     folds = KFold(5, shuffle=True, random_state=int(derive_seeds(seed, 13, func="t")[0]))
     return list(folds.split(np.zeros((len(s), 1))))
 
 
 @pytest.mark.parametrize("alpha", [0.01, 0.05, 0.1, 0.3])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_pinball_with_a_constant_feature_is_the_empirical_quantile(alpha, seed):
+def test_pinball_with_a_constant_feature_averages_the_folds_empirical_quantiles(alpha, seed):
     s = np.random.default_rng(seed).normal(size=237)
     x = np.zeros((237, 1))
     model = fit_quantile_model(x, s, alpha=alpha, method="pinball", max_iter=5,
                                random_state=seed)
     q = -model.margin(x[:1], np.zeros(1))[0]  # margin = s - q(x)
-    ordered = sorted(s.tolist())
-    k = int(np.ceil((1 - alpha) * len(s))) - 1  # the (1 - alpha) order statistic
-    assert ordered[k - 1] <= q <= ordered[k + 1]
-    assert abs(sum(v > q for v in s.tolist()) - alpha * len(s)) <= 1
+    low, high = [], []
+    for fit_rows, _ in _folds_by_hand(s, seed):  # each fold model: its (1 - alpha) order stat
+        ordered = sorted(s[fit_rows].tolist())
+        k = int(np.ceil((1 - alpha) * len(ordered))) - 1
+        low.append(ordered[k - 1])
+        high.append(ordered[min(k + 1, len(ordered) - 1)])
+    assert sum(low) / len(low) <= q <= sum(high) / len(high)
+    assert abs(sum(v > q for v in s.tolist()) - alpha * len(s)) <= 2
 
 
 @pytest.mark.parametrize("alpha", [0.01, 0.2])
@@ -60,6 +64,35 @@ def test_gaussian_with_a_constant_feature_is_standardised_by_out_of_fold_sd(alph
     expected = _conformal_by_sorting(((s - held_mean) / np.sqrt(held_var)).tolist(), alpha)
     assert model.threshold == pytest.approx(expected, rel=1e-9)
     assert model.threshold_at(0.001) == float("inf")  # 150 records cannot certify 0.1%
+
+
+def test_new_records_get_the_average_of_the_fold_models_fitted_by_hand():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    x, s, _ = _heteroscedastic(400, 4)
+    fresh_x, fresh_s, _ = _heteroscedastic(50, 5)
+    model = fit_quantile_model(x[:300], s[:300], max_iter=10, random_state=2)
+    seeds = derive_seeds(2, 13, func="t")
+
+    def fold_model(loss, k, fit_rows, target):
+        return HistGradientBoostingRegressor(loss=loss, max_iter=10, early_stopping=False,
+                                             random_state=int(seeds[k])).fit(
+            x[:300][fit_rows], target[fit_rows])
+
+    folds = _folds_by_hand(s[:300], 2)
+    held_mean = np.empty(300)
+    means, variances = [], []
+    for k, (fit_rows, held_rows) in enumerate(folds, start=1):
+        fitted = fold_model("squared_error", k, fit_rows, s[:300])
+        held_mean[held_rows] = fitted.predict(x[:300][held_rows])
+        means.append(fitted.predict(fresh_x).tolist())
+    for k, (fit_rows, _) in enumerate(folds, start=7):
+        fitted = fold_model("poisson", k, fit_rows, (s[:300] - held_mean) ** 2)
+        variances.append(fitted.predict(fresh_x).tolist())
+    mean = [sum(col) / 5 for col in zip(*means, strict=True)]
+    var = [max(sum(col) / 5, model.floor) for col in zip(*variances, strict=True)]
+    by_hand = [(v - m) / np.sqrt(w) for v, m, w in zip(fresh_s, mean, var, strict=True)]
+    np.testing.assert_allclose(model.margin(fresh_x, fresh_s), by_hand, rtol=1e-9)
 
 
 # --- calibration: on fresh non-members the FPR is close to alpha -------------------------

@@ -148,20 +148,47 @@ def _check_pair(features: ArrayLike, statistic: ArrayLike, prefix: str,
 
 
 def _cross_fitted(x: NDArray[np.float64], s: NDArray[np.float64], make: Any,
-                  seed: int) -> tuple[Any, NDArray[np.float64]]:
-    """The location model on every record, and its out-of-fold predictions.
+                  seed: int) -> tuple[FoldEnsemble, NDArray[np.float64]]:
+    """The fold models as one ensemble, and each record's out-of-fold prediction.
 
     Out of fold, each record is predicted by a model that did not see it, as a fresh
     non-member will be: the in-sample residuals of a boosted model are too small, and a
     threshold or a variance learned on them would call ordinary non-members members.
+    New records are predicted by the average of the fold models (bagging, as Zhang et al.
+    2024 ensemble small quantile regressors): lower variance than one refit on every
+    record, and no extra fit.
     """
     from sklearn.model_selection import KFold
 
     held_out = np.empty_like(s)
     folds = KFold(_N_FOLDS, shuffle=True, random_state=seed)
+    models = []
     for k, (fit_rows, held_rows) in enumerate(folds.split(x)):
-        held_out[held_rows] = make(k + 1).fit(x[fit_rows], s[fit_rows]).predict(x[held_rows])
-    return make(_N_FOLDS + 1).fit(x, s), held_out
+        models.append(make(k + 1).fit(x[fit_rows], s[fit_rows]))
+        held_out[held_rows] = models[-1].predict(x[held_rows])
+    return FoldEnsemble(tuple(models)), held_out
+
+
+@dataclass(frozen=True)
+class FoldEnsemble:
+    """The cross-fitted fold regressors, predicting by their average (bagging).
+
+    Attributes
+    ----------
+    members : tuple of fitted regressors
+        One per fold, each fitted on the other folds' records.
+    """
+
+    members: tuple[Any, ...]
+
+    @property
+    def n_features_in_(self) -> int:
+        """Columns the regressors were fitted on."""
+        return int(self.members[0].n_features_in_)
+
+    def predict(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The fold regressors' mean prediction."""
+        return np.mean([m.predict(features) for m in self.members], axis=0)
 
 
 def fit_quantile_model(
@@ -233,7 +260,7 @@ def fit_quantile_model(
         return None
     seeds = derive_seeds(random_state, 2 * _N_FOLDS + 3, func=func)
 
-    def make(k: int) -> Any:  # k = 1..N_FOLDS + 1 (location), + N_FOLDS + 1 (variance)
+    def make(k: int) -> Any:  # k = 1..N_FOLDS (location), + N_FOLDS + 1 (variance)
         if k > _N_FOLDS + 1:
             # Poisson deviance fits E[r^2 | x] with a log link: positive, defined at r = 0.
             return _regressor("poisson", n_iter, int(seeds[k]))
