@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from _xdist_shared_setup import SharedSetupScheduling, scope_of, shares_a_setup
+from _xdist_shared_setup import (
+    SHARED_SESSION_FIXTURES,
+    SharedSetupScheduling,
+    scope_of,
+    shares_a_setup,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,6 +54,27 @@ def test_the_suites_shared_setups_are_grouped() -> None:
         assert scope_of(f"{path}::test_x", ROOT) == path
     single = "tests/test_rows.py::test_empty_candidates_match_nothing"
     assert scope_of(single, ROOT) == single
+
+
+@pytest.mark.parametrize(("source", "unit"), [
+    ("def test_one(tweets_lm):\n    pass\n", "tweets_lm"),
+    ('@pytest.fixture(scope="module")\ndef files(tweets_lm):\n    return 1\n', "tweets_lm"),
+    ("def test_one(my_tweets_lm):\n    pass\n", "test_c.py::test_one"),  # another name
+    ("def test_one(tmp_path):\n    pass\n", "test_c.py::test_one"),
+])
+def test_modules_using_a_costly_session_fixture_are_one_unit(tmp_path: Path, source: str,
+                                                             unit: str) -> None:
+    (tmp_path / "test_c.py").write_text(source)
+    assert scope_of("test_c.py::test_one", tmp_path) == unit
+
+
+def test_the_suites_costly_session_fixtures_exist_and_group_their_users() -> None:
+    conftests = "".join(p.read_text() for p in (ROOT / "tests").rglob("conftest.py"))
+    for name in SHARED_SESSION_FIXTURES:  # a renamed fixture would leave the group
+        assert f'@pytest.fixture(scope="session")\ndef {name}(' in conftests
+    for path in ("tests/llm/test_audit_llm.py", "tests/llm/test_cli_audit_llm.py",
+                 "tests/llm/test_tiny.py"):
+        assert scope_of(f"{path}::test_x", ROOT) == "tweets_lm"
 
 
 class _Config:
