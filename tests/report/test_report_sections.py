@@ -11,6 +11,10 @@ import pytest
 from privaudit.report import HtmlReport, ReportSection, build_report, registered_sections
 from privaudit.results import RiskResult
 
+# This module reads the pages' sections and text, never their images: figures are counted
+# but not drawn (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 # The overview (one answer per artefact, issue 20) opens every page that judges results.
 MEMBERSHIP_NAV = ["Overview", "Summary", "Metrics", "Reading", "ROC curves", "Score distributions",
                   "Effective ε", "Methods"]
