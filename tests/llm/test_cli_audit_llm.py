@@ -8,7 +8,9 @@ from typer.testing import CliRunner
 from privaudit.cli import app
 
 runner = CliRunner()
-pytestmark = pytest.mark.slow
+# The reports are read as files and text, never as images: figures are counted but not
+# drawn (tests/conftest.py).
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("figures_not_drawn")]
 
 
 @pytest.fixture(scope="module")
