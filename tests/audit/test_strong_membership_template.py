@@ -26,6 +26,10 @@ from privaudit.report import AuditReport
 from privaudit.results import load_all_results
 from privaudit.targets import as_target
 
+# The pages are read as text, never as images: figures are counted but not drawn
+# (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 N = 120
 RADII = [0.5, 3.0, None]
 

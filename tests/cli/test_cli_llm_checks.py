@@ -22,6 +22,10 @@ from privaudit.cli._llm import llm_run, load_llm_config, memorisation_options
 
 pytest.importorskip("transformers")
 runner = CliRunner()
+
+# The pages are read as text, never as images: figures are counted but not drawn
+# (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("figures_not_drawn")
 _WORDS = "the model reads a record and each token of the text is scored by its loss".split()
 
 
