@@ -26,6 +26,7 @@ runner = CliRunner()
 # The pages are read as text, never as images: figures are counted but not drawn
 # (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("figures_not_drawn")
+
 _WORDS = "the model reads a record and each token of the text is scored by its loss".split()
 
 
