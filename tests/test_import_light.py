@@ -41,5 +41,21 @@ def test_the_root_imports_its_subpackages_on_first_use() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
-    assert out == ("['privaudit._version', 'privaudit.exceptions'] [] "
+    assert out == ("['privaudit._lazy', 'privaudit._version', 'privaudit.exceptions'] [] "
                    "privaudit.audits._model roc_auc AuditReport"), out
+
+
+def test_a_language_model_worker_imports_no_scikit_learn() -> None:
+    """Scoring workers import ``privaudit.llm``: the blind baseline (scikit-learn, pandas) is
+    imported on first use only, so each worker saves about two CPU-seconds; the name still
+    resolves, and ``dir`` lists it."""
+    code = (
+        "import sys, privaudit.llm as llm;"
+        "before = sorted(m for m in ('sklearn', 'pandas', 'torch') if m in sys.modules);"
+        "b = llm.BlindBaseline; from privaudit.llm import date_features;"
+        "print(before, b.__module__, 'BlindBaseline' in dir(llm), 'sklearn' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == "[] privaudit.llm._blind True True", out

@@ -57,8 +57,8 @@ ALLOWED: dict[str, set[str]] = {
 #: a result shows itself in a notebook through the report's one renderer (one view for a
 #: result and a report of it); loading a result never loads the report package.
 DISPLAY_TIME: dict[str, set[str]] = {"privaudit.results._audit_info": {"report"}}
-ROOT_HELPERS = {"", "_validation", "exceptions", "_progress", "_files", "_digest", "_optional",
-                "_rows", "_version", "_yaml"}
+ROOT_HELPERS = {"", "_lazy", "_validation", "exceptions", "_progress", "_files", "_digest",
+                "_optional", "_rows", "_version", "_yaml"}
 
 
 def _modules() -> list[tuple[str, Path]]:

@@ -9,9 +9,9 @@ used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from privaudit._lazy import lazy_attributes
 from privaudit._version import __version__
 from privaudit.exceptions import (
     BaselineWarning,
@@ -78,16 +78,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name or subpackage, imported on first use (PEP 562)."""
-    if name in _LAZY_NAMES:
-        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__) | _SUBPACKAGES)
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, _SUBPACKAGES)

@@ -17,10 +17,13 @@ canaries and their exposure (Carlini et al. 2019: :func:`secret_sharer_canaries`
 :func:`insert_canaries`, :func:`canary_exposures`) and an epsilon lower bound from canaries
 included at random (:func:`canary_epsilon`).
 
-Nothing here imports torch or transformers at module level.
+Nothing here imports torch or transformers at module level, nor scikit-learn:
+:class:`BlindBaseline` (a scikit-learn estimator) is imported on first use, so that a
+scoring worker process (``devices=``, ``n_jobs=``) does not spend two CPU-seconds
+importing scikit-learn, SciPy and pandas it never uses.
 """
 
-from privaudit.llm._blind import BlindBaseline, date_features
+from privaudit._lazy import lazy_attributes
 from privaudit.llm._canaries import (
     Canary,
     CanaryEpsilon,
@@ -81,3 +84,8 @@ __all__ = [
     "secret_sharer_canaries",
     "statistic_key",
 ]
+
+#: Public names imported on first use (PEP 562), and their modules.
+_LAZY_NAMES = {"BlindBaseline": "privaudit.llm._blind", "date_features": "privaudit.llm._blind"}
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES)
