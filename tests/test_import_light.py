@@ -11,9 +11,7 @@ def test_import_privaudit_is_light() -> None:
         "import sys, privaudit, privaudit.metrics, privaudit.results; "
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    out = _in_a_fresh_interpreter(code)
     assert out == "", f"import privaudit pulled in: {out}"
 
 
@@ -22,9 +20,7 @@ def test_cli_module_is_light() -> None:
         "import sys, privaudit.cli; "
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    out = _in_a_fresh_interpreter(code)
     assert out == "", f"import privaudit.cli pulled in: {out}"
 
 
@@ -38,9 +34,7 @@ def test_the_root_imports_its_subpackages_on_first_use() -> None:
         "print(sorted(loaded), sorted(after & {'audits', 'report', 'attacks', 'results'}),"
         " f.__module__, r.__name__, privaudit.AuditReport.__name__)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    out = _in_a_fresh_interpreter(code)
     assert out == ("['privaudit._lazy', 'privaudit._version', 'privaudit.exceptions'] [] "
                    "privaudit.audits._model roc_auc AuditReport"), out
 
@@ -55,7 +49,12 @@ def test_a_language_model_worker_imports_no_scikit_learn() -> None:
         "b = llm.BlindBaseline; from privaudit.llm import date_features;"
         "print(before, b.__module__, 'BlindBaseline' in dir(llm), 'sklearn' in sys.modules)"
     )
-    out = subprocess.run(
+    out = _in_a_fresh_interpreter(code)
+    assert out == "[] privaudit.llm._blind True True", out
+
+
+def _in_a_fresh_interpreter(code: str) -> str:
+    """What ``code`` prints in a new Python process (nothing imported before it)."""
+    return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
-    assert out == "[] privaudit.llm._blind True True", out

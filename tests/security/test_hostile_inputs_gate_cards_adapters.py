@@ -62,14 +62,6 @@ def saved(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture()
-def outside(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "secret.txt").write_text("secret")
-    return folder
-
-
 def _gate_cli(results: Path, policy: Path, *options: str):
     return runner.invoke(app, ["gate", str(results), "--policy", str(policy),
                                "--n-bootstrap", "20", *options])

@@ -35,14 +35,6 @@ def snapshot(folder: Path) -> dict[str, bytes]:
             if p.is_file()}
 
 
-@pytest.fixture()
-def outside(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "secret.txt").write_text("secret")
-    return folder
-
-
 def result(target: str = "m") -> AttackResult:
     return AttackResult(labels=[1, 0, 1, 0], scores=[0.9, 0.1, 0.8, 0.3], attack="loss",
                         target=target)
