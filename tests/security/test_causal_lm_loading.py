@@ -481,7 +481,8 @@ def _deep(depth: int) -> str:
 @pytest.mark.parametrize("file,content,message", [
     ("config.json", "{nope", r"config\.json is not a JSON file"),
     ("config.json", "[1, 2]", r"config\.json must hold a JSON object"),
-    ("config.json", _deep(200_000), r"config\.json is not a JSON file \(nested too deeply"),
+    ("config.json", _deep(200_000), r"config\.json is not a JSON file \(.*nested more than"),
+    ("config.json", '{"a": NaN}', r"config\.json is not a JSON file \(.*non-standard token NaN"),
     ("tokenizer_config.json", "\x00\x01", r"tokenizer_config\.json is not a JSON file"),
     ("model.safetensors", b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}",
      r"model\.safetensors in .* is not a readable safetensors file"),
@@ -491,6 +492,17 @@ def test_a_damaged_file_is_named(folder, spy, file, content, message):
     path = folder / file
     path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
     with pytest.raises(ValueError, match=message):
+        load_causal_lm(folder)
+    assert spy == []
+
+
+def test_a_json_file_too_large_is_refused_before_it_is_read(folder, spy, monkeypatch):
+    import privaudit.targets._hf_folder as hf_folder
+
+    size = (folder / "config.json").stat().st_size
+    monkeypatch.setattr(hf_folder, "JSON_MAX_BYTES", size - 1)
+    with pytest.raises(ValueError, match=rf"config\.json is {size:,} bytes long, more than "
+                                         rf"the {size - 1:,} bytes"):
         load_causal_lm(folder)
     assert spy == []
 

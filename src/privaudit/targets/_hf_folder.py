@@ -29,7 +29,6 @@ someone who can write to it) is outside what they guard against.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 import sys
@@ -38,7 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from privaudit._files import check_inside, path_inside
+from privaudit._files import JSON_MAX_BYTES, check_inside, parse_json, path_inside
 from privaudit._optional import import_optional
 
 __all__ = ["FolderError", "check_model_folder", "guarded", "quiet_stderr"]
@@ -147,11 +146,19 @@ def _json_dict(folder: Path, name: str, root: Path, *,
     check_inside(path, root, what=name)
     if not path.is_file():
         raise FolderError(f"{path} must be a file; it is a folder.")
+    # Links may resolve inside a hub cache's blobs (checked above), so the file is opened
+    # by path; its size is checked before it is read (a planted 10 GB config.json or a
+    # device is refused, not read whole), and the JSON parsed with privaudit's limits.
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(JSON_MAX_BYTES + 1) if size <= JSON_MAX_BYTES else b""
+    if size > JSON_MAX_BYTES or len(data) > JSON_MAX_BYTES:
+        raise FolderError(f"{path} is {max(size, len(data)):,} bytes long, more than the "
+                          f"{JSON_MAX_BYTES:,} bytes privaudit reads from a JSON file.")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise FolderError(f"{path} is not a JSON file ({reason}).") from None
+        doc = parse_json(data, what=name)
+    except ValueError as exc:
+        raise FolderError(f"{path} is not a JSON file ({exc}).") from None
     if not isinstance(doc, dict):
         raise FolderError(f"{path} must hold a JSON object; it holds a "
                           f"{type(doc).__name__}.")
