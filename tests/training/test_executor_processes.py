@@ -307,10 +307,7 @@ def _library_module() -> tuple[types.ModuleType, type, type]:
 def test_a_filter_on_a_category_not_loaded_applies_once_its_module_is(monkeypatch) -> None:
     # The worker's side, here: a category whose module is not loaded is a stand-in that
     # matches nothing until the module is imported, then that class and its subclasses.
-    from privaudit.training._executors import (
-        install_warning_filters,
-        portable_warning_filters,
-    )
+    from privaudit._warning_filters import install_warning_filters, portable_warning_filters
 
     module, library_warning, detail_warning = _library_module()
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from privaudit._progress import Progress, ProgressTask, as_progress
+from privaudit._warning_filters import install_warning_filters, portable_warning_filters
 
 __all__ = ["run_parts_in_workers"]
 
@@ -93,7 +94,7 @@ def _start_worker(events: Any, warning_filters: list[Any],
     global _EVENTS
     _EVENTS = events
     threadpool_limits(n_threads)  # the libraries loaded before the variables were read
-    warnings.filters[:] = warning_filters
+    install_warning_filters(warning_filters)  # each category by name: nothing imported
     for name, found in log_filters:
         for log_filter in found:
             logging.getLogger(name).addFilter(log_filter)
@@ -113,7 +114,7 @@ def _filters_here() -> tuple[list[Any], list[tuple[str, list[Any]]]]:
     A command silences third-party notices with them (a warning by its message and
     module, a library's log record on its logger); a spawned worker starts without them.
     """
-    warning_filters = [f for f in warnings.filters if _picklable(f)]
+    warning_filters = portable_warning_filters()
     log_filters = []
     for name, logger in list(logging.Logger.manager.loggerDict.items()):
         found = [f for f in getattr(logger, "filters", []) if _picklable(f)]

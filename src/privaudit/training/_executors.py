@@ -29,7 +29,6 @@ import sys
 import tempfile
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -38,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 from privaudit._digest import hmac_sha256
 from privaudit._optional import import_optional
 from privaudit._validation import EXECUTOR_NAMES, N_JOBS, REMOTE_EXECUTORS, param_error
+from privaudit._warning_filters import install_warning_filters, portable_warning_filters
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor"]
 
@@ -229,74 +229,6 @@ def _run_in_worker(
     shared = {} if token is None or path is None else _load_shared(token, path, fn)
     with _thread_limits(threads):
         return fn(*args, **shared)
-
-
-class _NamedCategoryType(type):
-    """The type of a warning category known by name, matched once its module is loaded.
-
-    A worker receives its parent's warning filters. Unpickling their categories would
-    import every module that defines one: the parent's libraries register filters when
-    imported (Ray, torch, SymPy), so each worker of a process that imported torch and Ray
-    spent about 4 CPU-s importing them (a two-worker pool: 10.2 CPU-s, 2.3 without), to
-    run a task that needs neither. A category
-    whose module the worker has not imported cannot be the class of any warning there,
-    so a stand-in that looks the category up in ``sys.modules`` when a warning is
-    matched (``issubclass(warning_class, stand_in)``) applies the filter exactly as the
-    class would, from the moment the task imports that module.
-    """
-
-    category_name: tuple[str, str]
-
-    def __subclasscheck__(cls, subclass: type) -> bool:
-        category = _loaded_category(*cls.category_name)
-        return category is not None and issubclass(subclass, category)
-
-
-def _loaded_category(module: str, qualname: str) -> type | None:
-    """The class ``module.qualname`` if that module is loaded here (nothing imported)."""
-    found: Any = sys.modules.get(module)
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-    return found if isinstance(found, type) else None
-
-
-def _category_name(category: type) -> tuple[str, str]:
-    if isinstance(category, _NamedCategoryType):
-        return category.category_name
-    return category.__module__, category.__qualname__
-
-
-def portable_warning_filters() -> list[tuple[Any, ...]]:
-    """The warning filters of this process, for worker processes: each category by name.
-
-    See :func:`install_warning_filters`. A filter on a class defined inside a function
-    (which no other process can name) is left out.
-    """
-    out = []
-    for action, message, category, module, lineno in warnings.filters:
-        entry = (action, message, _category_name(category), module, lineno)
-        if "<locals>" in entry[2][1]:
-            continue
-        try:
-            pickle.dumps(entry)
-        except Exception:  # an unpicklable pattern: leave it out
-            continue
-        out.append(entry)
-    return out
-
-
-def install_warning_filters(filters: list[tuple[Any, ...]]) -> None:
-    """Make ``filters`` (from :func:`portable_warning_filters`) this process's filters.
-
-    A category whose module is loaded here is itself; any other is a stand-in that
-    matches its subclasses once the module is imported (:class:`_NamedCategoryType`).
-    """
-    installed = []
-    for action, message, (module, qualname), module_pattern, lineno in filters:
-        category = _loaded_category(module, qualname) or _NamedCategoryType(
-            qualname, (Warning,), {"category_name": (module, qualname)})
-        installed.append((action, message, category, module_pattern, lineno))
-    warnings.filters[:] = installed
 
 
 def _shared_dir() -> str | None:
