@@ -37,7 +37,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from privaudit._files import JSON_MAX_BYTES, check_inside, parse_json, path_inside
+from privaudit._files import (
+    JSON_MAX_BYTES,
+    check_inside,
+    parse_json,
+    path_inside,
+    read_limited_inside,
+)
 from privaudit._optional import import_optional
 
 __all__ = ["FolderError", "check_model_folder", "guarded", "quiet_stderr"]
@@ -146,15 +152,16 @@ def _json_dict(folder: Path, name: str, root: Path, *,
     check_inside(path, root, what=name)
     if not path.is_file():
         raise FolderError(f"{path} must be a file; it is a folder.")
-    # Links may resolve inside a hub cache's blobs (checked above), so the file is opened
-    # by path; its size is checked before it is read (a planted 10 GB config.json or a
-    # device is refused, not read whole), and the JSON parsed with privaudit's limits.
-    with path.open("rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        data = handle.read(JSON_MAX_BYTES + 1) if size <= JSON_MAX_BYTES else b""
-    if size > JSON_MAX_BYTES or len(data) > JSON_MAX_BYTES:
-        raise FolderError(f"{path} is {max(size, len(data)):,} bytes long, more than the "
-                          f"{JSON_MAX_BYTES:,} bytes privaudit reads from a JSON file.")
+    # A link may resolve into a hub cache's blobs (inside root: checked above), so the
+    # file is read where it resolves to, as privaudit reads its own files: a regular file
+    # only, its size checked before it is read (a planted 10 GB config.json or a device
+    # is refused, not read whole), then the JSON parsed with privaudit's limits.
+    real = Path(os.path.realpath(path))
+    try:
+        data = read_limited_inside(real.parent, real.name, max_bytes=JSON_MAX_BYTES,
+                                   what=name)
+    except (OSError, ValueError) as exc:
+        raise FolderError(" ".join(str(exc).split())) from None
     try:
         doc = parse_json(data, what=name)
     except ValueError as exc:

@@ -207,7 +207,10 @@ def _read_shared(path: str, key: str) -> dict[str, Any]:
     if len(data) < _MAC_SIZE or not hmac.compare_digest(mac.digest(), bytes(data[:_MAC_SIZE])):
         raise ValueError(f"the shared-arguments file {path} was not written by this "
                          "call's parent (its authentication code does not match)")
-    return pickle.loads(data[_MAC_SIZE:])  # safe: these bytes were authenticated above
+    # Safe to unpickle: not a user's file but the executor's own pickle of this call's
+    # arguments, and these exact bytes carry a valid HMAC under the call's secret key
+    # (checked above), which only this call's parent holds: nothing else can be run.
+    return pickle.loads(data[_MAC_SIZE:])  # safe: own pickle, HMAC-authenticated above
 
 
 class _MacWriter:
