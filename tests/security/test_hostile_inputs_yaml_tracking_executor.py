@@ -27,6 +27,7 @@ from privaudit.integrations import ResultMetrics, read_audit, tracking_items
 from privaudit.integrations._audit_rows import AuditSummary
 from privaudit.policy import PolicyError, load_policy
 from privaudit.results import AttackResult, AuditInfo, ResultsStore
+from security.pickle_payloads import Planted
 
 runner = CliRunner()
 
@@ -196,16 +197,6 @@ def test_a_malformed_results_json_is_one_error_naming_report(tmp_path, report, c
 
 # ------------------------------------------------- the executor's shared-arguments file
 
-class _Planted:
-    """Unpickling it writes a marker file: proof that code ran."""
-
-    def __init__(self, marker: str) -> None:
-        self.marker = marker
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
-
-
 def test_the_bytes_authenticated_are_the_bytes_unpickled(tmp_path, monkeypatch):
     """A file edited in place right after its check (same inode) is not read again."""
     import hmac
@@ -216,7 +207,7 @@ def test_the_bytes_authenticated_are_the_bytes_unpickled(tmp_path, monkeypatch):
     monkeypatch.setattr(_executors, "_shared_dir", lambda: str(tmp_path))
     key, path = LocalExecutor(n_jobs=2)._write_shared({"weights": [1.0, 2.0]})
     marker = tmp_path / "ran"
-    payload = pickle.dumps({"weights": _Planted(str(marker))})
+    payload = pickle.dumps({"weights": Planted(str(marker))})
     real_compare = hmac.compare_digest
 
     def compare_then_edit(a, b):

@@ -12,6 +12,7 @@ import pytest
 
 from privaudit.training import LocalExecutor, get_executor
 from privaudit.training._executors import RayExecutor
+from security.pickle_payloads import Planted
 
 
 def square_plus(x, *, offset):
@@ -137,16 +138,6 @@ def test_import_training_is_light() -> None:
     assert out == ""
 
 
-class _Planted:
-    """Unpickling it writes a marker file: proof that code ran."""
-
-    def __init__(self, marker: str) -> None:
-        self.marker = marker
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
-
-
 def test_a_swapped_shared_file_is_refused_before_anything_is_unpickled(tmp_path, monkeypatch):
     import hashlib
     import hmac
@@ -158,7 +149,7 @@ def test_a_swapped_shared_file_is_refused_before_anything_is_unpickled(tmp_path,
     key, path = LocalExecutor(n_jobs=2)._write_shared({"weights": [1.0, 2.0]})
     assert _executors._read_shared(path, key) == {"weights": [1.0, 2.0]}
     marker = tmp_path / "ran"
-    payload = pickle.dumps({"weights": _Planted(str(marker))})
+    payload = pickle.dumps({"weights": Planted(str(marker))})
     other = "ab" * 32
     forged = {
         "no code": payload,
