@@ -496,3 +496,23 @@ def test_names_cannot_drive_the_terminal(tmp_path):
             command
         shown = "\\x1b[31m" if command == "warning" else "\\x1b[2J"
         assert shown in result.output, command  # the name is still shown, escaped
+
+
+def test_the_card_shows_control_characters_as_escapes_and_keeps_them_as_data():
+    """ESC, a C0 control or a bidi override in a name is written as an escape in the
+    Markdown (shown, never obeyed by a terminal or a viewer); the YAML metadata keeps the
+    name as data (YAML escapes it in a double-quoted string)."""
+    import yaml
+
+    from privaudit.integrations import model_card
+
+    name = "model\x1b[2J\x07PASS\u202egnp.exe"
+    card = model_card([_result(target=name)], model_name=name)
+    front, body = card.split("\n---\n", 1)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", card)
+    assert "model\\\\x1b\\[2J\\\\x07PASS\\\\u202egnp.exe" in body  # escapes, Markdown-escaped
+    metadata = yaml.safe_load(front.removeprefix("---\n"))
+    assert metadata["model-index"][0]["name"] == name
+    assert metadata["model-index"][0]["results"][0]["metrics"][0]["name"].endswith(name)
+    readable = model_card([_result(target="modèle-ε")], model_name="modèle-ε")
+    assert "name: modèle-ε" in readable  # other non-ASCII names stay as written

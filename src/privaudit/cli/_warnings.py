@@ -30,11 +30,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
+
+from privaudit._text import escape_controls
 
 __all__ = ["THIRD_PARTY_LOG_NOTICES", "THIRD_PARTY_WARNINGS", "plain", "printable",
            "terminal_warnings",
@@ -73,19 +74,13 @@ THIRD_PARTY_LOG_NOTICES: tuple[LogNotice, ...] = (
 )
 
 
-#: Characters a terminal obeys instead of showing: C0 and C1 controls (ESC starts colour,
-#: cursor and title sequences) and the bidirectional overrides that reorder a line.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def printable(text: str) -> str:
     r"""``text`` with its control characters written as escapes.
 
     >>> printable("model\x1b[2J\rPASS\u202e")
     'model\\x1b[2J\\rPASS\\u202e'
     """
-    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
-                            text)
+    return escape_controls(text)
 
 
 def plain(value: Any, style: str = "") -> Any:

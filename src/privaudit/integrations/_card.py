@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from privaudit._files import atomic_write_text
+from privaudit._text import UNPRINTABLE, escape_controls
 from privaudit.integrations._audit_rows import AuditSummary, ResultMetrics, read_audit
 
 __all__ = ["markdown_escape", "model_card", "write_model_card"]
@@ -58,11 +59,16 @@ LIMITS: tuple[str, ...] = (
 def markdown_escape(text: Any) -> str:
     r"""``text`` safe inside Markdown (and a table cell): HTML and Markdown syntax escaped.
 
+    Control characters and bidirectional overrides (from a user's names) are written as
+    escapes, shown rather than obeyed.
+
     >>> markdown_escape("a|b <script>")
     'a\\|b &lt;script&gt;'
+    >>> markdown_escape("x\u202eevil")
+    'x\\\\u202eevil'
     """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(" ".join(str(text).split()),
-                                                      quote=False))
+    shown = escape_controls(" ".join(str(text).split()))
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(shown, quote=False))
 
 
 def headline(result: ResultMetrics) -> list[str]:
@@ -208,8 +214,10 @@ def model_card(report: Any, *, model_name: str | None = None,
 
     summary = read_audit(report, **settings)
     name = model_name or summary.title or "audited model"
-    front = yaml.safe_dump({"model-index": model_index(summary, name)}, sort_keys=False,
-                           allow_unicode=True)
+    metadata = {"model-index": model_index(summary, name)}
+    front = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True)
+    if UNPRINTABLE.search(front.replace("\n", "")):  # YAML writes a bidi override raw
+        front = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=False)
     body = ["## Privacy audit", "", f"Audited with privaudit: {markdown_escape(name)}.", "",
             "### What was audited", "", *_audited(summary), "",
             "### Verdict", "", *_verdict(summary), "",

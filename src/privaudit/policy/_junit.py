@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from privaudit._text import escape_controls
+
 __all__ = ["junit_xml"]
 
 #: Characters XML 1.0 forbids even as character references (C0 controls but tab and line
@@ -64,4 +66,4 @@ def junit_xml(result: Any) -> str:
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
     # Only names carry such characters (the markup has none): written as escapes (\x1b).
-    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return escape_controls(text, _NOT_XML)
