@@ -36,13 +36,16 @@ BAD: dict[str, dict[str, object]] = {
     "trained-lr": _TRAINED, "trained-mlp": _TRAINED, "trained-rf": _TRAINED,
     "trained-knn": _TRAINED, "trained-gb": _TRAINED,
     "colluding": {"recipe": object()},
-    "quantile": {"alpha": 0.0, "method": "normal", "max_iter": 0, "random_state": -1},
+    "quantile": {"alpha": 0.0, "method": "normal", "max_iter": 0, "n_folds": 1,
+                 "learning_rate": 0.0, "random_state": -1},
 }
 #: More bad values: other types, edges of the ranges, enums.
 MORE_BAD = [
     ("loss", "threshold", float("nan")),
     ("quantile", "alpha", 0.7),
     ("quantile", "max_iter", 2.5),
+    ("quantile", "n_folds", "three"),
+    ("quantile", "learning_rate", 1.5),
     ("gaussian-threshold", "sigma_member", float("inf")),
     ("lira-online", "min_models", 2.0),
     ("lira-online", "eps", 1.0),

@@ -8,7 +8,11 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from privaudit.attacks import get_attack, get_tags
 from privaudit.attacks.membership import QuantileAttack, fit_quantile_model, quantile_scores
-from privaudit.attacks.membership._quantile import record_features, target_statistic
+from privaudit.attacks.membership._quantile import (
+    LARGE_POPULATION,
+    record_features,
+    target_statistic,
+)
 from privaudit.attacks.membership._trained import derive_seeds
 from privaudit.exceptions import DegenerateInputWarning, NotFittedError
 from privaudit.metrics import roc_auc
@@ -23,9 +27,10 @@ def _conformal_by_sorting(margins, alpha):
     return ordered[rank - 1] if rank <= len(ordered) else float("inf")
 
 
-def _folds_by_hand(s, seed):
+def _folds_by_hand(s, seed, n_folds=5):
     """The folds: each record is predicted by the model fitted on the other folds."""
-    folds = KFold(5, shuffle=True, random_state=int(derive_seeds(seed, 13, func="t")[0]))
+    seeds = derive_seeds(seed, 2 * n_folds + 3, func="t")
+    folds = KFold(n_folds, shuffle=True, random_state=int(seeds[0]))
     return list(folds.split(np.zeros((len(s), 1))))
 
 
@@ -66,33 +71,77 @@ def test_gaussian_with_a_constant_feature_is_standardised_by_out_of_fold_sd(alph
     assert model.threshold_at(0.001) == float("inf")  # 150 records cannot certify 0.1%
 
 
-def test_new_records_get_the_average_of_the_fold_models_fitted_by_hand():
+@pytest.mark.parametrize(("schedule", "n_folds", "rate"), [
+    ({}, 5, 0.1), ({"n_folds": 3, "learning_rate": 0.2}, 3, 0.2),
+    ({"n_folds": 7}, 7, 0.1)])
+def test_new_records_get_the_average_of_the_fold_models_fitted_by_hand(schedule, n_folds,
+                                                                        rate):
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     x, s, _ = _heteroscedastic(400, 4)
     fresh_x, fresh_s, _ = _heteroscedastic(50, 5)
-    model = fit_quantile_model(x[:300], s[:300], max_iter=10, random_state=2)
-    seeds = derive_seeds(2, 13, func="t")
+    model = fit_quantile_model(x[:300], s[:300], max_iter=10, random_state=2, **schedule)
+    assert (model.n_folds, model.learning_rate) == (n_folds, rate)
+    seeds = derive_seeds(2, 2 * n_folds + 3, func="t")
 
     def fold_model(loss, k, fit_rows, target):
         return HistGradientBoostingRegressor(loss=loss, max_iter=10, early_stopping=False,
-                                             random_state=int(seeds[k])).fit(
-            x[:300][fit_rows], target[fit_rows])
+                                             learning_rate=rate, random_state=int(seeds[k])
+                                             ).fit(x[:300][fit_rows], target[fit_rows])
 
-    folds = _folds_by_hand(s[:300], 2)
+    folds = _folds_by_hand(s[:300], 2, n_folds)
     held_mean = np.empty(300)
     means, variances = [], []
     for k, (fit_rows, held_rows) in enumerate(folds, start=1):
         fitted = fold_model("squared_error", k, fit_rows, s[:300])
         held_mean[held_rows] = fitted.predict(x[:300][held_rows])
         means.append(fitted.predict(fresh_x).tolist())
-    for k, (fit_rows, _) in enumerate(folds, start=7):
+    for k, (fit_rows, _) in enumerate(folds, start=n_folds + 2):
         fitted = fold_model("poisson", k, fit_rows, (s[:300] - held_mean) ** 2)
         variances.append(fitted.predict(fresh_x).tolist())
-    mean = [sum(col) / 5 for col in zip(*means, strict=True)]
-    var = [max(sum(col) / 5, model.floor) for col in zip(*variances, strict=True)]
+    mean = [sum(col) / n_folds for col in zip(*means, strict=True)]
+    var = [max(sum(col) / n_folds, model.floor) for col in zip(*variances, strict=True)]
     by_hand = [(v - m) / np.sqrt(w) for v, m, w in zip(fresh_s, mean, var, strict=True)]
     np.testing.assert_allclose(model.margin(fresh_x, fresh_s), by_hand, rtol=1e-9)
+
+
+def _fences_by_hand(values):
+    """Tukey's far-out fences from the quartiles (``statistics``' inclusive method)."""
+    import statistics
+
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1 - 3 * (q3 - q1), q3 + 3 * (q3 - q1)
+
+
+@pytest.mark.parametrize("method", ["gaussian", "pinball"])
+def test_regressors_fit_the_statistic_clipped_at_tukeys_far_out_fences(method):
+    x, s, _ = _heteroscedastic(600, 8)
+    s[:6], s[6:9] = -1e3, 80.0  # confidently wrong answers, and a few far above
+    low, high = _fences_by_hand(s.tolist())
+    clipped = np.array([min(max(v, low), high) for v in s.tolist()])
+    assert clipped[0] == low and clipped[6] == high and np.all(clipped[:9] != s[:9])
+    fresh_x, fresh_s, _ = _heteroscedastic(50, 9)
+    raw = fit_quantile_model(x, s, method=method, max_iter=20, random_state=3)
+    by_hand = fit_quantile_model(x, clipped, method=method, max_iter=20, random_state=3)
+    np.testing.assert_allclose(raw.margin(fresh_x, fresh_s), by_hand.margin(fresh_x, fresh_s),
+                               rtol=1e-12)
+    # The threshold reads the raw margins: the planted records keep their own.
+    assert np.sum(raw.calibration < by_hand.calibration.min()) >= 6
+
+
+def test_a_few_confidently_wrong_population_records_do_not_blind_the_screen():
+    x, s, _ = _heteroscedastic(6000, 10)
+    members = s[3000:4000] + 3.0  # above the non-members' quantile
+    fresh = s[4000:]
+    polluted = s[:3000].copy()
+    polluted[:30] = -1e4  # 1% confidently wrong answers
+    tprs = []
+    for population in (s[:3000], polluted):
+        model = fit_quantile_model(x[:3000], population, alpha=0.05, random_state=0)
+        called = model.margin(x[3000:4000], members) > model.threshold
+        assert np.mean(model.margin(x[4000:], fresh) > model.threshold) <= 0.07
+        tprs.append(called.mean())
+    assert tprs[1] >= tprs[0] - 0.05 and tprs[0] > 0.5, tprs
 
 
 # --- calibration: on fresh non-members the FPR is close to alpha -------------------------
@@ -104,19 +153,21 @@ def _heteroscedastic(n, seed):
     return x, 4 * x[:, 0] + sd * rng.normal(size=n), x[:, 1] > 0.5
 
 
-@pytest.mark.parametrize(("method", "max_iter"), [("gaussian", 100), ("pinball", 30)])
-def test_fpr_on_fresh_non_members_is_close_to_alpha(method, max_iter):
-    x, s, noisy = _heteroscedastic(4500, 0)
-    model = fit_quantile_model(x[:1500], s[:1500], alpha=0.05, method=method,
+@pytest.mark.parametrize(("method", "max_iter", "n"), [
+    ("gaussian", 100, 1500), ("pinball", 30, 1500),
+    ("gaussian", 50, LARGE_POPULATION)])  # "auto": 3 folds, step 0.2
+def test_fpr_on_fresh_non_members_is_close_to_alpha(method, max_iter, n):
+    x, s, noisy = _heteroscedastic(n + 3000, 0)
+    model = fit_quantile_model(x[:n], s[:n], alpha=0.05, method=method,
                                max_iter=max_iter, random_state=0)
-    called = model.margin(x[1500:], s[1500:]) > model.threshold
+    called = model.margin(x[n:], s[n:]) > model.threshold
     assert 0.035 <= called.mean() <= 0.07, (method, called.mean())  # conformal: marginal
     if method == "gaussian":  # the conditional model: about alpha in each region too
-        for region in (noisy[1500:], ~noisy[1500:]):
+        for region in (noisy[n:], ~noisy[n:]):
             assert 0.02 <= called[region].mean() <= 0.1, called[region].mean()
     # One global quantile is miscalibrated per region (what conditioning buys).
-    global_q = np.quantile(s[:1500], 0.95)
-    assert (s[1500:][~noisy[1500:]] > global_q).mean() < 0.02
+    global_q = np.quantile(s[:n], 0.95)
+    assert (s[n:][~noisy[n:]] > global_q).mean() < 0.02
 
 
 @pytest.mark.parametrize("method", ["gaussian", "pinball"])
@@ -156,6 +207,7 @@ def test_finds_members_of_an_overfit_model_and_not_of_one_without_them(noisy_lab
         assert low <= auc <= high, (method, auc)
         assert result.attack == "quantile" and result.raw_statistic_name == "logit_confidence"
         assert set(np.unique(result.predictions)) <= {0, 1}
+        assert (result.extra["n_folds"], result.extra["learning_rate"]) == (5, 0.1)
 
 
 def test_regressor_members_found_through_their_negated_error():
@@ -236,7 +288,32 @@ def test_constant_statistic_gives_nan_and_a_warning():
     assert out.shape == (5,) and np.all(np.isnan(out))
 
 
+@pytest.mark.parametrize("n", [LARGE_POPULATION - 1, LARGE_POPULATION])
+def test_auto_schedule_switches_to_three_folds_and_larger_steps_at_ten_thousand(n):
+    """And an explicit ``n_folds`` or ``learning_rate`` overrides its part."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(n, 2))
+    model = fit_quantile_model(x, x[:, 0] + rng.normal(size=n), max_iter=5, random_state=0)
+    large = n >= LARGE_POPULATION
+    assert (model.n_folds, model.learning_rate) == ((3, 0.3) if large else (5, 0.1))
+    assert len(model.center.members) == len(model.spread.members) == model.n_folds
+    regressors = (*model.center.members, *model.spread.members)
+    assert {m.learning_rate for m in regressors} == {model.learning_rate}
+    assert {m.max_leaf_nodes for m in model.center.members} == {63 if large else 31}
+    assert {m.max_iter for m in model.center.members} == {5}
+    assert {m.max_iter for m in model.spread.members} == {2 if large else 5}  # 40% of 5
+    mine = fit_quantile_model(x, x[:, 0] + rng.normal(size=n), max_iter=5, n_folds=4,
+                              learning_rate=0.05, random_state=0)
+    assert (mine.n_folds, mine.learning_rate, len(mine.center.members)) == (4, 0.05, 4)
+
+
 @pytest.mark.parametrize(("params", "match"), [
+    ({"n_folds": 1}, "'n_folds' parameter of QuantileAttack.*integer >= 2"),
+    ({"n_folds": "three"}, "'n_folds' parameter of QuantileAttack"),
+    ({"n_folds": 3.0}, "'n_folds' parameter of QuantileAttack"),
+    ({"learning_rate": 0.0}, "'learning_rate' parameter of QuantileAttack"),
+    ({"learning_rate": 1.5}, "'learning_rate' parameter of QuantileAttack"),
+    ({"learning_rate": "fast"}, "'learning_rate' parameter of QuantileAttack"),
     ({"alpha": 0.0}, "'alpha' parameter of QuantileAttack"),
     ({"alpha": 0.7}, "'alpha' parameter of QuantileAttack"),
     ({"method": "normal"}, "'method' parameter of QuantileAttack"),

@@ -48,9 +48,11 @@ from privaudit.attacks.membership._lira import (
     saturation_bound,
 )
 from privaudit.attacks.membership._quantile import (
+    FitSchedule,
     QuantileAttack,
     QuantileModel,
     fit_quantile_model,
+    fit_schedule,
     quantile_scores,
 )
 from privaudit.attacks.membership._reference import (
@@ -82,6 +84,7 @@ __all__ = [
     "ColludingAttack",
     "ConfidenceAttack",
     "EntropyAttack",
+    "FitSchedule",
     "GapAttack",
     "GaussianFitWarning",
     "GaussianThresholdAttack",
@@ -112,6 +115,7 @@ __all__ = [
     "collect_reference_outputs",
     "fit_lira_gaussians",
     "fit_quantile_model",
+    "fit_schedule",
     "gaussian_advantage",
     "gaussian_threshold",
     "horizontal_flip",
