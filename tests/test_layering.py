@@ -58,7 +58,7 @@ ALLOWED: dict[str, set[str]] = {
 #: result and a report of it); loading a result never loads the report package.
 DISPLAY_TIME: dict[str, set[str]] = {"privaudit.results._audit_info": {"report"}}
 ROOT_HELPERS = {"", "_lazy", "_validation", "exceptions", "_progress", "_files", "_digest",
-                "_optional", "_rows", "_version", "_warning_filters", "_yaml"}
+                "_optional", "_rows", "_text", "_version", "_warning_filters", "_yaml"}
 
 
 def _modules() -> list[tuple[str, Path]]:

@@ -170,13 +170,13 @@ def fit_schedule(n_population: int, n_folds: Any = "auto", learning_rate: Any = 
     per tree, the variance fitted as long as the mean. From it: 3 folds, a step of 0.3,
     63 leaves for the location, the variance fitted for 40% of the iterations. With many
     records each fold model sees plenty of data, so 3 folds lose nothing and cost 40%
-    less; 100 steps of 0.1 on 31-leaf trees underfit the location (300 steps gained a
-    quarter of the TPR at 1% FPR on TV16's 58,479 public records), and a coarse variance
-    serves as well. On those records the large schedule finds 0.86 of LiRA-online-16's
-    TPR at 1% FPR (5 seeds) at 6.6% of its compute, the small one 0.64 at 15%; on
-    TV16's 2,000-record population, a step of 0.2 falls from 0.35 to 0.28
-    (``benchmarks/bench_quantile.py``). ``n_folds`` and ``learning_rate`` override
-    their part of either.
+    less; 100 steps of 0.1 on 31-leaf trees underfit the location (on TV16's 58,479
+    public records 300 steps raised the TPR at 1% FPR by 7% at 2.4 times the cost), and
+    a coarse variance serves as well. On those records the large schedule finds 0.83 of
+    LiRA-online-16's TPR at 1% FPR (7 seeds) at 6.4% of its compute, the small one 0.71
+    at 13%; on TV16's 2,000-record population, 3 folds and a step of 0.2 fall from 0.35
+    to 0.28 (``benchmarks/bench_quantile.py``). ``n_folds`` and ``learning_rate``
+    override their part of either.
 
     >>> fit_schedule(600)
     FitSchedule(n_folds=5, learning_rate=0.1, location_leaves=31, spread_share=1.0)
@@ -287,9 +287,9 @@ def fit_quantile_model(
         every FPR from one model. ``"pinball"``: a gradient-boosted regressor with the
         pinball loss at ``1 - alpha`` (the paper's direct quantile regression); the score
         is ``s - q(x)``, sharpest near ``alpha``. The default is the Gaussian one: it
-        ranks the low-FPR tail better (TPR at 1% FPR on the TV16 MLP, mean of 3 seeds,
-        0.18 against 0.05 with a 2,000-record population, 0.40 with 58,479 public
-        records; on the digits MLP both stay at LOSS's level, 0.01, over 5 seeds:
+        ranks the low-FPR tail better (TPR at 1% FPR on the TV16 MLP, 0.18 against 0.05
+        with a 2,000-record population, mean of 3 seeds; the Gaussian one 0.38 with
+        58,479 public records, 7 seeds; on the digits MLP both stay at LOSS's level, 0.01:
         ``benchmarks/bench_quantile.py``), and one model serves every level. Both fit
         the statistic clipped at Tukey's far-out fences (:func:`winsorised`). New
         records are scored by the average of the fold models (bagging): 0.36 of
