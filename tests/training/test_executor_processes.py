@@ -119,7 +119,8 @@ def test_unguarded_script_runs_reference_attacks_in_parallel(tmp_path: Path) -> 
 # --------------------------------------------------------------- parent death
 
 SLEEPERS = """
-import os, sys, time
+import faulthandler, os, signal, sys, time
+faulthandler.register(signal.SIGUSR1, all_threads=True)  # a hung run shows where it waits
 from privaudit.training import LocalExecutor, _executors
 _executors._shared_dir = lambda: sys.argv[1]  # the shared-data file goes to the test folder
 
@@ -210,6 +211,12 @@ def test_ctrl_c_stops_the_run_without_waiting_for_running_tasks(tmp_path: Path) 
     proc.send_signal(signal.SIGINT)
     try:
         proc.wait(timeout=PROMPTLY)
+    except subprocess.TimeoutExpired:  # once in many loaded runs: say where it waited
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+        proc.kill()
+        pytest.fail("Ctrl-C did not end the run; its threads:\n"
+                    + proc.communicate()[1].decode(errors="replace")[-6000:])
     finally:
         proc.kill()
     _assert_all_end(children, PROMPTLY)
