@@ -72,6 +72,36 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     stop_idle_ray(item, nextitem)
+    restore_interrupt_handler(item)
+
+
+def _sigint_ignored() -> bool | None:
+    """Whether this process ignores SIGINT, as the kernel says (None: no ``/proc``)."""
+    import signal
+    from pathlib import Path
+
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    ignored = next((line.split()[1] for line in status.splitlines()
+                    if line.startswith("SigIgn:")), None)
+    return None if ignored is None else bool(int(ignored, 16) >> (signal.SIGINT - 1) & 1)
+
+
+def restore_interrupt_handler(item: pytest.Item) -> None:
+    """Undo a test (or a library it ran) that left SIGINT ignored, and name it.
+
+    A child process inherits an ignored SIGINT, and Python then never raises
+    KeyboardInterrupt in it: a pytest-xdist worker left that way made the executor's
+    Ctrl-C test wait 150 s for a run that could not be interrupted, then fail.
+    """
+    import signal
+    import warnings
+
+    if _sigint_ignored():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        warnings.warn(f"{item.nodeid} left SIGINT ignored (restored)", stacklevel=1)
 
 
 def stop_idle_ray(item: pytest.Item, nextitem: pytest.Item | None) -> None:
