@@ -89,6 +89,19 @@ def _sigint_ignored() -> bool | None:
     return None if ignored is None else bool(int(ignored, 16) >> (signal.SIGINT - 1) & 1)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Python's SIGINT handler in every test process, whatever the shell passed on.
+
+    POSIX has a non-interactive shell start a background command (``pytest ... &``, as
+    scripts and agents run it) with SIGINT ignored, and pytest-xdist's workers inherit
+    that. The Ctrl-C tests' runs would inherit it in turn, and could not be stopped.
+    """
+    import signal
+
+    if _sigint_ignored():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def restore_interrupt_handler(item: pytest.Item) -> None:
     """Undo a test (or a library it ran) that left SIGINT ignored, and name it.
 
