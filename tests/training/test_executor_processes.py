@@ -121,9 +121,6 @@ def test_unguarded_script_runs_reference_attacks_in_parallel(tmp_path: Path) -> 
 SLEEPERS = """
 import faulthandler, os, signal, sys, time
 faulthandler.register(signal.SIGUSR1, all_threads=True)  # a hung run shows where it waits
-# As at a terminal: a parent that ignores SIGINT (a test worker after some libraries) would
-# otherwise pass that on, and Ctrl-C could not stop this run at all.
-signal.signal(signal.SIGINT, signal.default_int_handler)
 from privaudit.training import LocalExecutor, _executors
 _executors._shared_dir = lambda: sys.argv[1]  # the shared-data file goes to the test folder
 
