@@ -65,8 +65,15 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], *,
     pathlib.Path
         The destination path.
 
+    Raises
+    ------
+    IsADirectoryError, OSError
+        If ``path`` is a folder, or a block device or a socket (checked before writing).
+
     Notes
     -----
+    A ``path`` that is a character device or a pipe (``/dev/null``, ``/dev/stdout``, a
+    FIFO a CI step reads; ``root`` not given) is written to directly, never renamed over.
     The temporary file is flushed with ``fsync`` before the rename, so that the rename
     cannot reach the disk before the data does; on any failure (an exception in
     ``write``, a full disk, ``KeyboardInterrupt``) it is removed and the destination is
@@ -78,6 +85,8 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], *,
        atomic operation (this is a POSIX requirement)."
     """
     dest = Path(os.fspath(path))
+    if root is None and _is_stream(dest):
+        return _write_stream(dest, write)
     if root is None:
         dest.parent.mkdir(parents=True, exist_ok=True)
     else:
@@ -92,6 +101,44 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], *,
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+    return dest
+
+
+def _is_stream(dest: Path) -> bool:
+    """Whether ``dest`` (links followed) is a character device or a pipe, checked first.
+
+    A rename would replace the node itself: ``--junit /dev/null`` run as root would
+    turn the system's ``/dev/null`` into a regular file. A folder, a block device or a
+    socket is refused here with one line naming the path, before anything is written.
+    """
+    try:
+        mode = os.stat(dest).st_mode
+    except OSError:  # absent (or a dangling link): an ordinary new file
+        return False
+    if stat.S_ISREG(mode):
+        return False
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return True
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"Cannot write {dest}: it is a folder. Name a file in it.")
+    raise OSError(f"Cannot write {dest}: it is a block device or a socket, not a file.")
+
+
+def _write_stream(dest: Path, write: Callable[[Path], None]) -> Path:
+    """Write to a device or pipe the user named (``/dev/null``, ``/dev/stdout``, a FIFO).
+
+    The writer fills a private temporary file (it may need a real path: ``numpy.save``),
+    whose bytes are then copied into ``dest`` opened for writing: no rename, no atomicity
+    to keep (a stream has no old content to preserve).
+    """
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="privaudit-") as folder:
+        tmp = Path(folder) / f"stream{dest.suffix}"
+        write(tmp)
+        with tmp.open("rb") as src, open(dest, "wb") as sink:
+            shutil.copyfileobj(src, sink)
     return dest
 
 

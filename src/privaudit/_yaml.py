@@ -2,7 +2,8 @@
 
 PyYAML's loaders keep the last of two equal keys silently: a configuration or a policy
 that sets ``auc`` twice would run on one of them without a word. :func:`load_yaml_text`
-parses with ``yaml.SafeLoader`` (plain data only, never an object), walks the node tree
+parses with ``yaml.SafeLoader`` (plain data only, never an object; YAML 1.2's numbers,
+so ``1e-3`` is a float and ``1:30`` a string), walks the node tree
 once to refuse a repeated key with its dotted path and both lines, and words a syntax
 error with its line and column. A document whose aliases (``*name``) would expand it past
 :data:`MAX_EXPANDED_VALUES` values (a "billion laughs" document: a few lines, each alias
@@ -21,6 +22,43 @@ __all__ = ["MAX_EXPANDED_VALUES", "load_yaml_text"]
 #: Values (scalars, sequences, mappings) a document may hold once its aliases are expanded:
 #: far above any configuration or policy, far below what exhausts memory.
 MAX_EXPANDED_VALUES = 100_000
+
+
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+#: YAML 1.2's numbers: ``1e-3`` is a float (YAML 1.1, PyYAML's default, reads it as a
+#: string, and ``fpr: 1e-3`` would be refused as "not a number"); ``1:30`` is a string
+#: (YAML 1.1 reads it as the base-60 number 90). Integers keep YAML 1.1's other forms.
+_INT_PATTERN = (r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)"
+                r"|[-+]?0x[0-9a-fA-F_]+)$")
+_FLOAT_PATTERN = (r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+                  r"|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+"
+                  r"|[-+]?\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?"
+                  r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
+
+
+_LOADER: Any = None
+
+
+def _loader_class() -> Any:
+    """``yaml.SafeLoader`` with YAML 1.2's numbers (:data:`_FLOAT_PATTERN`), built once."""
+    global _LOADER
+    if _LOADER is None:
+        import re
+
+        import yaml
+
+        class Loader(yaml.SafeLoader):
+            pass
+
+        Loader.yaml_implicit_resolvers = {
+            first: [(tag, rx) for tag, rx in resolvers if tag not in (_INT, _FLOAT)]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+        Loader.add_implicit_resolver(_INT, re.compile(_INT_PATTERN), list("-+0123456789"))
+        Loader.add_implicit_resolver(_FLOAT, re.compile(_FLOAT_PATTERN),
+                                     list("-+0123456789."))
+        _LOADER = Loader
+    return _LOADER
+
 
 
 def _expanded_size(root: Any) -> int:
@@ -107,7 +145,7 @@ def load_yaml_text(text: str, *, describe: str, error: type[Exception],
 
     try:
         # the reader checks the characters here: a control character is a YAMLError too
-        loader = yaml.SafeLoader(text)
+        loader = _loader_class()(text)
     except yaml.YAMLError as exc:
         raise _syntax_error(exc, describe, error, what) from None
     try:
@@ -115,9 +153,11 @@ def load_yaml_text(text: str, *, describe: str, error: type[Exception],
         if node is None:
             return None
         if _expanded_size(node) > MAX_EXPANDED_VALUES:
-            raise error(f"{what or 'The file'} {describe} expands to more than "
-                        f"{MAX_EXPANDED_VALUES:,} values through its aliases (*name), or "
-                        "holds itself: refused (a 'billion laughs' document).")
+            raise error(f"{what or 'The file'} {describe} holds more than "
+                        f"{MAX_EXPANDED_VALUES:,} values once any aliases (*name) are "
+                        "expanded, or holds itself: refused (far more than any "
+                        "configuration needs; a 'billion laughs' document stays small "
+                        "on disk).")
         _check_duplicates(node, (), describe, error, set())
         return _construct(loader, node, describe, error, what)
     except yaml.YAMLError as exc:

@@ -63,6 +63,10 @@ def test_the_basis_option_reads_the_point_estimate(saved, tmp_path):
 
 @pytest.mark.parametrize(("text", "options", "message"), [
     ("rules: [{aucc: {max: 0.6}}]", [], "The 'rules[0].aucc' key of"),
+    ("rules: [{auc: {max: 1:30}}]", [], "'rules[0].auc.max' key of"),  # no base-60 number
+    ("rules: [{auc: {max: 0.6}, 1: 2}]", [], "The key 1 in 'rules[0]' of"),
+    ("rules: [{auc: {max: 0.6}}]", ["--junit", ""], "--junit option needs a file name"),
+    ("rules: [{auc: {max: 0.6}}]", ["--junit", "."], "--junit option needs a file name"),
     ("rules: [{auc: {max: 1.7}}]", [], "The 'rules[0].auc.max' key of"),
     ("rules: [{tpr_at_fpr: {max: 0.1}}]", [], "'rules[0].tpr_at_fpr.fpr' key of"),
     ("rules: [{auc: {max: 0.6}}]", ["--basis", "upper"], "'--basis' parameter"),
@@ -74,6 +78,41 @@ def test_bad_input_is_one_line_with_exit_code_2(saved, tmp_path, text, options, 
     assert result.exit_code == 2, result.output
     (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
     assert message in line and "Traceback" not in result.output
+
+
+def test_numbers_in_exponent_notation_are_numbers(saved, tmp_path):
+    policy = _policy(tmp_path, "rules: [{target: quiet, tpr_at_fpr: {fpr: 1e-1, max: 9e-1}}]")
+    result = _gate(saved, policy)
+    assert result.exit_code == 0, result.output
+    assert "tpr_at_fpr@0.1" in result.output
+
+
+def test_a_junit_folder_is_refused_before_the_gate_runs(saved, tmp_path):
+    policy = _policy(tmp_path, "rules: [{auc: {max: 0.6}}]")
+    result = _gate(saved, policy, "--junit", str(tmp_path))
+    assert result.exit_code == 2 and "names the folder" in result.output
+    assert "Gate" not in result.output  # nothing gated: the path was checked first
+
+
+def test_the_junit_file_can_be_a_device_or_a_pipe_never_replaced(saved, tmp_path):
+    """``--junit /dev/null`` (as root in a CI container) must not replace the device."""
+    import os
+    import stat
+    import threading
+
+    policy = _policy(tmp_path, "rules: [{target: quiet, auc: {max: 0.7}}]")
+    result = _gate(saved, policy, "--junit", "/dev/null")
+    assert result.exit_code == 0, result.output
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    fifo = tmp_path / "gate.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    result = _gate(saved, policy, "--junit", str(fifo))
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.output
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and received[0].startswith("<?xml")
 
 
 def test_missing_files_and_unmatched_budgets(saved, tmp_path):
@@ -131,7 +170,28 @@ def test_an_audit_with_gate_runs_then_gates_its_results(tables, tmp_path):
     assert not (tmp_path / "never").exists()
     result = _audit(tables, tmp_path / "never", None, "--gate-junit", "gate.xml")
     assert result.exit_code == 2 and "--gate-junit needs --gate" in result.output
+    result = _audit(tables, tmp_path / "never", kept, "--gate-junit", str(tmp_path))
+    assert result.exit_code == 2 and "--gate-junit option names the folder" in result.output
     assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.usefixtures("figures_not_drawn")
+def test_an_audit_gates_its_own_results_not_those_left_in_its_folder(tables, tmp_path):
+    """A second audit into the same --out: the gate reads the report just written."""
+    from privaudit.results import ResultsStore
+
+    out = tmp_path / "out"
+    kept = _policy(tmp_path, "rules: [{kind: synthetic, risk: {max: 0.9}}]")
+    assert _audit(tables, out, kept).exit_code == 0
+    # an earlier audit's leaky result left beside this report's own
+    ResultsStore(out / "results").save(AttackResult(
+        labels=np.r_[np.ones(50), np.zeros(50)], scores=np.r_[np.ones(50), np.zeros(50)],
+        attack="loss", target="stale", audit=AuditInfo(kind="synthetic")))
+    both = _policy(tmp_path, "rules: [{kind: synthetic, risk: {max: 0.9}, auc: {max: 0.6}}]")
+    result = _audit(tables, out, both)
+    assert result.exit_code == 0, result.output
+    assert "stale" not in result.output
+    assert _gate(out, both).exit_code == 1  # the folder itself holds it: gated there
 
 
 def test_the_integrations_commands_are_registered():

@@ -255,3 +255,69 @@ def test_the_gate_reads_the_numbers_the_report_tabulates(every_kind):
                 check.metric, basis)
             compared += 1
     assert compared == 2 * (4 * 3 + 1 + 1 + 1)  # 3 attack results x 4 metrics, 3 others
+
+
+def test_junit_names_are_unique_when_kinds_or_budgets_repeat(tmp_path):
+    """CI reporters key test cases by class and name: two checks must never share them."""
+    results = [attack_result("llm", signal=2.0, target="m"),
+               attack_result("unlearning", signal=0.0, target="m", seed=1)]
+    checked = _gate(results, [{"name": "r", "auc": {"max": 0.6}}])
+    cases = ET.parse(checked.to_junit(tmp_path / "a.xml")).getroot().iter("testcase")
+    assert sorted(c.get("name") for c in cases) == ["auc | m | loss | llm",
+                                                    "auc | m | loss | unlearning"]
+    twice = _gate(results[:1], [{"name": "r", "tpr_at_fpr": [{"fpr": 0.1, "max": 0.5},
+                                                             {"fpr": 0.1, "max": 0.9}]}])
+    cases = ET.parse(twice.to_junit(tmp_path / "b.xml")).getroot().iter("testcase")
+    names = [c.get("name") for c in cases]
+    assert len(names) == 2 and len(set(names)) == 2 and names[1].endswith(" #2")
+
+
+def test_a_precision_the_gate_does_not_read_raises_no_warning():
+    """An attack that calls no record a member: its precision is NaN, not the gate's concern."""
+    result = attack_result("model", signal=0.0, target="m")
+    result = type(result)(labels=result.labels, scores=result.scores, attack="quantile",
+                          target="m", predictions=np.zeros(len(result.labels), np.int8),
+                          audit=result.audit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        checked = _gate([result], [{"auc": {"max": 0.9}}])
+    assert [c.outcome for c in checked.checks] == ["pass"]
+
+
+def test_a_compared_artefact_is_left_out_in_memory_and_once_saved(tmp_path):
+    """The LLM audit's compare= model: never gated as the audited one, from either path."""
+    from privaudit.report import build_report
+
+    main = attack_result("llm", signal=0.0, target="unlearned")
+    original = attack_result("llm", signal=2.0, target="original", seed=1)
+    original.audit.role = "compared"  # as audit_llm marks its compare= and retrained= models
+    report = AuditReport([main], compared=[original], kind="llm")
+    rules = [{"kind": "llm", "auc": {"max": 0.6}}]
+    build_report(report, tmp_path / "report", n_bootstrap=N_BOOTSTRAP)
+    for source in (report, tmp_path / "report"):
+        checked = _gate(source, rules)
+        assert [c.target for c in checked.checks] == ["unlearned"], source
+        assert [e.artefact for e in checked.left_out] == ["original"]
+        assert "compared artefact" in checked.left_out[0].reason
+
+
+def test_a_report_folder_is_gated_with_the_report_s_own_bootstrap(tmp_path):
+    """The numbers the report shows: its results.json says how many resamples made them."""
+    from privaudit.report import build_report
+
+    result = attack_result("model", signal=0.5, target="m")
+    build_report([result], tmp_path / "report", n_bootstrap=50, random_state=0)
+    from_folder = gate(tmp_path / "report", {"rules": [{"auc": {"max": 1.0}}]})
+    by_hand = gate([result], {"rules": [{"auc": {"max": 1.0}}]}, n_bootstrap=50)
+    default = gate([result], {"rules": [{"auc": {"max": 1.0}}]})
+    assert from_folder.checks[0].value == by_hand.checks[0].value
+    assert from_folder.checks[0].value != default.checks[0].value  # 1000 resamples
+
+
+def test_one_folder_reached_by_two_paths_is_gated_once(tmp_path):
+    folder = tmp_path / "results"
+    ResultsStore(folder).save(attack_result("model", signal=1.0, target="m"))
+    (tmp_path / "latest").symlink_to(folder)
+    checked = gate([folder, tmp_path / "latest"], {"rules": [{"auc": {"max": 1.0}}]},
+                   n_bootstrap=N_BOOTSTRAP)
+    assert len(checked.checks) == 1

@@ -132,24 +132,36 @@ def test_the_junit_file_replaces_a_planted_link_never_writing_through_it(tmp_pat
 
 def test_the_gate_reads_no_result_out_of_its_folder_nor_an_edited_one(tmp_path, saved,
                                                                       outside):
+    """A result it cannot read stops the gate (exit 2 naming it): never a pass on the rest."""
     ResultsStore(outside).save(_result("planted", seed=3))
     (planted,) = [p for p in outside.iterdir() if p.is_dir()]
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(PASSING)
     (saved / "linked").symlink_to(planted)
+    with pytest.raises(ResultFileError, match="linked"):
+        gate(saved, {"rules": [{"auc": {"max": 1.0}}]}, n_bootstrap=20)
+    assert "linked" in _one_error_line(_gate_cli(saved, policy))
+    (saved / "linked").unlink()
+    # a link to a folder whose results lie deeper down is refused too, not skipped
+    (saved / "shared").symlink_to(outside)
+    assert "shared" in _one_error_line(_gate_cli(saved, policy))
+    (saved / "shared").unlink()
     (edited,) = [p for p in saved.iterdir() if p.name.startswith("b-")]
     scores = edited / "scores.csv"
     scores.write_text(scores.read_text().replace("1,", "0,", 3))  # members relabelled
-    with pytest.warns(DamagedResultWarning) as caught:
-        checks = gate(saved, {"rules": [{"auc": {"max": 1.0}}]}, n_bootstrap=20).checks
-    assert [c.target for c in checks] == ["a"]  # the planted and the edited one skipped
-    messages = " ".join(str(w.message) for w in caught)
-    assert "linked" in messages and "scores.csv" in messages
-    # nothing left to gate: one line, exit 2
-    only_bad = tmp_path / "only-bad"
-    only_bad.mkdir()
-    (only_bad / "linked").symlink_to(planted)
+    with pytest.raises(ResultFileError, match=r"scores\.csv"):
+        gate(saved, {"rules": [{"auc": {"max": 1.0}}]}, n_bootstrap=20)
+    line = _one_error_line(_gate_cli(saved, policy))
+    assert "every result or none" in line and "scores.csv" in line
+
+
+def test_a_truncated_result_fails_the_gate_even_beside_passing_ones(tmp_path, saved):
+    (folder,) = [p for p in saved.iterdir() if p.name.startswith("b-")]
+    (folder / "result.json").write_text((folder / "result.json").read_text()[:100])
     policy = tmp_path / "policy.yaml"
     policy.write_text(PASSING)
-    assert "skipped as damaged" in _one_error_line(_gate_cli(only_bad, policy))
+    line = _one_error_line(_gate_cli(saved, policy, "--strict"))
+    assert folder.name in line and "result.json" in line
 
 
 @pytest.mark.parametrize("name", ["../outside/secret.txt", "/etc/passwd", "sub/../../x"])
@@ -158,9 +170,8 @@ def test_a_result_naming_a_file_out_of_its_folder_is_not_gated(tmp_path, saved, 
     doc = json.loads((folder / "result.json").read_text())
     doc["files"]["scores"] = name
     (folder / "result.json").write_text(json.dumps(doc))
-    with pytest.warns(DamagedResultWarning, match="result"):
-        checks = gate(saved, {"rules": [{"auc": {"max": 1.0}}]}, n_bootstrap=20).checks
-    assert [c.target for c in checks] == ["b"]
+    with pytest.raises(ResultFileError, match="result"):
+        gate(saved, {"rules": [{"auc": {"max": 1.0}}]}, n_bootstrap=20)
 
 
 # ------------------------------------------------------------------- the notebook view
@@ -488,10 +499,10 @@ def test_names_cannot_drive_the_terminal(tmp_path):
                                              "20", "--verbose"])}
     ResultsStore(tmp_path / "elsewhere").save(_result("planted"))
     (planted,) = (tmp_path / "elsewhere").iterdir()
-    (folder / "linked\x1b[31m").symlink_to(planted)  # skipped: a warning names it
+    (folder / "linked\x1b[31m").symlink_to(planted)  # refused: the error names it
     outputs["warning"] = _gate_cli(folder, policy)
     for command, result in outputs.items():
-        assert result.exit_code in (0, 1), result.output
+        assert result.exit_code in ((2,) if command == "warning" else (0, 1)), result.output
         assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]", result.output), \
             command
         shown = "\\x1b[31m" if command == "warning" else "\\x1b[2J"

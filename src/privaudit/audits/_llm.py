@@ -679,6 +679,8 @@ def _run_llm_audit(main: LLMAudit, others: list[LLMAudit], blind: BlindBaselineA
     if memorisation is not None:
         results = (*results, *drive(memorisation).results)
     others_results = [r for rs in compared.values() for r in rs]
+    for result in others_results:  # saved with the report, so a rebuild knows them too
+        result.audit.role = "compared"
     return AuditReport(results, baselines=baselines, compared=others_results, kind="llm",
                        func=_FUNC, flat=[*results, *baselines, *others_results])
 

@@ -327,12 +327,17 @@ def _check_report_out(results_dirs: list[Path], out: Path) -> None:
                 "folder outside it.")
 
 
-def _saved_results(results_dirs: list[Path]) -> list[Any]:
-    """Every saved result under the folders; none left is one line saying why."""
+def _saved_results(results_dirs: list[Path], *, strict: bool = False) -> list[Any]:
+    """Every saved result under the folders; none left is one line saying why.
+
+    ``strict`` (the gate): a damaged, edited or linked-out result is one line naming it,
+    not a warning and a decision on the others: a CI gate that skipped the one result it
+    could not read would pass the build on the rest.
+    """
     import warnings
 
     from privaudit.cli._errors import ConfigError, one_line
-    from privaudit.results import DamagedResultWarning, load_all_results
+    from privaudit.results import DamagedResultWarning, ResultFileError, load_all_results
 
     missing = [str(folder) for folder in results_dirs if not folder.exists()]
     if missing:
@@ -340,9 +345,12 @@ def _saved_results(results_dirs: list[Path]) -> list[Any]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DamagedResultWarning)
         try:
-            results = load_all_results(results_dirs)
+            results = load_all_results(results_dirs, strict=strict)
         except FileNotFoundError:
             results = []
+        except ResultFileError as exc:
+            raise ConfigError(f"The gate reads every result or none, and one cannot be "
+                              f"read: {one_line(exc)}") from None
     damaged = [w for w in caught if issubclass(w.category, DamagedResultWarning)]
     if not results and damaged:  # the line says it all: no warning before it
         first = one_line(damaged[0].message).removeprefix("Skipped the damaged result ")
@@ -372,8 +380,9 @@ def gate_command(
     strict: Annotated[bool, typer.Option(
         "--strict", help="A budget that covers no result is an error (exit 2), not a "
         "warning.")] = False,
-    n_bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the "
-                                             "intervals (the report's 1000).")] = 1000,
+    n_bootstrap: Annotated[int | None, typer.Option(help="Bootstrap resamples for the "
+                                                    "intervals (default: the report's own, "
+                                                    "else 1000).")] = None,
     seed: Annotated[int, typer.Option(help="Random seed of the bootstrap.")] = 0,
 ) -> None:
     """Check a policy's privacy budgets on saved results, for CI.
@@ -383,12 +392,14 @@ def gate_command(
     input (an unknown metric, a budget outside its metric's range, an unreadable file).
     The reference: docs/ci_gate.md.
     """
-    _check_options("gate", n_bootstrap=n_bootstrap, seed=seed)
-    from privaudit.cli._gate import check_basis, read_policy, run_gate
+    _check_options("gate", seed=seed, **({} if n_bootstrap is None else {
+        "n_bootstrap": n_bootstrap}))
+    from privaudit.cli._gate import check_basis, check_junit, read_policy, run_gate
 
     check_basis(basis, "privaudit gate")
+    check_junit(junit, "--junit")
     checked = read_policy(policy)  # before reading any result: a bad policy is one line
-    code = run_gate(_console(), _saved_results(results_dirs), checked, basis=basis,
+    code = run_gate(_console(), _saved_results(results_dirs, strict=True), checked, basis=basis,
                     junit=junit, strict=strict, n_bootstrap=n_bootstrap, seed=seed)
     if code:
         raise typer.Exit(code)
@@ -407,22 +418,45 @@ def _read_gate_policy(path: Path | None, junit: Path | None = None) -> Any:
 
             raise ConfigError("--gate-junit needs --gate POLICY (the policy to check).")
         return None
-    from privaudit.cli._gate import read_policy
+    from privaudit.cli._gate import check_junit, read_policy
 
+    check_junit(junit, "--gate-junit")
     return read_policy(path)
 
 
 def _gate_report(console: Any, policy: Any, out: Path, seed: Any,
                  junit: Path | None = None) -> None:
-    """After an audit with ``--gate``: gate the report's results; exit with the gate's code."""
+    """After an audit with ``--gate``: gate the report's results; exit with the gate's code.
+
+    Only the results of the report just written (its manifest's folders): a result an
+    earlier audit left in the same ``--out`` is not this audit's, and would fail (or
+    cover a budget for) an artefact the report does not show.
+    """
     if policy is None:
         return
-    from privaudit.cli._gate import report_bootstrap, run_gate
+    from privaudit.cli._gate import run_gate
+    from privaudit.results import report_bootstrap
 
-    code = run_gate(console, _saved_results([out]), policy, junit=junit,
-                    n_bootstrap=report_bootstrap(out), seed=seed if isinstance(seed, int) else 0)
+    code = run_gate(console, _saved_results(_reported_folders(out), strict=True), policy,
+                    junit=junit, n_bootstrap=report_bootstrap(out),
+                    seed=seed if isinstance(seed, int) else 0)
     if code:
         raise typer.Exit(code)
+
+
+def _reported_folders(out: Path) -> list[Path]:
+    """The result folders the report in ``out`` lists (its manifest), all inside ``out``."""
+    from privaudit._files import check_inside
+    from privaudit.cli._errors import ConfigError
+    from privaudit.results import read_report_manifest
+
+    manifest = read_report_manifest(out)
+    if manifest is None:
+        raise ConfigError(f"The report in {out} has no readable manifest (report.json): "
+                          "the gate cannot tell this audit's results from others.")
+    for folder in manifest["folders"]:
+        check_inside(folder, out, what="a result folder of the report")
+    return manifest["folders"]
 
 
 audit_app = typer.Typer(help="Audit an artefact described by a configuration file.",

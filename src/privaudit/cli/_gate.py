@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_basis", "gate_table", "read_policy", "report_bootstrap", "run_gate"]
+__all__ = ["check_basis", "check_junit", "gate_table", "read_policy", "run_gate"]
 
 #: How each outcome is shown in the terminal.
 _STYLES = {"pass": ("PASS", "green"), "fail": ("FAIL", "bold red"), "warn": ("WARN", "yellow")}
@@ -36,15 +36,22 @@ def check_basis(basis: str | None, func: str) -> str | None:
     return basis
 
 
-def report_bootstrap(out: Path) -> int:
-    """The report's ``n_bootstrap`` (its ``results.json``): the gate reads its intervals."""
-    import json
+def check_junit(path: Path | None, option: str) -> Path | None:
+    """The JUnit file's path, refused before any work when it cannot be a file.
 
-    try:
-        settings = json.loads((out / "results.json").read_text(encoding="utf-8"))["settings"]
-        return int(settings["n_bootstrap"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 1000  # the report's default
+    An empty name or a folder would otherwise fail only after the gate (or the whole
+    audit) ran, and turn its exit code 1 or 0 into 2.
+    """
+    from privaudit.cli._errors import ConfigError
+
+    if path is None:
+        return None
+    if not str(path).strip() or path.name in ("", ".", ".."):
+        raise ConfigError(f"The {option} option needs a file name (got {str(path)!r}).")
+    if path.is_dir():
+        raise ConfigError(f"The {option} option names the folder {str(path)!r}: name the "
+                          "XML file to write.")
+    return path
 
 
 def _number(value: float) -> str:
@@ -63,28 +70,31 @@ def gate_table(result: Any) -> Any:
     table = Table(title="Privacy gate: " + (
         "each budget against the lower end of the metric's 95% interval"
         if result.basis == "lower" else "each budget against the metric's point estimate"))
-    # The basis is in the title; a column only when a budget chose its own.
+    # The basis is in the title; a column only when a budget chose its own. The audit
+    # kind only when several are gated (one model audited as an LLM and for unlearning).
     mixed = len({check.basis for check in result.checks}) > 1
-    for column in ("outcome", "rule", "artefact", "attack", "metric",
-                   *(("basis",) if mixed else ()), "value", "budget", "note"):
+    kinds = len({check.kind for check in result.checks}) > 1
+    for column in ("outcome", "rule", *(("kind",) if kinds else ()), "artefact", "attack",
+                   "metric", *(("basis",) if mixed else ()), "value", "budget", "note"):
         table.add_column(column, overflow="fold")
     for check in result.checks:
         label, style = _STYLES[check.outcome]
         # Names come from the user's files: printed literally, never read as markup, their
         # control characters escaped.
         table.add_row(Text(label, style=style), *(plain(cell) for cell in (
-            check.rule, check.artefact, check.attack, check.metric,
-            *((check.basis,) if mixed else ()), _number(check.value),
+            check.rule, *((check.kind,) if kinds else ()), check.artefact, check.attack,
+            check.metric, *((check.basis,) if mixed else ()), _number(check.value),
             _number(check.budget), check.note)))
     return table
 
 
 def run_gate(console: Any, results: Any, policy: Any, *, basis: str | None = None,
-             junit: Path | None = None, strict: bool = False, n_bootstrap: int = 1000,
-             seed: int = 0) -> int:
+             junit: Path | None = None, strict: bool = False,
+             n_bootstrap: int | None = None, seed: int = 0) -> int:
     """Gate ``results`` under ``policy``, print the table and the verdict; the exit code.
 
-    ``junit``: where to write the JUnit XML (one test case per check).
+    ``junit``: where to write the JUnit XML (one test case per check); ``n_bootstrap``
+    None: the report's own (:func:`privaudit.policy.gate`).
     """
     from rich.text import Text
 

@@ -38,10 +38,11 @@ __all__ = ["TABLE_COLUMNS", "GateCheck", "GateResult", "NotGated", "UnmatchedBud
 #: The columns of :meth:`GateResult.table`.
 TABLE_COLUMNS = ("outcome", "rule", "kind", "artefact", "attack", "metric", "basis", "value",
                  "budget", "note")
-#: Result roles that are not leakage, and why they are not gated.
-_NOT_LEAKAGE = {"baseline": "a blind baseline: evidence about the data split, not leakage",
-                "fidelity": "a fidelity classifier: evidence about the data, not leakage"}
 _COMPARED = "a compared artefact (shown beside the audited one), not the audited artefact"
+#: Result roles that are not the audited artefact's leakage, and why they are not gated.
+_NOT_LEAKAGE = {"baseline": "a blind baseline: evidence about the data split, not leakage",
+                "fidelity": "a fidelity classifier: evidence about the data, not leakage",
+                "compared": _COMPARED}
 
 
 class UnmatchedBudgetWarning(PrivauditWarning):
@@ -282,11 +283,11 @@ def _gated(results: Any) -> tuple[list[tuple[Any, str]], list[NotGated]]:
     from privaudit.report import AuditReport
     from privaudit.results import load_all_results, result_type_of
 
-    if isinstance(results, (str, os.PathLike)):
-        results = load_all_results(results)
-    elif (isinstance(results, Sequence) and not isinstance(results, AuditReport) and results
-          and all(isinstance(r, (str, os.PathLike)) for r in results)):
-        results = load_all_results(list(results))
+    # strict: a result that cannot be read is an error, never a warning and a decision on
+    # the others (a gate that skipped it would pass the build on the rest).
+    if _are_paths(results):
+        results = load_all_results(results if isinstance(results, (str, os.PathLike))
+                                   else list(results), strict=True)
     left_out: list[NotGated] = []
     default_kind = ""
     if isinstance(results, AuditReport):
@@ -314,6 +315,16 @@ def _gated(results: Any) -> tuple[list[tuple[Any, str]], list[NotGated]]:
     return pairs, left_out
 
 
+def _are_paths(results: Any) -> bool:
+    """Whether ``results`` is a folder, or a non-empty sequence of folders, of results."""
+    from privaudit.report import AuditReport
+
+    if isinstance(results, (str, os.PathLike)):
+        return True
+    return (isinstance(results, Sequence) and not isinstance(results, AuditReport)
+            and bool(results) and all(isinstance(r, (str, os.PathLike)) for r in results))
+
+
 def _unread_reason(result: Any) -> str:
     """Why no check read ``result``: no metric reads its kind, or no budget covers it."""
     kind = reading_type(result)
@@ -331,7 +342,7 @@ def _budget_name(rule: Rule, index: int, metric: str, budget: Any) -> str:
 
 
 def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = False,
-         n_bootstrap: int = 1000, random_state: int = 0) -> GateResult:
+         n_bootstrap: int | None = None, random_state: int = 0) -> GateResult:
     """Check every budget of ``policy`` on every result it covers.
 
     Parameters
@@ -350,9 +361,13 @@ def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = 
     strict : bool
         Raise :class:`PolicyError` when a budget covers no result, instead of an
         :class:`UnmatchedBudgetWarning`.
-    n_bootstrap, random_state : int
-        The attack results' bootstrap: the report's defaults, so the gate reads the
-        numbers the report shows.
+    n_bootstrap : int or None
+        The attack results' bootstrap resamples. None: the report's own when ``results``
+        are a report's folder (its ``results.json``,
+        :func:`~privaudit.results.report_bootstrap`), else the report's default 1000, so
+        that the gate reads the numbers the report shows.
+    random_state : int
+        The bootstrap's seed (the report's default 0).
 
     Returns
     -------
@@ -374,7 +389,7 @@ def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = 
        lower bound).
     """
     from privaudit._validation import check_random_state, param_error
-    from privaudit.results import check_n_bootstrap
+    from privaudit.results import check_n_bootstrap, report_bootstrap
 
     policy = load_policy(policy)
     if basis not in (None, "lower", "point"):
@@ -382,6 +397,8 @@ def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = 
     if not isinstance(strict, bool):
         raise param_error("strict", "gate", "a bool", strict, error=TypeError)
     check_random_state(random_state, func="gate")
+    if n_bootstrap is None:
+        n_bootstrap = report_bootstrap(results) if _are_paths(results) else 1000
     readings = Readings(policy.fprs(), check_n_bootstrap(n_bootstrap, "gate"), random_state)
     pairs, left_out = _gated(results)
     basis = basis or policy.basis

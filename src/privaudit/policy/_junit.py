@@ -2,10 +2,10 @@
 
 The layout is the one CI systems read (Jenkins, GitLab, GitHub Actions' test reporters):
 ``<testsuites>`` holding one ``<testsuite>``, one ``<testcase>`` per check named by its
-metric, target and attack (``classname``: the rule), a ``<failure>`` with the check's
-message when it fails the gate, ``<skipped>`` with the reason when it is unmeasurable and
-only warns; then one ``<skipped>`` test case per result no check read
-(``classname`` ``privaudit.gate.not-gated``), with the reason.
+metric, target and attack (``classname``: the rule; names made unique by :func:`_names`),
+a ``<failure>`` with the check's message when it fails the gate, ``<skipped>`` with the
+reason when it is unmeasurable and only warns; then one ``<skipped>`` test case per result
+no check read (``classname`` ``privaudit.gate.not-gated``), with the reason.
 """
 
 from __future__ import annotations
@@ -22,13 +22,29 @@ __all__ = ["junit_xml"]
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def _testcase(parent: Any, check: Any) -> None:
+def _names(checks: tuple[Any, ...]) -> list[str]:
+    """Each check's test-case name, unique within its rule (its ``classname``).
+
+    ``metric | artefact | attack``, with the audit kind when several kinds are gated (an
+    LLM audit and an unlearning audit of one model); a check that still repeats another
+    (two budgets of one rule on the same metric) gets ``#2``, ``#3``: CI reporters key
+    test cases by class and name, and would merge or overwrite two that share them.
+    """
+    with_kind = len({check.kind for check in checks}) > 1
+    names, seen = [], {}
+    for check in checks:
+        name = f"{check.metric} | {check.artefact} | {check.attack}"
+        name += f" | {check.kind}" if with_kind else ""
+        count = seen[(check.rule, name)] = seen.get((check.rule, name), 0) + 1
+        names.append(name if count == 1 else f"{name} #{count}")
+    return names
+
+
+def _testcase(parent: Any, check: Any, name: str) -> None:
     import xml.etree.ElementTree as ET
 
     case = ET.SubElement(parent, "testcase", {
-        "classname": f"privaudit.gate.{check.rule}",
-        "name": f"{check.metric} | {check.artefact} | {check.attack}",
-        "time": "0"})
+        "classname": f"privaudit.gate.{check.rule}", "name": name, "time": "0"})
     if check.failed:
         kind = "Unmeasurable" if check.status == "unmeasurable" else "BudgetExceeded"
         failure = ET.SubElement(case, "failure", {"message": check.message, "type": kind})
@@ -56,8 +72,8 @@ def junit_xml(result: Any) -> str:
                         ("unmatched_budgets", str(len(result.unmatched))),
                         ("not_gated", str(result.not_gated))):
         ET.SubElement(properties, "property", {"name": name, "value": value})
-    for check in result.checks:
-        _testcase(suite, check)
+    for check, name in zip(result.checks, _names(result.checks), strict=True):
+        _testcase(suite, check, name)
     for entry in result.left_out:  # named, never silently passed
         case = ET.SubElement(suite, "testcase", {
             "classname": "privaudit.gate.not-gated",

@@ -102,9 +102,18 @@ class Readings:
     def _attack_metrics(self, result: Any) -> dict[str, Any]:
         key = id(result)
         if key not in self._metrics:
-            self._metrics[key] = result.metrics(
-                fprs=self.fprs, n_bootstrap=self.n_bootstrap, confidence=CONFIDENCE,
-                random_state=self.random_state)
+            import warnings
+
+            from privaudit.exceptions import DegenerateInputWarning
+
+            # A degenerate metric the gate reads is NaN, and its check says "unmeasurable"
+            # naming the result; one it does not read (a precision with no member
+            # guessed) is no concern of the gate's, and its warning would name nothing.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DegenerateInputWarning)
+                self._metrics[key] = result.metrics(
+                    fprs=self.fprs, n_bootstrap=self.n_bootstrap, confidence=CONFIDENCE,
+                    random_state=self.random_state)
         return self._metrics[key]
 
     def _threshold_metric(self, name: str) -> Callable[[Any, Any, str], Reading]:

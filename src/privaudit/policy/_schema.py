@@ -347,10 +347,17 @@ def _error_text(err: Mapping[str, Any], source: str) -> str:
                 f"{expected}.")
     if kind == "missing":
         return f"The {key!r} key of {source} is missing; it is required."
+    got = err.get("input")
+    if kind == "invalid_key":  # pydantic's loc ends with the key itself, not an index
+        where = f" in {_dotted(loc[:-1])!r}" if loc[:-1] else ""
+        return (f"The key {got!r}{where} of {source} is not a name; keys are words such "
+                "as 'rules', 'target' or 'auc'.")
+    if kind == "float_type" and isinstance(got, int) and not isinstance(got, bool):
+        return (f"The {key!r} key of {source} must be a number a float can hold (at most "
+                f"about 1.8e308). Got an integer of {len(str(abs(got)))} digits instead.")
     error = err.get("ctx", {}).get("error")
     expected = (error.expected if isinstance(error, _Expected) else _EXPECTED.get(kind)
                 or str(err["msg"]).removeprefix("Input should be "))
-    got = err.get("input")
     if isinstance(error, _Expected) and error.key:  # a budget's validator, on one key
         key, got = f"{key}.{error.key}", error.got
     return f"The {key!r} key of {source} must be {expected}. Got {got!r} instead."

@@ -77,6 +77,8 @@ from privaudit.results._store import (
     ResultsStore,
     load_all_results,
     load_result,
+    read_report_manifest,
+    report_bootstrap,
     result_folder_names,
 )
 
@@ -118,6 +120,8 @@ __all__ = [
     "load_results",
     "mark_non_finite",
     "quantile_interval",
+    "read_report_manifest",
+    "report_bootstrap",
     "restore_csv_cell",
     "restore_non_finite",
     "result_folder_name",

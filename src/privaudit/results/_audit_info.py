@@ -23,7 +23,7 @@ __all__ = ["AuditInfo", "BaselineCheck", "Finding", "SliceSummary", "notebook_ht
 
 _FUNC = "AuditInfo"
 #: The roles a result can play besides a leak (None): read back only these.
-ROLES = ("baseline", "fidelity")
+ROLES = ("baseline", "fidelity", "compared")
 
 
 @dataclass
@@ -178,7 +178,10 @@ class AuditInfo:
     role : str or None
         ``"baseline"`` for a result that is a baseline the attacks are compared with (an
         LLM audit's blind classifier): reported, but never a target's leakage verdict;
-        ``"fidelity"`` for a distinguisher reported as fidelity, never as a leak.
+        ``"fidelity"`` for a distinguisher reported as fidelity, never as a leak;
+        ``"compared"`` for a result on another artefact run for comparison (an LLM
+        audit's ``compare=`` and ``retrained=`` models): shown beside the audited one,
+        never gated as the audited artefact, in memory or saved.
     key : str or None
         The run key (digest of the target's fingerprint, the data, the seed and the
         parameters) under which the result is reused by a rerun.

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from privaudit._files import check_inside, mkdir_inside
+from privaudit._files import check_inside, mkdir_inside, read_json_inside
 from privaudit._validation import param_error
 from privaudit.exceptions import OutsideFolderError
 from privaudit.results._attack_result import AttackResult
@@ -31,7 +31,8 @@ from privaudit.results._result_format import RESULT_FILE
 from privaudit.results._risk import RISK_FILE, RiskResult
 
 __all__ = ["REPORT_MANIFEST", "RESULT_KINDS", "ResultsStore", "SavedResults",
-           "load_all_results", "load_result", "read_report_manifest", "result_folder_names",
+           "load_all_results", "load_result", "read_report_manifest", "report_bootstrap",
+           "result_folder_names",
            "write_report_manifest"]
 
 #: The file in a report's folder (beside ``index.html`` and ``results/``) that remembers
@@ -311,6 +312,33 @@ def read_report_manifest(root: str | os.PathLike[str]) -> dict[str, Any] | None:
     return None
 
 
+#: The bootstrap resamples of a report whose ``results.json`` records none (the default).
+DEFAULT_REPORT_BOOTSTRAP = 1000
+
+
+def report_bootstrap(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+                     ) -> int:
+    """The ``n_bootstrap`` behind the intervals of the report the first path is (or holds).
+
+    Read from the report's ``results.json`` (``settings``), in the folder or its parent (a
+    report's ``results/`` folder), so that the gate and the trackers read the numbers the
+    report shows; :data:`DEFAULT_REPORT_BOOTSTRAP` when no path is a report or the file
+    is not a well-formed report document.
+    """
+    roots = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    for root in roots:
+        folder = Path(os.path.abspath(root))
+        for directory in (folder, folder.parent):
+            try:
+                doc = read_json_inside(directory, "results.json", what="the report's file")
+                value = doc["settings"]["n_bootstrap"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                return value
+    return DEFAULT_REPORT_BOOTSTRAP
+
+
 def _in_manifest_order(folders: list[Path], manifest: dict[str, Any] | None) -> list[Path]:
     """``folders`` (sorted) in the manifest's order; those it does not list after, sorted."""
     if manifest is None:
@@ -356,13 +384,15 @@ def load_all_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[
             out.title, out.description = manifest["title"], manifest["description"]
         found.extend((folder, root) for folder in _in_manifest_order(_result_folders(root),
                                                                      manifest))
-    folders: dict[Path, Path] = {}
+    # One entry per real folder: the same results reached by two paths (a folder and a
+    # link to it, given side by side) are loaded, and counted, once.
+    folders: dict[str, tuple[Path, Path]] = {}
     for folder, root in found:
-        folders.setdefault(Path(os.path.abspath(folder)), root)
+        folders.setdefault(os.path.realpath(folder), (Path(os.path.abspath(folder)), root))
     if not folders:
         raise FileNotFoundError(f"No saved result ({', '.join(RESULT_KINDS)}) under "
                                 f"{', '.join(map(str, roots))}.")
-    for folder, root in folders.items():
+    for folder, root in folders.values():
         try:
             out.append(load_result(folder, root=root))
         except ResultFileError as exc:
@@ -374,11 +404,12 @@ def load_all_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[
 
 
 def _result_folders(root: Path) -> list[Path]:
-    """Folders under ``root`` holding a kind's file, sorted; links to folders included.
+    """Folders under ``root`` holding a kind's file, sorted; links out of ``root`` included.
 
-    The user named ``root``; the walk does not follow links, but a linked folder that
-    leads out of ``root`` is listed (so that loading it refuses it with a warning, rather
-    than dropping it silently); one that stays inside is reached by its real path.
+    The user named ``root``; the walk does not follow links. Every linked folder that
+    leads out of ``root`` is listed, whether it holds a result or results deeper down,
+    so that loading it refuses it (a warning, or an error with ``strict``) rather than
+    dropping it silently; one that stays inside is reached by its real path.
     """
     folders: set[Path] = set()
     for current, dirs, files in os.walk(root):
@@ -387,8 +418,7 @@ def _result_folders(root: Path) -> list[Path]:
             folders.add(here)
         for name in dirs:
             link = here / name
-            if os.path.islink(link) and _kind_file(link) is not None and not _resolves_in(
-                    link, root):
+            if os.path.islink(link) and not _resolves_in(link, root):
                 folders.add(link)
     return sorted(folders)
 
