@@ -342,3 +342,165 @@ def test_bad_input_is_named(noisy_labels):
     blind = LabelOnlyTarget(target.estimator.predict, classes=target.estimator.classes_)
     with pytest.raises(ValueError, match="revealing class probabilities"):
         attack.score(blind, X[:10], y[:10])
+
+
+# --- a constant statistic: no information, never a crash (review finding 3) ---------------
+def _constant_target_data():
+    """A model that answers the same for every record, and tiny audited/population sets."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    const = DecisionTreeClassifier(max_depth=1).fit(np.zeros((4, 3)), [0, 0, 1, 1])
+    return SklearnTarget(const), X, y, np.r_[np.ones(15), np.zeros(15)].astype(int)
+
+
+def test_constant_statistic_run_gives_a_result_with_no_information():
+    target, X, y, labels = _constant_target_data()
+    with pytest.warns(DegenerateInputWarning, match=r"QuantileAttack\.fit: .*same on every"):
+        attack = QuantileAttack(max_iter=5, random_state=0).fit(target, X[30:], y[30:])
+    assert attack.model_ is None
+    with pytest.warns(DegenerateInputWarning, match=r"QuantileAttack\.score: .*NaN"):
+        assert np.all(np.isnan(attack.score(target, X[:5], y[:5])))
+    with pytest.warns(DegenerateInputWarning, match=r"QuantileAttack\.run: .*no information"):
+        result = attack.run(target, X[:30], y[:30], labels)
+    assert np.array_equal(result.scores, np.zeros(30)) and result.predictions is None
+    assert roc_auc(result.labels, result.scores) == 0.5
+    assert "same on every population record" in result.extra["degenerate"]
+    assert "threshold" not in result.extra and result.raw_statistic_name == "logit_confidence"
+
+
+def test_audit_with_a_constant_model_keeps_every_attack_and_builds_its_report(tmp_path):
+    import privaudit
+    from privaudit.exceptions import BaselineWarning
+    from privaudit.report import build_report
+
+    target, X, y, labels = _constant_target_data()
+    with pytest.warns(DegenerateInputWarning), pytest.warns(BaselineWarning):
+        report = privaudit.audit_model(target.estimator, X[:30], y[:30], labels,
+                                       population=(X[30:], y[30:]),
+                                       attacks=["loss", "quantile"], random_state=0,
+                                       attack_params={"quantile": {"max_iter": 5}},
+                                       slices=False)
+    assert [r.attack for r in report.results] == ["loss", "quantile"]
+    assert "degenerate" in report.results[1].extra
+    page = build_report(report.results, tmp_path / "report", n_bootstrap=5)
+    assert page.is_file()
+
+
+# --- errors name the user's call and parameter (review finding 6) -------------------------
+@pytest.fixture(scope="module")
+def small_target():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    from sklearn.linear_model import LogisticRegression
+
+    return SklearnTarget(LogisticRegression().fit(X, y)), X, y  # confidences vary by record
+
+
+@pytest.mark.parametrize(("rows", "match"), [
+    (slice(0, 0), r"'X' parameter of QuantileAttack\.fit must be at least 10 population "
+                  r"records.*Got <0 records>"),
+    (slice(0, 6), r"'X' parameter of QuantileAttack\.fit must be at least 10 population "
+                  r"records.*Got <6 records>"),
+])
+def test_too_few_population_records_name_x_of_fit(small_target, rows, match):
+    target, X, y = small_target
+    with pytest.raises(ValueError, match=match):
+        QuantileAttack().fit(target, X[rows], y[rows])
+
+
+def test_fit_quantile_model_on_no_records_names_its_own_parameter():
+    with pytest.raises(ValueError, match="'statistic' parameter of fit_quantile_model"):
+        fit_quantile_model(np.empty(0), np.empty(0))
+
+
+@pytest.mark.parametrize("call", ["fit", "score", "run"])
+def test_non_finite_and_non_numeric_records_name_x_of_the_call(small_target, call):
+    target, X, y = small_target
+    attack = QuantileAttack(max_iter=5, random_state=0).fit(target, X[20:], y[20:])
+    out = target.query(X[:20], y[:20])
+    extra = {"labels": np.r_[np.ones(10), np.zeros(10)].astype(int)} if call == "run" else {}
+    with_nan = X[:20].copy()
+    with_nan[3, 1] = np.nan
+    words = np.where(X[:20] > 0, "a", "b")
+    with pytest.raises(ValueError, match=rf"'X' parameter of QuantileAttack\.{call} must "
+                                         r"be finite records.*<1 non-finite values>"):
+        getattr(attack, call)(X=with_nan, outputs=out, **extra)
+    with pytest.raises(TypeError, match=rf"'X' parameter of QuantileAttack\.{call} must "
+                                        r"be numeric records, or a DataFrame"):
+        getattr(attack, call)(X=words, outputs=out, **extra)
+
+
+# --- a DataFrame's non-numeric columns are coded, the same at fit and at score ------------
+def _frame(n, seed):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"num": rng.normal(size=n),
+                          "colour": rng.choice(["red", "green", "blue"], size=n),
+                          "flag": rng.integers(0, 2, size=n).astype(bool)})
+    y = (frame["num"] + (frame["colour"] == "red") > 0.5).astype(int).to_numpy()
+    return frame, y
+
+
+def _coded_by_hand(frame, seen):
+    """Colour as its rank among the sorted colours seen at fit; -1 when unseen."""
+    order = sorted(seen)
+    colour = [order.index(c) if c in order else -1 for c in frame["colour"]]
+    return np.column_stack([frame["num"], colour, frame["flag"]]).astype(float)
+
+
+@pytest.fixture(scope="module")
+def pipeline_on_a_frame():
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    frame, y = _frame(90, 2)
+    encode = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), ["colour"]),
+                                     remainder="passthrough")
+    model = make_pipeline(encode, LogisticRegression())  # confidences vary by record
+    return SklearnTarget(model.fit(frame[:30], y[:30])), frame, y
+
+
+def test_a_pipeline_on_a_frame_with_categorical_columns_is_screened(pipeline_on_a_frame):
+    target, frame, y = pipeline_on_a_frame
+    attack = QuantileAttack(max_iter=5, random_state=0).fit(target, frame[60:], y[60:])
+    assert list(attack.categories_) == ["colour"]
+    assert attack.categories_["colour"].tolist() == ["blue", "green", "red"]
+    result = attack.run(target, frame[:60], y[:60], np.r_[np.ones(30), np.zeros(30)].astype(int))
+    assert result.scores.shape == (60,) and np.all(np.isfinite(result.scores))
+
+
+def test_frame_codes_agree_between_fit_and_score_and_with_codes_by_hand(pipeline_on_a_frame):
+    target, frame, y = pipeline_on_a_frame
+    pop, audited = frame[60:], frame[:20].copy()
+    audited.loc[audited.index[:3], "colour"] = "purple"  # unseen at fit: coded -1
+    pop_out, aud_out = target.query(pop, y[60:]), target.query(audited, y[:20])
+    attack = QuantileAttack(max_iter=5, random_state=0).fit(X=pop, outputs=pop_out)
+    scores = attack.score(X=audited, outputs=aud_out)
+    assert attack.model_ is not None and np.all(np.isfinite(scores))
+    seen = set(pop["colour"])
+    by_hand = quantile_scores(record_features(_coded_by_hand(pop, seen), pop_out),
+                              target_statistic(pop_out)[0],
+                              record_features(_coded_by_hand(audited, seen), aud_out),
+                              target_statistic(aud_out)[0], max_iter=5, random_state=0)
+    np.testing.assert_array_equal(scores, by_hand)
+    # A record's code does not depend on the other records scored with it.
+    greens = np.flatnonzero(audited["colour"].to_numpy() == "green")
+    alone = attack.score(X=audited.iloc[greens], outputs=target.query(audited.iloc[greens],
+                                                                      y[:20][greens]))
+    np.testing.assert_array_equal(alone, scores[greens])
+
+
+def test_a_frame_at_score_must_have_the_coded_columns(pipeline_on_a_frame):
+    target, frame, y = pipeline_on_a_frame
+    attack = QuantileAttack(max_iter=5, random_state=0).fit(target, frame[60:], y[60:])
+    out = target.query(frame[:10], y[:10])
+    with pytest.raises(ValueError, match=r"'X' parameter of QuantileAttack\.score .*column "
+                                         r"'colour'"):
+        attack.score(X=frame[:10].drop(columns="colour"), outputs=out)
+    with pytest.raises(TypeError, match=r"'X' parameter of QuantileAttack\.score must be a "
+                                        r"DataFrame, as at fit"):
+        attack.score(X=frame[:10].to_numpy(), outputs=out)

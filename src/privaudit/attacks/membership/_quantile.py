@@ -203,7 +203,8 @@ def _check_pair(features: ArrayLike, statistic: ArrayLike, prefix: str,
     except (TypeError, ValueError):
         raise param_error(x_name, func, "numeric arrays (features and statistic)",
                           f"<{type(features).__name__}>", error=TypeError) from None
-    x = x.reshape(len(x), -1) if x.ndim != 2 and x.ndim > 0 else x
+    if x.ndim != 2 and x.ndim > 0:  # explicit width: -1 is ambiguous for 0 records
+        x = x.reshape(len(x), int(np.prod(x.shape[1:])))
     if x.ndim != 2 or s.ndim != 1 or len(x) != len(s):
         raise param_error(x_name, func, f"a 2-D array with one row per value of '{s_name}' "
                           f"({s.shape})", f"<array of shape {x.shape}>")
@@ -457,7 +458,9 @@ def record_features(X: Any, outputs: ModelOutputs) -> NDArray[np.float64]:
     Parameters
     ----------
     X : array-like of shape (n_records, ...)
-        Numeric records (a DataFrame's numeric columns, images).
+        Numeric, finite records: arrays, images, a DataFrame whose columns are all
+        numeric. Code other columns first: :class:`QuantileAttack` codes a DataFrame's
+        non-numeric columns itself (its ``categories_``).
     outputs : ModelOutputs
         The target's outputs on the same records (their labels).
 
@@ -466,12 +469,30 @@ def record_features(X: Any, outputs: ModelOutputs) -> NDArray[np.float64]:
     ndarray of shape (n_records, n_features + n_classes) or (n_records, n_features + 1)
     """
     func = "record_features"
+    return _with_label(_numeric_records(X, func, "numeric records (encode categorical "
+                                        "columns first)"), outputs, func)
+
+
+def _numeric_records(X: Any, func: str, expected: str) -> NDArray[np.float64]:
+    """``X`` as a finite 2-D float array, one row per record, or an error naming ``X``."""
     try:
         x = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError):
-        raise param_error("X", func, "numeric records (encode categorical columns first)",
-                          f"<{type(X).__name__}>", error=TypeError) from None
+        raise param_error("X", func, expected, f"<{type(X).__name__}>",
+                          error=TypeError) from None
+    if x.ndim == 0 or len(x) == 0:
+        raise param_error("X", func, "at least one record", f"<array of shape {x.shape}>")
     x = x.reshape(len(x), -1)
+    if not np.all(np.isfinite(x)):
+        # The regressors and the margins need a value per feature: no NaN, no inf.
+        raise param_error("X", func, "finite records (no NaN or inf: impute missing values)",
+                          f"<{int(np.sum(~np.isfinite(x)))} non-finite values>")
+    return x
+
+
+def _with_label(x: NDArray[np.float64], outputs: ModelOutputs,
+                func: str) -> NDArray[np.float64]:
+    """The records' features, then their label (one-hot) or regression target."""
     if len(x) != len(outputs):
         raise param_error("X", func, f"one row per output ({len(outputs)})",
                           f"<{len(x)} rows>")
@@ -481,6 +502,73 @@ def record_features(X: Any, outputs: ModelOutputs) -> NDArray[np.float64]:
     label = np.zeros((len(x), n_classes))
     label[np.arange(len(x)), outputs.y_index] = 1.0
     return np.column_stack([x, label])
+
+
+def _is_frame(X: Any) -> bool:
+    import pandas as pd
+
+    return isinstance(X, pd.DataFrame)
+
+
+def _column_categories(X: Any) -> dict[Any, NDArray[Any]]:
+    """The categories of each non-numeric column of a DataFrame (``{}`` for other ``X``).
+
+    Non-numeric: any dtype but booleans, integers and floats (strings, ``category``,
+    dates). The categories are the column's distinct non-missing values, sorted (in
+    order of appearance when they cannot be sorted, e.g. mixed types): what
+    :func:`_category_codes` codes 0, 1, ...
+    """
+    if not _is_frame(X):
+        return {}
+    import pandas as pd
+
+    found: dict[Any, NDArray[Any]] = {}
+    for name, dtype in zip(X.columns, X.dtypes, strict=True):
+        if dtype.kind in "biuf" or name in found:
+            continue
+        # Every column of that name (a frame can repeat one): their codes must agree.
+        values = pd.unique(X.loc[:, [name]].to_numpy(dtype=object).ravel())
+        values = values[~pd.isna(values)]
+        try:
+            values = np.sort(values)
+        except TypeError:
+            pass
+        found[name] = values
+    return found
+
+
+def _category_codes(X: Any, categories: dict[Any, NDArray[Any]], func: str) -> Any:
+    """``X`` with the columns named in ``categories`` replaced by their codes.
+
+    A value's code is its position in its column's categories; a missing value or one
+    not among them is -1 (one code for "none of those seen at fit"). Returned as a
+    float array when ``X`` is a DataFrame, unchanged otherwise.
+    """
+    if not _is_frame(X):
+        if categories:
+            raise param_error("X", func, "a DataFrame, as at fit (its non-numeric columns "
+                              "are coded)", f"<{type(X).__name__}>", error=TypeError)
+        return X
+    absent = [name for name in categories if name not in X.columns]
+    if absent:
+        raise param_error("X", func, "a DataFrame with the columns coded at fit",
+                          f"<DataFrame without column {absent[0]!r}>")
+    import pandas as pd
+
+    columns = []
+    for i, name in enumerate(X.columns):
+        column = X.iloc[:, i]
+        if name in categories:
+            codes = pd.Index(categories[name]).get_indexer(column.to_numpy(dtype=object))
+            columns.append(codes.astype(np.float64))
+            continue
+        try:
+            columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
+        except (TypeError, ValueError):
+            raise param_error("X", func, f"numeric in column {name!r}, as at fit (the "
+                              "columns non-numeric at fit are coded)",
+                              f"<column of dtype {column.dtype}>", error=TypeError) from None
+    return np.column_stack(columns) if columns else np.empty((len(X), 0))
 
 
 def target_statistic(outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
@@ -499,6 +587,23 @@ def target_statistic(outputs: ModelOutputs) -> tuple[NDArray[np.float64], str]:
     return outputs.signal("logit_confidence"), "logit_confidence"
 
 
+def _require_records(X: Any, func: str) -> None:
+    if X is None:
+        raise param_error("X", func, "given: the quantile is predicted from each "
+                          "record's features", None, error=TypeError)
+
+
+def _n_records(X: Any) -> int | None:
+    """Rows of ``X`` without converting it (None when it has no length)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:
+        return None
+
+
 class QuantileAttack(MembershipAttack):
     """Quantile-regression membership inference: a screen that trains no reference model.
 
@@ -506,7 +611,10 @@ class QuantileAttack(MembershipAttack):
     did not train on (or takes ``outputs=`` of that query) and fits
     :func:`fit_quantile_model` to its statistic (:func:`target_statistic`) given each
     record's features and label (:func:`record_features`); ``score`` and ``run`` read the
-    audited records' features and the target's answers on them.
+    audited records' features and the target's answers on them. A DataFrame's
+    non-numeric columns (strings, categories, dates: what a scikit-learn Pipeline with an
+    encoder takes) are coded as integers for the quantile model, the same way at fit and
+    at score (``categories_``); the target always receives the records as given.
 
     Parameters
     ----------
@@ -528,10 +636,19 @@ class QuantileAttack(MembershipAttack):
     Attributes
     ----------
     model_ : QuantileModel or None
-        The fitted quantile model (None when the population's statistic was constant:
-        the scores are then NaN).
+        The fitted quantile model. None (with a
+        :class:`~privaudit.exceptions.DegenerateInputWarning`) when the target's statistic
+        was the same on every population record, e.g. a constant model: no quantile
+        separates anything, so ``score`` gives NaN and ``run`` a result with no
+        information (every score 0, AUC 0.5, no ``predictions``, ``extra["degenerate"]``
+        saying why), so that an audit keeps its other attacks' results.
     statistic_name_ : str
         The statistic modelled (``"logit_confidence"`` or ``"negated_squared_error"``).
+    categories_ : dict
+        For each non-numeric column of a DataFrame ``X`` at fit, by name, the categories
+        seen there (sorted when they can be): a value's code is its position, and a
+        missing value or one not seen at fit is coded -1, at fit and at score. Empty for
+        other records.
 
     Notes
     -----
@@ -576,8 +693,10 @@ class QuantileAttack(MembershipAttack):
         ----------
         target : Target or fitted estimator, optional
             The audited model, queried on ``(X, y)`` unless ``outputs`` is given.
-        X : array-like
-            Population records (never trained on), always needed: their features.
+        X : array-like or DataFrame
+            Population records (never trained on), always needed: their features, at
+            least two per fold of the cross-fitting (10 with the default schedule). A
+            DataFrame's non-numeric columns are coded (``categories_``).
         y : array-like, optional
             Their labels / targets (needed to query the target).
         outputs : ModelOutputs, optional
@@ -589,18 +708,37 @@ class QuantileAttack(MembershipAttack):
         """
         func = f"{type(self).__name__}.fit"
         self.check_params()
+        self._check_population(X, _n_records(X), func)  # before the target is queried
         out, _ = self._outputs(target, X, y, outputs, func)
+        self._check_population(X, len(out), func)
         statistic, self.statistic_name_ = target_statistic(out)
+        self.categories_ = _column_categories(X)  # what _features codes, here and at score
+        features = self._features(X, out, func)
+        if np.ptp(statistic) == 0:
+            # Checked here, not by fit_quantile_model, so the warning names this call.
+            warn_degenerate(f"{func}: {self._no_model_reason()}; the quantile model is not "
+                            "fitted (score gives NaN, run a result with no information).")
+            self.model_ = None
+            return self
         self.model_ = fit_quantile_model(
-            self._features(X, out, func), statistic, alpha=self.alpha, method=self.method,
+            features, statistic, alpha=self.alpha, method=self.method,
             max_iter=self.max_iter, n_folds=self.n_folds, learning_rate=self.learning_rate,
             random_state=self.random_state)
         return self
 
     def score(self, target: Any = None, X: Any = None, y: ArrayLike | None = None, *,
               outputs: ModelOutputs | None = None) -> NDArray[np.float64]:
-        """One score per audited record (:meth:`QuantileModel.margin`); needs ``X``."""
-        return self._scored(target, X, y, outputs, f"{type(self).__name__}.score")[0]
+        """One score per audited record (:meth:`QuantileModel.margin`); needs ``X``.
+
+        NaN for every record (with a :class:`~privaudit.exceptions.DegenerateInputWarning`)
+        when no quantile model was fitted (``model_`` is None).
+        """
+        func = f"{type(self).__name__}.score"
+        margins, out, _, _ = self._scored(target, X, y, outputs, func)
+        if margins is None:
+            warn_degenerate(f"{func}: {self._no_model_reason()}; the scores are NaN.")
+            return np.full(len(out), np.nan)
+        return margins
 
     def run(self, target: Any = None, X: Any = None, y: ArrayLike | None = None,
             labels: ArrayLike | None = None, *, outputs: ModelOutputs | None = None,
@@ -609,19 +747,17 @@ class QuantileAttack(MembershipAttack):
         """Score the audited records (``X`` needed: the features) and package the result.
 
         Parameters are those of :meth:`MembershipAttack.run`; ``predictions`` call a
-        member every record above its ``1 - alpha`` quantile.
+        member every record above its ``1 - alpha`` quantile. Without a quantile model
+        (``model_`` None: a constant statistic) every score is 0, a result with no
+        information (AUC 0.5), with no ``predictions``, ``extra["degenerate"]`` saying
+        why, and a :class:`~privaudit.exceptions.DegenerateInputWarning`.
         """
         func = f"{type(self).__name__}.run"
         self._require_labels(labels, func)
-        scores, out, raw, resolved = self._scored(target, X, y, outputs, func)
+        margins, out, raw, resolved = self._scored(target, X, y, outputs, func)
         lab = self._check_labels(labels, len(out), func)
-        model: QuantileModel | None = self.model_
-        predictions = None if model is None else (scores > model.threshold).astype(np.int8)
+        scores, predictions, extra = self._decided(margins, len(out), func)
         name = target_name if target_name is not None else (resolved.name if resolved else "")
-        extra = {"alpha": float(self.alpha), "method": self.method}
-        if model is not None:
-            extra.update(threshold=float(model.threshold), n_folds=model.n_folds,
-                         learning_rate=model.learning_rate)
         return self._package(labels=lab, scores=scores, target_name=name,
                              record_ids=record_ids, dataset=dataset, raw=raw,
                              raw_name=self.statistic_name_, predictions=predictions,
@@ -630,33 +766,68 @@ class QuantileAttack(MembershipAttack):
     # ----------------------------------------------------------------- internals
     def _scored(self, target: Any, X: Any, y: ArrayLike | None,
                 outputs: ModelOutputs | None, func: str) -> tuple[
-                    NDArray[np.float64], ModelOutputs, NDArray[np.float64], Target | None]:
-        """Scores, outputs, statistic and resolved target of the audited records."""
+                    NDArray[np.float64] | None, ModelOutputs, NDArray[np.float64],
+                    Target | None]:
+        """Margins (None without a model), outputs, statistic, resolved target."""
         self.check_params()
         if not hasattr(self, "model_"):
             from privaudit.exceptions import NotFittedError
 
             raise NotFittedError(f"This {type(self).__name__} is not fitted: call "
                                  f"fit(target, X_population, y_population) before {func}.")
+        _require_records(X, func)  # before the target is queried
         out, resolved = self._outputs(target, X, y, outputs, func)
         statistic, _ = target_statistic(out)
         features = self._features(X, out, func)
         if self.model_ is None:
-            warn_degenerate(f"{func}: the quantile model was fitted on a constant statistic; "
-                            "the scores are NaN.")
-            return np.full(len(out), np.nan), out, statistic, resolved
+            return None, out, statistic, resolved
         if features.shape[1] != self.model_.center.n_features_in_:
             raise param_error("X", func, f"records of {self.model_.center.n_features_in_} "
                               "features with the label, as at fit",
                               f"<{features.shape[1]} columns>")
         return self.model_.margin(features, statistic), out, statistic, resolved
 
-    @staticmethod
-    def _features(X: Any, out: ModelOutputs, func: str) -> NDArray[np.float64]:
-        if X is None:
-            raise param_error("X", func, "given: the quantile is predicted from each "
-                              "record's features", None, error=TypeError)
-        return record_features(X, out)
+    def _decided(self, margins: NDArray[np.float64] | None, n_records: int,
+                 func: str) -> tuple[NDArray[np.float64], NDArray[np.int8] | None,
+                                     dict[str, Any]]:
+        """Scores, hard decisions and details of a result (no information without a model)."""
+        extra: dict[str, Any] = {"alpha": float(self.alpha), "method": self.method}
+        model: QuantileModel | None = self.model_
+        if margins is None or model is None:
+            # AttackResult needs finite scores: equal scores are the result that ranks no
+            # record above another (AUC 0.5), so an audit keeps its other attacks' results.
+            reason = self._no_model_reason()
+            warn_degenerate(f"{func}: {reason}; every record gets the score 0 (no "
+                            "information on membership).", stacklevel=4)
+            extra["degenerate"] = f"{reason}: no information (every score 0)"
+            return np.zeros(n_records), None, extra
+        extra.update(threshold=float(model.threshold), n_folds=model.n_folds,
+                     learning_rate=model.learning_rate)
+        return margins, (margins > model.threshold).astype(np.int8), extra
+
+    def _no_model_reason(self) -> str:
+        return (f"the target's {self.statistic_name_} was the same on every population "
+                "record (a constant model?), so no quantile separates members from "
+                "non-members")
+
+    def _check_population(self, X: Any, n_records: int | None, func: str) -> None:
+        """``X`` given, with enough records for the cross-fitting (None: not known yet)."""
+        _require_records(X, func)
+        folds = fit_schedule(n_records or 0, self.n_folds, self.learning_rate,
+                             func=func).n_folds
+        if n_records is not None and n_records < 2 * folds:
+            # A fold and a leaf of records for each fold model (fit_quantile_model's need).
+            raise param_error("X", func, f"at least {2 * folds} population records (two for "
+                              f"each of the {folds} folds of the cross-fitting)",
+                              f"<{n_records} records>")
+
+    def _features(self, X: Any, out: ModelOutputs, func: str) -> NDArray[np.float64]:
+        """:func:`record_features`, with a DataFrame's non-numeric columns coded."""
+        coded = _category_codes(X, getattr(self, "categories_", {}), func)
+        expected = ("numeric records, or a DataFrame (its non-numeric columns are coded); "
+                    "for texts or other records, give numeric features as X and the "
+                    "target's answers as outputs=")
+        return _with_label(_numeric_records(coded, func, expected), out, func)
 
     def _outputs(self, target: Any, X: Any, y: ArrayLike | None,
                  outputs: ModelOutputs | None, func: str) -> tuple[ModelOutputs,
