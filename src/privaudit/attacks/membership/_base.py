@@ -17,7 +17,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from privaudit._validation import check_binary_labels, param_error
+from privaudit._validation import check_binary_labels, param_error, warn_degenerate
 from privaudit.attacks._base import BaseAttack
 from privaudit.attacks._tags import AttackTags
 from privaudit.results import AttackResult
@@ -233,7 +233,23 @@ class MembershipAttack(BaseAttack):
         parameters: dict[str, Any] | None = None,
         out_of_fold: bool = False,
     ) -> AttackResult:
-        """The one place a membership attack turns its scores into an AttackResult."""
+        """The one place a membership attack turns its scores into an AttackResult.
+
+        Scores NaN on every record (the attack's statistic undefined, e.g. LiRA's pooled
+        variance 0 on a constant model; a warning already said why) become a result with
+        no information: every score 0 (AUC 0.5), no ``predictions``,
+        ``extra["degenerate"]`` saying so, and a
+        :class:`~privaudit.exceptions.DegenerateInputWarning`. The audit then keeps its
+        other attacks' results instead of failing on AttackResult's finite scores.
+        """
+        scores = np.asarray(scores, dtype=np.float64)
+        if scores.size and np.all(np.isnan(scores)):
+            warn_degenerate(f"{type(self).__name__}.run: every score is NaN, so the attack "
+                            "has no information on these records; each gets the score 0 "
+                            "(AUC 0.5).", stacklevel=3)
+            scores, predictions = np.zeros_like(scores), None
+            extra = {**extra, "degenerate": "every score was NaN (the statistic is "
+                     "undefined on this target): no information, every score 0"}
         return AttackResult(
             labels=labels,
             scores=scores,
