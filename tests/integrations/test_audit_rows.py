@@ -9,12 +9,13 @@ naming the parameter.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from integration_data import N_BOOTSTRAP, same_number
 
-from privaudit.integrations import read_audit
+from privaudit.integrations import read_audit, tracking_items
 from privaudit.integrations._audit_rows import row_metrics
 from privaudit.report import AuditReport
 from privaudit.results import AttackResult
@@ -118,3 +119,43 @@ def test_a_summary_read_once_is_logged_as_it_is(report_dir):
     assert read_audit(summary) is summary
     with pytest.raises(TypeError, match=r"'settings' parameter of read_audit.*n_bootstrap"):
         read_audit(summary, n_bootstrap=10)
+
+
+def test_a_report_folder_is_read_with_its_own_settings(report_dir):
+    """Its numbers were computed with its results.json's settings: those are logged."""
+    summary = read_audit(report_dir)
+    assert summary.settings["n_bootstrap"] == N_BOOTSTRAP
+    assert tracking_items(summary).params["privaudit.n_bootstrap"] == str(N_BOOTSTRAP)
+    # the same settings given again are the folder's own: accepted
+    same = read_audit(report_dir, n_bootstrap=N_BOOTSTRAP, confidence=0.95,
+                      fprs=tuple(summary.settings["fprs"]))
+    assert same.settings["n_bootstrap"] == N_BOOTSTRAP
+    for setting in ({"n_bootstrap": 1000}, {"confidence": 0.9}, {"fprs": [0.01]}):
+        (name,) = setting
+        with pytest.raises(ValueError, match=rf"'{name}' parameter of read_audit must be "
+                                             r"the report folder's own"):
+            read_audit(report_dir, **setting)
+
+
+def test_a_report_folder_without_settings_reads_the_defaults(tmp_path, report_dir):
+    """A results.json with no settings: those given, else build_report's (1000 resamples)."""
+    import json
+    import shutil
+
+    bare = Path(shutil.copytree(report_dir, tmp_path / "bare"))
+    doc = json.loads((bare / "results.json").read_text())
+    del doc["settings"]
+    (bare / "results.json").write_text(json.dumps(doc))
+    assert read_audit(bare).settings["n_bootstrap"] == 1000
+    assert read_audit(bare, n_bootstrap=7).settings["n_bootstrap"] == 7
+
+
+def test_a_generator_seed_gives_one_reading(results):
+    """Table, verdict and page are one bootstrap: the Generator is drawn from once."""
+    import numpy as np
+
+    summary = read_audit(results, n_bootstrap=N_BOOTSTRAP,
+                         random_state=np.random.default_rng(3))
+    frame = summary.page.metrics_frame()
+    assert [same_number(a, r.metrics["auc_low"]) for a, r in
+            zip(frame["auc_low"], summary.results, strict=False)] == [True] * len(frame)

@@ -80,3 +80,22 @@ def test_names_cannot_break_the_markdown(results):
 ])
 def test_markdown_escape(text, escaped):
     assert markdown_escape(text) == escaped
+
+
+@pytest.mark.parametrize(("claim", "error"), [
+    (-1.0, ValueError), (math.nan, ValueError), (math.inf, ValueError), (True, TypeError),
+    ("8", TypeError), ([8], TypeError)])
+def test_a_claimed_epsilon_that_is_no_epsilon_is_refused(results, tmp_path, claim, error):
+    with pytest.raises(error, match="'claimed_epsilon' parameter of model_card"):
+        model_card(results, claimed_epsilon=claim, n_bootstrap=0)
+    with pytest.raises(error, match="'claimed_epsilon' parameter of write_model_card"):
+        write_model_card(results, tmp_path / "c.md", claimed_epsilon=claim, n_bootstrap=0)
+    assert not (tmp_path / "c.md").exists()
+
+
+def test_a_claim_of_zero_or_a_numpy_number_is_shown(results):
+    import numpy as np
+
+    for claim, shown in ((0, "| 0 |"), (np.float32(2.5), "| 2.5 |")):
+        card = model_card(results, claimed_epsilon=claim, n_bootstrap=0)
+        assert sum(line.endswith(shown) for line in card.splitlines()) == 3

@@ -7,6 +7,8 @@ and check the error a user gets without it.
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 from integration_data import N_BOOTSTRAP, same_number
 
@@ -44,8 +46,10 @@ def test_an_active_run_is_logged_into_and_left_open(store, results, monkeypatch)
             given = mlflow.MlflowClient(store).get_run(active.info.run_id)
             assert given.info.status == "RUNNING"
             assert given.data.tags["privaudit.n_results"] == str(len(results))
-            # an in-memory audit has no page to attach
-            assert mlflow.MlflowClient(store).list_artifacts(active.info.run_id) == []
+            # an in-memory audit's page is rendered and attached too
+            artefacts = mlflow.MlflowClient(store).list_artifacts(active.info.run_id,
+                                                                  "privaudit")
+            assert [a.path for a in artefacts] == ["privaudit/index.html"]
     finally:
         mlflow.set_tracking_uri(None)
 
@@ -109,3 +113,59 @@ def test_a_run_that_refuses_the_values_names_run(store, results):
     # the same values again are accepted (MLflow allows an identical parameter)
     assert log_mlflow(results, run=run_id, tracking_uri=store,
                       n_bootstrap=N_BOOTSTRAP) == run_id
+
+
+def test_an_in_memory_audit_attaches_the_page_of_its_numbers(store, results, tmp_path):
+    """The page rendered with the settings of the values logged: the same numbers."""
+    client = mlflow.MlflowClient(store)
+    run_id = log_mlflow(results, tracking_uri=store, n_bootstrap=N_BOOTSTRAP)
+    page = client.download_artifacts(run_id, "privaudit/index.html", str(tmp_path))
+    text = open(page, encoding="utf-8").read()
+    auc = client.get_run(run_id).data.metrics["model_v2/loss/auc"]
+    assert f"({N_BOOTSTRAP} bootstrap resamples" in text and f"AUC {auc:.3f}" in text
+    # html=False: the values alone
+    bare = log_mlflow(results, tracking_uri=store, n_bootstrap=N_BOOTSTRAP, html=False)
+    assert client.list_artifacts(bare) == []
+
+
+def test_a_page_without_the_report_extra_says_how_to_log_without_it(store, results,
+                                                                    monkeypatch):
+    import privaudit.report._html as html
+
+    def missing() -> None:
+        raise ImportError("The HTML report needs jinja2: pip install 'privaudit[report]'")
+
+    monkeypatch.setattr(html, "_environment", missing)
+    with pytest.raises(ImportError, match=r"privaudit\[report\].*html=False"):
+        log_mlflow(results, tracking_uri=store, n_bootstrap=0)
+    # nothing was started: the page is rendered before the run
+    assert mlflow.MlflowClient(store).search_runs(
+        [e.experiment_id for e in mlflow.MlflowClient(store).search_experiments()]) == []
+
+
+@pytest.mark.parametrize("experiment", ["", "x" * 600, "deleted"])
+def test_an_experiment_mlflow_refuses_names_experiment(store, results, experiment):
+    client = mlflow.MlflowClient(store)
+    if experiment == "deleted":
+        client.delete_experiment(client.create_experiment("deleted"))
+    with pytest.raises(ValueError, match="'experiment' parameter of log_mlflow") as info:
+        log_mlflow(results, tracking_uri=store, experiment=experiment, n_bootstrap=0,
+                   html=False)
+    assert "tracking_uri" not in str(info.value)
+    assert ("deleted" in str(info.value)) == (experiment == "deleted")
+
+
+def test_without_sqlalchemy_no_store_error_points_to_sqlite(tmp_path, monkeypatch, results):
+    """mlflow-skinny has no SQLAlchemy: a database URI is no way out, and is named so."""
+    from privaudit.integrations import _mlflow
+
+    monkeypatch.setattr(_mlflow, "_has_sqlalchemy", lambda: False)
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    with pytest.raises(ValueError, match="'tracking_uri' parameter") as refused:
+        log_mlflow(results, tracking_uri=f"file:{tmp_path / 'mlruns'}", n_bootstrap=0)
+    assert "MLFLOW_ALLOW_FILE_STORE=true" in str(refused.value)
+    assert "SQLAlchemy" in str(refused.value) and "pip install mlflow" in str(refused.value)
+    if importlib.util.find_spec("sqlalchemy") is None:  # MLflow itself refuses a database
+        with pytest.raises(ValueError, match="'tracking_uri' parameter") as database:
+            log_mlflow(results, tracking_uri=f"sqlite:///{tmp_path / 'm.db'}", n_bootstrap=0)
+        assert "SQLAlchemy" in str(database.value) and "registry" not in str(database.value)

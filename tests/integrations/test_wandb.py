@@ -52,7 +52,8 @@ def test_a_given_run_is_logged_into_and_left_open(offline, results):
     logged = read_offline_run(run_dir)
     assert [row.get("after") for row in logged["history"]] == [None, 1.0]
     _check_run(logged, results)
-    assert logged["artifacts"] == []  # an in-memory audit has no page
+    # an in-memory audit's page is rendered and attached too
+    assert logged["artifacts"] == [("privaudit-report", "privacy-report")]
 
 
 def test_a_run_that_is_not_one_is_refused(results):
@@ -68,3 +69,23 @@ def test_a_run_wandb_refuses_to_start_is_one_error_naming_mode(offline, results,
     monkeypatch.setenv("HOME", str(offline.parent))  # no ~/.netrc login either
     with pytest.raises(ValueError, match=r"'mode' parameter of log_wandb.*WANDB_MODE=offline"):
         log_wandb(results, mode="online", dir=offline, n_bootstrap=0)
+
+
+@pytest.mark.parametrize("project", ["proj/with:bad?chars", "p" * 200])
+def test_a_project_wandb_refuses_names_project(offline, results, project):
+    """W&B's own rule for project names; offline, nobody is told to log in."""
+    with pytest.raises(ValueError, match="'project' parameter of log_wandb") as info:
+        log_wandb(results, project=project, dir=offline, n_bootstrap=0, html=False)
+    assert "log in" not in str(info.value) and "'mode'" not in str(info.value)
+    with pytest.raises(ValueError, match="'mode' parameter of log_wandb must be a mode W&B"):
+        log_wandb(results, mode="bogus", dir=offline, n_bootstrap=0, html=False)
+
+
+def test_an_offline_run_that_fails_does_not_ask_for_a_login(offline, results, monkeypatch):
+    def refuse(**_: object) -> None:
+        raise wandb.errors.Error("the run folder cannot be written")
+
+    monkeypatch.setattr(wandb, "init", refuse)
+    with pytest.raises(ValueError, match="offline run for log_wandb") as info:
+        log_wandb(results, dir=offline, n_bootstrap=0, html=False)
+    assert "cannot be written" in str(info.value) and "log in" not in str(info.value)

@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from privaudit._files import JSON_MAX_BYTES, read_json_inside, read_limited_inside
 from privaudit._validation import param_error
-from privaudit.report import AuditReport, Finding, strongest_finding
+from privaudit.report import AuditReport, Finding, HtmlReport, strongest_finding
 from privaudit.results import load_all_results, load_result, restore_non_finite
 
 __all__ = ["AuditSummary", "ResultMetrics", "read_audit"]
@@ -91,6 +93,11 @@ class AuditSummary:
     title : str
     html : pathlib.Path or None
         The report's ``index.html`` when the audit was read from a report folder.
+    page : HtmlReport or None
+        The page of an audit read in memory (or from saved results): the report whose
+        numbers these are, rendered when a tracker attaches it
+        (:meth:`HtmlReport.write <privaudit.report.HtmlReport.write>`). None for a report
+        folder (its ``index.html`` is attached) and an empty audit.
     """
 
     results: tuple[ResultMetrics, ...]
@@ -99,6 +106,7 @@ class AuditSummary:
     settings: dict[str, Any]
     title: str = ""
     html: Path | None = None
+    page: HtmlReport | None = field(default=None, compare=False, repr=False)
 
 
 def _number(value: Any) -> float | None:
@@ -149,16 +157,25 @@ def _from_row(row: Mapping[str, Any], parameters: Mapping[str, Any] | None,
 
 
 def _from_report(report: AuditReport, settings: Mapping[str, Any]) -> AuditSummary:
-    """Read an in-memory report with ``settings`` (those of :meth:`AuditReport.to_frame`)."""
+    """Read an in-memory report with ``settings`` (those of :meth:`AuditReport.to_frame`).
+
+    The table, the verdict and the page are one page's (:meth:`AuditReport.page`, cached
+    per settings): a Generator seed is drawn from once, as an int, so that they are not
+    three bootstraps of their own.
+    """
     report = report.with_settings(**settings) if settings else report
+    seed = report.settings["random_state"]
+    if isinstance(seed, np.random.Generator):
+        report = report.with_settings(random_state=int(seed.integers(2**32)))
     frame = report.to_frame()
     results = tuple(
         _from_row(row, getattr(result, "parameters", None), getattr(result, "extra", None))
         for row, result in zip(frame.to_dict("records"), report.all_results, strict=True))
-    overview = tuple(report.page().overview) if len(report) else ()
-    return AuditSummary(results=results, overview=overview, verdict=report.verdict,
+    page = report.page() if len(report) else None
+    return AuditSummary(results=results, overview=tuple(page.overview) if page else (),
+                        verdict=report.verdict,
                         settings={k: report.settings[k] for k in _SETTINGS},
-                        title=getattr(report, "title", "") or report.func)
+                        title=getattr(report, "title", "") or report.func, page=page)
 
 
 def _finding(entry: Mapping[str, Any]) -> Finding:
@@ -209,6 +226,42 @@ def _report_doc(folder: Path) -> dict[str, Any]:
     return doc
 
 
+def _same_setting(given: Any, own: Any) -> bool:
+    """Whether a setting given equals the report folder's own (``fprs``: a JSON list)."""
+    if isinstance(own, list):
+        return (isinstance(given, Sequence) and not isinstance(given, str)
+                and [_number(v) for v in given] == [_number(v) for v in own])
+    return _number(given) is not None and _number(given) == _number(own)
+
+
+def _folder_settings(folder: Path, doc: Mapping[str, Any],
+                     given: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of a report folder's numbers: those its ``results.json`` records.
+
+    Its numbers are read, not computed again (``metrics.csv`` and the page it attaches
+    were computed with its settings): a setting given that differs from the folder's own
+    is refused, since logging it would misstate how the numbers were computed, and
+    computing them again would log numbers its page does not show. A setting the folder
+    does not record is the one given, else :func:`~privaudit.report.build_report`'s
+    default (``n_bootstrap=1000``).
+    """
+    recorded, defaults = doc.get("settings", {}), AuditReport([]).settings
+    chosen = dict(given)  # random_state... apply to the results read again
+    for name in _SETTINGS:
+        own = recorded.get(name)
+        if own is None:
+            chosen[name] = given.get(name, defaults[name])
+        elif name in given and not _same_setting(given[name], own):
+            raise param_error(
+                name, "read_audit", f"the report folder's own ({own!r}) or not given: its "
+                "numbers were computed with it and are read, not computed again. For other "
+                f"settings, read its saved results ({str(folder / 'results')!r}) or "
+                "rebuild the report (privaudit report)", given[name])
+        else:
+            chosen[name] = own
+    return chosen
+
+
 def _from_report_folder(folder: Path, settings: Mapping[str, Any]) -> AuditSummary:
     """Read a report written by :func:`~privaudit.report.build_report` from its files."""
     import io
@@ -216,7 +269,7 @@ def _from_report_folder(folder: Path, settings: Mapping[str, Any]) -> AuditSumma
     import pandas as pd
 
     doc = _report_doc(folder)
-    chosen = {**{k: doc.get("settings", {}).get(k) for k in _SETTINGS}, **settings}
+    chosen = _folder_settings(folder, doc, settings)
     entries = doc.get("results", [])
     # a link is refused naming the file (OutsideFolderError), never followed
     rows = (pd.read_csv(io.BytesIO(read_limited_inside(
@@ -254,8 +307,10 @@ def read_audit(report: Any, **settings: Any) -> AuditSummary:
     **settings
         ``n_bootstrap``, ``fprs``, ``confidence``, ``random_state`` as
         :meth:`~privaudit.report.AuditReport.to_frame` takes them. A report folder's
-        attack metrics are those its files hold (its settings); these settings apply to
-        the results read again.
+        numbers are those its files hold, computed with its own settings (its
+        ``results.json``): those are the settings read and logged, and a different
+        ``n_bootstrap``, ``fprs`` or ``confidence`` is refused (its saved results, the
+        folder's ``results/``, are read with any).
 
     Returns
     -------
@@ -265,6 +320,8 @@ def read_audit(report: Any, **settings: Any) -> AuditSummary:
     ------
     TypeError
         When ``report`` is none of these.
+    ValueError
+        Naming the setting, when it differs from a report folder's own.
     FileNotFoundError
         When the folder does not exist or holds no saved result.
     """

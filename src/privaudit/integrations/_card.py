@@ -23,9 +23,10 @@ from typing import Any
 
 from privaudit._files import atomic_write_text
 from privaudit._text import UNPRINTABLE, escape_controls
+from privaudit._validation import NONE, RealRule, check_declared
 from privaudit.integrations._audit_rows import AuditSummary, ResultMetrics, read_audit
 
-__all__ = ["markdown_escape", "model_card", "write_model_card"]
+__all__ = ["check_claimed_epsilon", "markdown_escape", "model_card", "write_model_card"]
 
 #: The numbers a card shows per result, when the result has them: the report's headline
 #: metrics (membership: AUC, advantage, TPR at each FPR, the Clopper-Pearson ε bound of
@@ -42,6 +43,9 @@ _TPR = re.compile(r"^tpr_at_fpr_[0-9.e-]+$")
 #: 2019, Definition 3).
 _MEMORISATION = re.compile(
     r"^(.+_(member_mean|held_out_mean|difference)|exposure_r\d+|max_exposure)$")
+#: A claimed ε: a finite real number, 0 or more. A negative, NaN, infinite or boolean
+#: "claim" is no ε an audited lower bound can be set beside: it is refused, never shown.
+CLAIMED_EPSILON = RealRule(0.0, math.inf, closed="left")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|])")
 #: The limits every audit shares, stated on every card.
 LIMITS: tuple[str, ...] = (
@@ -187,6 +191,21 @@ def _epsilons(summary: AuditSummary, claimed_epsilon: float | None) -> list[str]
             *_table(("Artefact", "Attack", "Audited ε (lower bound)", "Claimed ε"), rows), ""]
 
 
+def check_claimed_epsilon(value: Any, *, param: str = "claimed_epsilon",
+                          func: str = "model_card") -> float | None:
+    """``value`` as a float (None kept), or privaudit's error naming ``param`` of ``func``.
+
+    Raises
+    ------
+    TypeError
+        When ``value`` is not a real number (a str, a bool).
+    ValueError
+        When it is negative, NaN or infinite.
+    """
+    check_declared(value, (NONE, CLAIMED_EPSILON), param=param, func=func)
+    return None if value is None else float(value)
+
+
 def model_card(report: Any, *, model_name: str | None = None,
                claimed_epsilon: float | None = None, **settings: Any) -> str:
     """The privacy section of a Hugging Face model card, with its YAML metadata.
@@ -199,9 +218,9 @@ def model_card(report: Any, *, model_name: str | None = None,
     model_name : str, optional
         The ``model-index`` name (default: the report's title).
     claimed_epsilon : float, optional
-        The ε the model's training claims (DP-SGD): shown beside each attack's
-        Clopper-Pearson lower bound on ε (Jagielski et al., "Auditing Differentially
-        Private Machine Learning", NeurIPS 2020, section 4).
+        The ε the model's training claims (DP-SGD), a finite number >= 0: shown beside
+        each attack's Clopper-Pearson lower bound on ε (Jagielski et al., "Auditing
+        Differentially Private Machine Learning", NeurIPS 2020, section 4).
     **settings
         As :func:`~privaudit.integrations.read_audit`.
 
@@ -209,9 +228,15 @@ def model_card(report: Any, *, model_name: str | None = None,
     -------
     str
         The YAML front matter between ``---`` lines, then the Markdown section.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``claimed_epsilon`` when it is not a finite real number >= 0.
     """
     import yaml
 
+    claimed_epsilon = check_claimed_epsilon(claimed_epsilon)  # before the audit is read
     summary = read_audit(report, **settings)
     name = model_name or summary.title or "audited model"
     metadata = {"model-index": model_index(summary, name)}
@@ -229,4 +254,5 @@ def model_card(report: Any, *, model_name: str | None = None,
 
 def write_model_card(report: Any, path: str | os.PathLike[str], **options: Any) -> Path:
     """Write :func:`model_card` to ``path`` (atomically); return the path."""
+    check_claimed_epsilon(options.get("claimed_epsilon"), func="write_model_card")
     return atomic_write_text(path, model_card(report, **options))
