@@ -155,3 +155,35 @@ def test_errors_and_degenerate_cases():
         result = equal.run(outputs=outputs, labels=labels)
     assert result.extra["theoretical_advantage"] == 0.0
     assert "threshold" not in result.extra
+
+
+def test_a_regressor_that_interpolates_its_members_is_the_limit_not_an_error():
+    """sigma_member = 0 (1-NN, a deep tree): the likelihood ratio's limit, and the audit kept.
+
+    Members at error 0 are called members (the ratio is infinite there), the rest ranked
+    by their error's size, as every small sigma_member would rank them; Theorem 3's
+    advantage is its limit, 1.
+    """
+    from sklearn.neighbors import KNeighborsRegressor
+
+    import privaudit
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(120, 4)), rng.normal(size=120)
+    labels = np.r_[np.ones(60), np.zeros(60)].astype(int)
+    model = KNeighborsRegressor(1).fit(X[:60], y[:60])
+    with pytest.warns(DegenerateInputWarning, match="sigma_member = 0"):
+        report = privaudit.audit_model(model, X, y, labels, random_state=0)
+    by_attack = {r.attack: r for r in report}
+    assert set(by_attack) == {"loss", "gaussian-threshold"}
+    result = by_attack["gaussian-threshold"]
+    assert roc_auc(labels, result.scores) == 1.0
+    np.testing.assert_array_equal(result.predictions, labels)
+    assert result.theoretical_advantage == 1.0 and result.extra["threshold"] == 0.0
+    # every error 0 on both sides (a constant target): no information, equal scores
+    constant = ModelOutputs.from_regression(np.full(10, 3.0), np.full(10, 3.0))
+    both = np.r_[np.ones(5), np.zeros(5)].astype(int)
+    with pytest.warns(DegenerateInputWarning):
+        flat = GaussianThresholdAttack().fit(outputs=constant, labels=both).run(
+            outputs=constant, labels=both)
+    assert np.all(flat.scores == flat.scores[0]) and flat.theoretical_advantage == 0.0

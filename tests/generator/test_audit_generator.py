@@ -160,3 +160,16 @@ def test_bad_secrets_are_named(tv16, kwargs, match):
     with pytest.raises(ValueError, match=match):
         privaudit.audit_generator("copying", tv16.iloc[:300], n_train_rows=50,
                                   n_shadow_runs=4, n_test_runs=4, n_targets=1, **kwargs)
+
+
+def test_degenerate_auxiliary_data_is_named_with_the_reason(tv16):
+    """A one-valued sensitive column names 'sensitive'; identical rows say why none is left."""
+    one_value = tv16.iloc[:300].assign(votetrump=1.0)
+    with pytest.raises(ValueError, match=r"'sensitive' parameter of audit_generator.*"
+                                         r"holds only \[1\.0\]"):
+        privaudit.audit_generator("copying", one_value, n_train_rows=50, n_shadow_runs=4,
+                                  n_test_runs=4, n_targets=1, sensitive="votetrump")
+    identical = pd.concat([tv16.iloc[[0]]] * 300, ignore_index=True)
+    with pytest.raises(ValueError, match="identical to a target record"):
+        privaudit.audit_generator("copying", identical, n_train_rows=50, n_shadow_runs=4,
+                                  n_test_runs=4, n_targets=1)

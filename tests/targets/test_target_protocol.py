@@ -212,3 +212,19 @@ def test_public_names():
     for name in ("AuditedArtifact", "as_target", "estimator_fingerprint", "import_torch",
                  "module_fingerprint", "target_fingerprint"):
         assert name in targets_pkg.__all__ and hasattr(targets_pkg, name)
+
+
+def test_a_classifier_fitted_on_one_class_is_refused_naming_it():
+    """scikit-learn fits it (one probability column, always 1): nothing to audit, said once.
+
+    Before, every attack failed on an internal function's 'probabilities' parameter.
+    """
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    one_class = DecisionTreeClassifier().fit(X[:20], np.zeros(20, int))
+    labels = np.r_[np.ones(10), np.zeros(10)].astype(int)
+    with pytest.raises(ValueError, match=r"'estimator' parameter of SklearnTarget must be a "
+                                         r"classifier fitted on at least two classes.*\[0\]"):
+        privaudit.audit_model(one_class, X[:20], np.zeros(20, int), labels)

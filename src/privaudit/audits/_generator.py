@@ -286,6 +286,10 @@ def _two_frequent_values(column: pd.Series, sensitive: Hashable) -> list[Any]:
     them is a game on two arbitrary records, not on the column.
     """
     counts = column.value_counts()
+    if len(counts) < 2:  # chosen for the user: name the column, not 'candidates'
+        raise param_error("sensitive", _FUNC, "a column with two values to tell apart "
+                          f"(TAPAS's binary attribute inference): {sensitive!r} holds only "
+                          f"{list(counts.index)!r} in auxiliary_data", sensitive)
     shares = counts.to_numpy()[:2] / max(len(column), 1)
     if len(counts) > _MAX_SECRET_VALUES and (len(shares) < 2 or shares.min() < _MIN_SECRET_SHARE):
         raise param_error("sensitive", _FUNC, f"a column of few values, or given with "

@@ -113,6 +113,14 @@ class SklearnTarget(BaseTarget):
                     f"<{type(estimator).__name__}>", error=TypeError,
                 )
             self.classes_ = np.asarray(classes)
+            if self.classes_.size < 2:
+                # scikit-learn fits a classifier on one class (predict_proba has one
+                # column, every probability 1): no loss, no confidence, nothing to audit.
+                raise param_error(
+                    "estimator", func, "a classifier fitted on at least two classes",
+                    f"<{type(estimator).__name__} fitted on the single class "
+                    f"{self.classes_.tolist()!r}: it gives every record probability 1, so "
+                    "its outputs say nothing about membership>")
 
     def query(self, X: Any, y: ArrayLike) -> ModelOutputs:
         """Query the estimator once per record and return its outputs for labels ``y``.

@@ -420,8 +420,11 @@ class GeneratorRuns:
                           PrivauditWarning, stacklevel=3)
         drawable = np.flatnonzero(~is_target).astype(np.int64)
         if drawable.size < self.n_train_rows:
+            why = (f" ({int(is_target.sum())} of the {len(aux)} auxiliary rows are identical "
+                   "to a target record, and are never drawn: give more distinct rows)"
+                   if is_target.any() else "")
             raise param_error("n_train_rows", _NAME, f"at most the {drawable.size} auxiliary "
-                              "rows that are not targets", self.n_train_rows)
+                              f"rows that are not targets{why}", self.n_train_rows)
         return drawable
 
     # ------------------------------------------------------------------ training sets

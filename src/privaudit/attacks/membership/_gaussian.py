@@ -103,6 +103,17 @@ def gaussian_advantage(sigma_member: float, sigma_non_member: float) -> float:
     return pm.gaussian_membership_advantage(s, d)
 
 
+def _limit_threshold(sigma_member: float, sigma_non_member: float) -> float:
+    """:func:`gaussian_threshold`, with its limits where a fitted sigma is 0.
+
+    One sigma 0: the densities cross at error 0 (the threshold's limit); both 0: NaN
+    (the same point mass, equal everywhere).
+    """
+    if sigma_member > 0 and sigma_non_member > 0:
+        return gaussian_threshold(sigma_member, sigma_non_member)
+    return 0.0 if sigma_member != sigma_non_member else float("nan")
+
+
 class GaussianThresholdAttack(SignalAttack):
     """Yeom et al.'s threshold adversary (Adversary 2) for regression, Gaussian errors.
 
@@ -214,15 +225,16 @@ class GaussianThresholdAttack(SignalAttack):
             err = outputs.signal("residual")[labels == member]
             rms = float(np.sqrt(np.mean(err**2)))
             if rms == 0.0:
-                raise ValueError(
+                # A model that interpolates its training set (1-NN, a deep tree), or a
+                # constant target: the most leaking case must not lose the audit.
+                warn_degenerate(
                     f"{func}: every error on the {'members' if member else 'non-members'} "
-                    f"is exactly 0, so {key} = 0 and the Gaussian likelihood is undefined; "
-                    "use LossAttack instead."
-                )
+                    f"is exactly 0, so {key} = 0: the likelihood ratio is its limit "
+                    "(infinite at error 0, zero elsewhere), ranked by the error's size.")
             sigmas[key] = rms
         self.sigma_member_ = sigmas["sigma_member"]
         self.sigma_non_member_ = sigmas["sigma_non_member"]
-        self.threshold_ = gaussian_threshold(self.sigma_member_, self.sigma_non_member_)
+        self.threshold_ = _limit_threshold(self.sigma_member_, self.sigma_non_member_)
 
     def _check_fitted(self, func: str) -> None:
         if not hasattr(self, "sigma_member_"):
@@ -240,7 +252,17 @@ class GaussianThresholdAttack(SignalAttack):
 
     def _to_score(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
         s, d = self.sigma_member_, self.sigma_non_member_
-        return math.log(d / s) - 0.5 * raw**2 * (1.0 / s**2 - 1.0 / d**2)
+        if s > 0 and d > 0:
+            return math.log(d / s) - 0.5 * raw**2 * (1.0 / s**2 - 1.0 / d**2)
+        if s == d:  # both 0: the two densities are the same point mass, no information
+            return np.zeros_like(raw)
+        # One sigma 0: the log ratio's limit is +inf or -inf at error 0 and the opposite
+        # elsewhere. Its sign decides (score > 0: member); |error| ranks the rest as every
+        # small sigma would (the log ratio is monotone in |error|).
+        member_at_zero = s == 0
+        at_zero = raw == 0
+        return np.where(at_zero, 1.0 if member_at_zero else -1.0,
+                        -raw if member_at_zero else raw)
 
     def _predict(self, scores: NDArray[np.float64]) -> NDArray[np.int8] | None:
         if self.sigma_member_ == self.sigma_non_member_:
@@ -263,9 +285,10 @@ class GaussianThresholdAttack(SignalAttack):
         extra: dict[str, Any] = {
             "sigma_member": self.sigma_member_,
             "sigma_non_member": self.sigma_non_member_,
-            "sigma_ratio": self.sigma_non_member_ / self.sigma_member_,
             "empirical_advantage": float(binary_metrics(labels, predictions).advantage),
         }
+        if self.sigma_member_ > 0:  # undefined (or infinite) when members' errors are all 0
+            extra["sigma_ratio"] = self.sigma_non_member_ / self.sigma_member_
         if math.isfinite(self.threshold_):
             extra["threshold"] = self.threshold_
         return extra
@@ -273,6 +296,8 @@ class GaussianThresholdAttack(SignalAttack):
     def _package(self, **fields: Any) -> AttackResult:
         """The result, with Theorem 3's advantage for the fitted sigmas as a typed detail."""
         result = super()._package(**fields)
-        result.theoretical_advantage = gaussian_advantage(self.sigma_member_,
-                                                          self.sigma_non_member_)
+        s, d = self.sigma_member_, self.sigma_non_member_
+        # Theorem 3's advantage tends to 1 as one sigma goes to 0 with the other fixed.
+        result.theoretical_advantage = (gaussian_advantage(s, d) if s > 0 and d > 0
+                                        else float(s != d))
         return result
