@@ -306,12 +306,13 @@ def test_a_report_folder_is_gated_with_the_report_s_own_bootstrap(tmp_path):
     from privaudit.report import build_report
 
     result = attack_result("model", signal=0.5, target="m")
-    build_report([result], tmp_path / "report", n_bootstrap=50, random_state=0)
-    from_folder = gate(tmp_path / "report", {"rules": [{"auc": {"max": 1.0}}]})
-    by_hand = gate([result], {"rules": [{"auc": {"max": 1.0}}]}, n_bootstrap=50)
-    default = gate([result], {"rules": [{"auc": {"max": 1.0}}]})
+    build_report([result], tmp_path / "report", n_bootstrap=50, random_state=3)
+    rules = {"rules": [{"auc": {"max": 1.0}}]}
+    from_folder = gate(tmp_path / "report", rules)
+    by_hand = gate([result], rules, n_bootstrap=50, random_state=3)
     assert from_folder.checks[0].value == by_hand.checks[0].value
-    assert from_folder.checks[0].value != default.checks[0].value  # 1000 resamples
+    for other in (gate([result], rules), gate([result], rules, n_bootstrap=50)):
+        assert from_folder.checks[0].value != other.checks[0].value  # 1000 resamples, seed 0
 
 
 def test_one_folder_reached_by_two_paths_is_gated_once(tmp_path):

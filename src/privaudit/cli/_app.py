@@ -383,7 +383,8 @@ def gate_command(
     n_bootstrap: Annotated[int | None, typer.Option(help="Bootstrap resamples for the "
                                                     "intervals (default: the report's own, "
                                                     "else 1000).")] = None,
-    seed: Annotated[int, typer.Option(help="Random seed of the bootstrap.")] = 0,
+    seed: Annotated[int | None, typer.Option(help="Random seed of the bootstrap (default: "
+                                             "the report's own, else 0).")] = None,
 ) -> None:
     """Check a policy's privacy budgets on saved results, for CI.
 
@@ -392,8 +393,8 @@ def gate_command(
     input (an unknown metric, a budget outside its metric's range, an unreadable file).
     The reference: docs/ci_gate.md.
     """
-    _check_options("gate", seed=seed, **({} if n_bootstrap is None else {
-        "n_bootstrap": n_bootstrap}))
+    _check_options("gate", **{key: value for key, value in (
+        ("seed", seed), ("n_bootstrap", n_bootstrap)) if value is not None})
     from privaudit.cli._gate import check_basis, check_junit, read_policy, run_gate
 
     check_basis(basis, "privaudit gate")
@@ -435,11 +436,12 @@ def _gate_report(console: Any, policy: Any, out: Path, seed: Any,
     if policy is None:
         return
     from privaudit.cli._gate import run_gate
-    from privaudit.results import report_bootstrap
+    from privaudit.results import report_settings
 
+    own = report_settings(out)  # the bootstrap of the report just written
     code = run_gate(console, _saved_results(_reported_folders(out), strict=True), policy,
-                    junit=junit, n_bootstrap=report_bootstrap(out),
-                    seed=seed if isinstance(seed, int) else 0)
+                    junit=junit, n_bootstrap=own["n_bootstrap"],
+                    seed=seed if isinstance(seed, int) else own["random_state"])
     if code:
         raise typer.Exit(code)
 

@@ -90,11 +90,11 @@ def gate_table(result: Any) -> Any:
 
 def run_gate(console: Any, results: Any, policy: Any, *, basis: str | None = None,
              junit: Path | None = None, strict: bool = False,
-             n_bootstrap: int | None = None, seed: int = 0) -> int:
+             n_bootstrap: int | None = None, seed: int | None = None) -> int:
     """Gate ``results`` under ``policy``, print the table and the verdict; the exit code.
 
     ``junit``: where to write the JUnit XML (one test case per check); ``n_bootstrap``
-    None: the report's own (:func:`privaudit.policy.gate`).
+    and ``seed`` None: the report's own (:func:`privaudit.policy.gate`).
     """
     from rich.text import Text
 

@@ -342,7 +342,7 @@ def _budget_name(rule: Rule, index: int, metric: str, budget: Any) -> str:
 
 
 def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = False,
-         n_bootstrap: int | None = None, random_state: int = 0) -> GateResult:
+         n_bootstrap: int | None = None, random_state: int | None = None) -> GateResult:
     """Check every budget of ``policy`` on every result it covers.
 
     Parameters
@@ -361,13 +361,11 @@ def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = 
     strict : bool
         Raise :class:`PolicyError` when a budget covers no result, instead of an
         :class:`UnmatchedBudgetWarning`.
-    n_bootstrap : int or None
-        The attack results' bootstrap resamples. None: the report's own when ``results``
-        are a report's folder (its ``results.json``,
-        :func:`~privaudit.results.report_bootstrap`), else the report's default 1000, so
-        that the gate reads the numbers the report shows.
-    random_state : int
-        The bootstrap's seed (the report's default 0).
+    n_bootstrap, random_state : int or None
+        The attack results' bootstrap resamples and seed. None: the report's own when
+        ``results`` are a report's folder (its ``results.json``,
+        :func:`~privaudit.results.report_settings`), else the report's defaults (1000
+        and 0), so that the gate reads the numbers the report shows.
 
     Returns
     -------
@@ -389,16 +387,21 @@ def gate(results: Any, policy: Any, *, basis: str | None = None, strict: bool = 
        lower bound).
     """
     from privaudit._validation import check_random_state, param_error
-    from privaudit.results import check_n_bootstrap, report_bootstrap
+    from privaudit.results import (
+        DEFAULT_REPORT_SETTINGS,
+        check_n_bootstrap,
+        report_settings,
+    )
 
     policy = load_policy(policy)
     if basis not in (None, "lower", "point"):
         raise param_error("basis", "gate", "'lower', 'point' or None", basis)
     if not isinstance(strict, bool):
         raise param_error("strict", "gate", "a bool", strict, error=TypeError)
+    own = report_settings(results) if _are_paths(results) else DEFAULT_REPORT_SETTINGS
+    n_bootstrap = own["n_bootstrap"] if n_bootstrap is None else n_bootstrap
+    random_state = own["random_state"] if random_state is None else random_state
     check_random_state(random_state, func="gate")
-    if n_bootstrap is None:
-        n_bootstrap = report_bootstrap(results) if _are_paths(results) else 1000
     readings = Readings(policy.fprs(), check_n_bootstrap(n_bootstrap, "gate"), random_state)
     pairs, left_out = _gated(results)
     basis = basis or policy.basis

@@ -40,6 +40,7 @@ def _results_document(
     results: Sequence[AttackResult], metric_dicts: Sequence[dict[str, Any]],
     headlines: Sequence[dict[str, Any]],
     *, n_bootstrap: int, confidence: float, fprs: Sequence[float],
+    random_state: Any = None,
     risks: Sequence[RiskResult] = (), proximity: Sequence[Any] = (),
     fidelity: Sequence[tuple[AttackResult, dict[str, Any]]] = (),
     attributes: Sequence[Any] = (),
@@ -61,8 +62,12 @@ def _results_document(
     out = {
         "privaudit_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        # The seed too, when it is one (a Generator or None cannot be replayed): the gate
+        # and the trackers then read the intervals this page shows.
         "settings": {"n_bootstrap": n_bootstrap, "confidence": confidence,
-                     "fprs": [float(f) for f in fprs]},
+                     "fprs": [float(f) for f in fprs],
+                     "random_state": random_state if isinstance(random_state, int)
+                     and not isinstance(random_state, bool) else None},
         "results": entries,
     }
     if risks:
@@ -131,7 +136,7 @@ def write_results_json(
     headlines = [headline_epsilon(r, confidence=confidence, random_state=random_state)
                  for r in results]
     doc = _results_document(results, metric_dicts, headlines, n_bootstrap=n_bootstrap,
-                            confidence=confidence, fprs=fprs)
+                            confidence=confidence, fprs=fprs, random_state=random_state)
     return dump_json(doc, path, where="results", keep_non_finite=True)
 
 
@@ -244,7 +249,8 @@ description
                if save_results else [])
     doc = _results_document(
         results, html.metric_dicts if results else [], html.headline_epsilons,
-        n_bootstrap=html.n_bootstrap, confidence=html.confidence, fprs=html.fprs, risks=risks,
+        n_bootstrap=html.n_bootstrap, confidence=html.confidence, fprs=html.fprs,
+        random_state=random_state, risks=risks,
         proximity=near, fidelity=list(zip(fidelity, html.fidelity_metrics, strict=True)),
         attributes=attributes)
     if dp_audits:

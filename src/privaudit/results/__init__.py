@@ -73,17 +73,19 @@ from privaudit.results._proximity import ProximityResult, quantile_interval
 from privaudit.results._risk import RiskResult
 from privaudit.results._slicing import SLICE_TYPES, slice_metrics, vulnerability_ranking
 from privaudit.results._store import (
+    DEFAULT_REPORT_SETTINGS,
     RESULT_KINDS,
     ResultsStore,
     load_all_results,
     load_result,
     read_report_manifest,
-    report_bootstrap,
+    report_settings,
     result_folder_names,
 )
 
 __all__ = [
     "DEFAULT_FPRS",
+    "DEFAULT_REPORT_SETTINGS",
     "RESULT_KINDS",
     "RESULT_TYPES",
     "SLICE_TYPES",
@@ -121,7 +123,7 @@ __all__ = [
     "mark_non_finite",
     "quantile_interval",
     "read_report_manifest",
-    "report_bootstrap",
+    "report_settings",
     "restore_csv_cell",
     "restore_non_finite",
     "result_folder_name",

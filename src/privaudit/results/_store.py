@@ -30,10 +30,9 @@ from privaudit.results._proximity import PROXIMITY_FILE, ProximityResult
 from privaudit.results._result_format import RESULT_FILE
 from privaudit.results._risk import RISK_FILE, RiskResult
 
-__all__ = ["REPORT_MANIFEST", "RESULT_KINDS", "ResultsStore", "SavedResults",
-           "load_all_results", "load_result", "read_report_manifest", "report_bootstrap",
-           "result_folder_names",
-           "write_report_manifest"]
+__all__ = ["DEFAULT_REPORT_SETTINGS", "REPORT_MANIFEST", "RESULT_KINDS", "ResultsStore",
+           "SavedResults", "load_all_results", "load_result", "read_report_manifest",
+           "report_settings", "result_folder_names", "write_report_manifest"]
 
 #: The file in a report's folder (beside ``index.html`` and ``results/``) that remembers
 #: the report: its title, description and the order of its results (a rebuild keeps them).
@@ -312,31 +311,37 @@ def read_report_manifest(root: str | os.PathLike[str]) -> dict[str, Any] | None:
     return None
 
 
-#: The bootstrap resamples of a report whose ``results.json`` records none (the default).
-DEFAULT_REPORT_BOOTSTRAP = 1000
+#: The bootstrap of a report whose ``results.json`` records none: the report's defaults.
+DEFAULT_REPORT_SETTINGS = {"n_bootstrap": 1000, "random_state": 0}
 
 
-def report_bootstrap(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
-                     ) -> int:
-    """The ``n_bootstrap`` behind the intervals of the report the first path is (or holds).
+def report_settings(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+                    ) -> dict[str, int]:
+    """The bootstrap behind the intervals of the report the first path is (or holds).
 
-    Read from the report's ``results.json`` (``settings``), in the folder or its parent (a
-    report's ``results/`` folder), so that the gate and the trackers read the numbers the
-    report shows; :data:`DEFAULT_REPORT_BOOTSTRAP` when no path is a report or the file
-    is not a well-formed report document.
+    ``{"n_bootstrap", "random_state"}`` read from the report's ``results.json``
+    (``settings``), in the folder or its parent (a report's ``results/`` folder), so that
+    the gate reads the numbers the report shows; :data:`DEFAULT_REPORT_SETTINGS` for what
+    no path records (not a report, a malformed file, or a report built with a seed that
+    is not an int).
     """
     roots = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     for root in roots:
         folder = Path(os.path.abspath(root))
         for directory in (folder, folder.parent):
             try:
-                doc = read_json_inside(directory, "results.json", what="the report's file")
-                value = doc["settings"]["n_bootstrap"]
+                settings = read_json_inside(directory, "results.json",
+                                            what="the report's file")["settings"]
             except (OSError, ValueError, KeyError, TypeError):
                 continue
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                return value
-    return DEFAULT_REPORT_BOOTSTRAP
+            if isinstance(settings, dict):
+                return {key: value if _is_count(value := settings.get(key)) else default
+                        for key, default in DEFAULT_REPORT_SETTINGS.items()}
+    return dict(DEFAULT_REPORT_SETTINGS)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _in_manifest_order(folders: list[Path], manifest: dict[str, Any] | None) -> list[Path]:
