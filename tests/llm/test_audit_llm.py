@@ -209,3 +209,60 @@ def test_a_text_on_both_sides_is_refused_before_any_model_is_read():
 
     with pytest.raises(ValueError, match=r"'holdout'.*1 text\(s\) also in forget"):
         audit_llm(object(), forget=["a text", "another"], holdout=["another", "third"])
+
+
+def test_every_text_unscorable_gives_results_with_no_information(tiny_model, tiny_tokenizer,
+                                                                 tmp_path, monkeypatch):
+    # One-token texts have no token to score. When every text is so, each statistic's
+    # result has no information (every text kept, score 0, AUC 0.5, NaN statistic,
+    # extra["degenerate"]) with a warning, as a membership attack's statistic undefined
+    # on every record: the audit (blind baseline included) is kept. It used to fail
+    # building an empty AttackResult ("'labels' parameter of AttackResult").
+    members, non_members = ["a"] * 10 + ["b"] * 10, ["c"] * 10 + ["d"] * 10
+    assert all(len(tiny_tokenizer(t)["input_ids"]) == 1 for t in "abcd")
+
+    def audit():
+        return privaudit.audit_llm((tiny_model, tiny_tokenizer), members=members,
+                                   non_members=non_members, attacks=["loss", "zlib"],
+                                   results_dir=tmp_path)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = audit()
+    said = [str(w.message) for w in caught if w.category is DegenerateInputWarning]
+    for name in ("loss", "zlib"):
+        assert any(f"{name} is undefined for every one of the 40 texts" in m for m in said)
+    by_attack = {r.attack: r for r in results}
+    assert set(by_attack) == {"loss", "zlib", "blind-baseline"}
+    for name in ("loss", "zlib"):
+        result = by_attack[name]
+        assert result.n_records == 40 and not result.scores.any()
+        assert np.isnan(result.raw_statistic).all() and "undefined" in result.extra["degenerate"]
+        assert result.metrics(n_bootstrap=0)["auc"]["value"] == 0.5
+    assert np.isnan(guide_output(by_attack["loss"])["forget"]["agg_value"])
+    # Saved and reused as any result: a rerun scores nothing.
+    monkeypatch.setattr(privaudit.llm, "score_texts", lambda *a, **k: pytest.fail("scored"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = audit()
+    assert again[0].extra["degenerate"] == by_attack["loss"].extra["degenerate"]
+
+
+def test_empty_texts_on_both_sides_are_left_out_not_refused(tiny_model, tiny_tokenizer,
+                                                            tiny_texts):
+    # An empty text (or a pair's empty answer) has nothing to score: left out of every
+    # result with a warning, on one side or on both; only a text with something to
+    # score is refused as shared (it used to refuse '' on both sides).
+    members = [*tiny_texts[:10], "", ("A prompt.", "")]
+    non_members = [*tiny_texts[10:20], "", ("A prompt.", "")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)  # score_texts' own too
+        with pytest.warns(DegenerateInputWarning, match="undefined for 4 of 24 texts.*left out"):
+            results = privaudit.audit_llm((tiny_model, tiny_tokenizer), members=members,
+                                          non_members=non_members, attacks=["loss"],
+                                          blind_baseline=False, subgroups=False)
+    (loss,) = results
+    assert loss.n_records == 20 and {10, 11, 22, 23}.isdisjoint(loss.record_ids.tolist())
+    for shared in ("a", ("A prompt.", "a"), ("", "a")):
+        with pytest.raises(ValueError, match=r"'non_members'.*1 text\(s\) also in members"):
+            privaudit.audit_llm(object(), members=["x", shared], non_members=["y", shared])

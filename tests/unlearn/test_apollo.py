@@ -207,3 +207,51 @@ def test_bad_input_is_refused_with_the_parameter_named(world):
     with pytest.raises(ValueError, match="'bounds' parameter"):
         ApolloAttack(n_rounds=2, bounds=(1.0, 0.0)).fit(world["pool"]).run(
             target, world["X"], world["y"], world["labels"])
+
+
+@pytest.fixture(scope="module")
+def thin_pool():
+    """Two shadows each on a fifth of 200 records: most records lack an unlearned one."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    recipe = TorchMLPRecipe(hidden=(8,), epochs=2, classes=np.arange(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pool = ReferencePool(UnlearningRecipe(recipe, (X[:40], y[:40]), method="GA",
+                                              params={"lr": 0.01, "epochs": 1}),
+                             2, mode="online", train_fraction=0.2, random_state=0).fit(
+            X, y, audited=np.arange(40))
+    target = LabelOnlyTarget(recipe.train(X[100:], y[100:], random_state=1).predict,
+                             classes=np.arange(2))
+    return dict(X=X, y=y, pool=pool, target=target)
+
+
+def test_online_apollo_leaves_out_records_without_both_shadows(thin_pool):
+    # The pool gave some audited records no unlearned (or no never-trained) shadow: they
+    # are neither searched nor asked about, and left out with a warning, instead of a
+    # refusal that lost every attack of audit_unlearning with Apollo's.
+    from privaudit.exceptions import DegenerateInputWarning
+
+    X, y, pool, target = thin_pool["X"], thin_pool["y"], thin_pool["pool"], thin_pool["target"]
+    n_in = pool.in_mask_[:, :40].sum(axis=0)
+    both = (n_in > 0) & (n_in < 2)
+    assert 0 < both.sum() < 40
+    labels = np.r_[np.ones(20), np.zeros(20)].astype(np.int8)
+    ids = np.arange(100, 140)
+    with pytest.warns(DegenerateInputWarning, match=rf"{40 - both.sum()} of 40 records lack "
+                                                    r".*left out.*at least 5"):
+        result = ApolloAttack(kind="under", n_rounds=3).fit(pool).run(
+            target, X[:40], y[:40], labels, record_ids=ids)
+    assert result.record_ids.tolist() == ids[both].tolist()
+    assert result.extra["n_left_out"] == 40 - both.sum()
+    assert target.n_queries <= 3 * both.sum()  # the left-out records were never asked
+    # No audited record with both sides (rows of the pool no shadow trained on): no
+    # information, and nothing asked.
+    never = np.flatnonzero(pool.in_mask_.sum(axis=0) == 0)[:10]
+    asked = target.n_queries
+    with pytest.warns(DegenerateInputWarning, match="10 of 10 records.*no information"):
+        empty = ApolloAttack(kind="under", n_rounds=3).fit(pool, audited=never).run(
+            target, X[never], y[never], labels[15:25])
+    assert not empty.scores.any() and "too few shadows" in empty.extra["degenerate"]
+    assert target.n_queries == asked and empty.queries_per_record == 0

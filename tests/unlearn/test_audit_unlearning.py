@@ -12,6 +12,7 @@ study's world of the same size (tests/studies/test_unlearning_study.py), which a
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import ClassVar
 
@@ -147,10 +148,12 @@ def test_u_lira_refuses_plain_shadows_and_too_small_a_pool(world):
                                           random_state=0)
     with pytest.raises(ValueError, match="plain LiRA, not U-LiRA"):
         ULiRAAttack().fit(plain)
-    # Without the pool, the per-record sides are still checked.
+    # Without the pool, the count is still checked: fewer than 2 min_per_side shadows
+    # give no record enough on each side (records short of shadows in a large enough
+    # pool are left out of the result instead: tests/unlearn/test_ulira.py).
     bare = ReferenceOutputs(audited=plain.audited, audited_in=plain.audited_in,
                             mode="online")
-    with pytest.raises(ValueError, match="records short"):
+    with pytest.raises(ValueError, match="at least 4 reference models for u-lira"):
         ULiRAAttack(min_per_side=2).fit(bare)
     with pytest.raises(ValueError, match="'min_per_side' parameter"):
         ULiRAAttack(min_per_side=0).fit(bare)
@@ -210,6 +213,8 @@ def test_offline_apollo_checks_which_artefact_on_the_surrogate(world):
     ({"attack_params": {"apollo-offline": {"online": True}}},
      r"'attack_params' parameter.*'apollo-offline.online'"),
     ({"attack_params": {"u-lira": {"min_per_side": 0}}}, r"'min_per_side' parameter"),
+    ({"attack_params": {"u-lira": {"min_per_side": 9}}},
+     r"'attack_params' parameter.*min_per_side of at most half the shadows \(16"),
     ({"attacks": ["u-lira", "apollo"], "forget_fraction": 0.2}, r"'forget_fraction' param"),
     ({"attacks": ["u-mia"], "trajectories": True}, r"'trajectories' parameter.*apollo"),
     ({"attacks": ["u-mia", "u-mia"]}, r"'attacks' parameter.*without repetition"),
@@ -276,3 +281,59 @@ def test_unlearning_params_are_refused_before_any_shadow_trains(params, message,
     with pytest.raises(_Trained):
         audit({"lr": 0.002, "epochs": 5})
     assert _NoTraining.calls
+
+
+def _thin_world():
+    """500 random records, a tiny MLP, and train_size 100 of 450 shadow records."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    recipe = TorchMLPRecipe(hidden=(8,), epochs=2, classes=np.unique(y), stack=4)
+    return X, y, recipe
+
+
+def test_too_few_shadows_for_some_records_keep_the_audit(tmp_path):
+    # 4 shadows each training on 22% of the records: 13 of the 100 audited records get no
+    # unlearned shadow. U-LiRA and online Apollo (tests per record) leave them out, with
+    # warnings naming how many and the count that covers them all; every attack's result
+    # is kept (the whole audit used to fail on U-LiRA, "use n_models >= 2").
+    from privaudit.exceptions import DegenerateInputWarning, PrivauditWarning
+    from privaudit.results import DamagedResultWarning
+    from privaudit.training import ReferenceSpec
+
+    X, y, recipe = _thin_world()
+    target = TorchTarget(recipe.train(X[:100], y[:100], random_state=1), name="net")
+    ids = np.array([f"r{i}" for i in range(100)])
+
+    def audit(recipe=recipe, **kwargs):
+        return audit_unlearning(
+            target, (X[:50], y[:50]), (X[100:150], y[100:150]), method="RT",
+            reference=ReferenceSpec(recipe=recipe, n_models=4), population=(X[150:], y[150:]),
+            train_size=100, record_ids=ids, attacks=["u-mia", "u-lira", "apollo"],
+            attack_params={"apollo": {"n_rounds": 3}}, results_dir=tmp_path, **kwargs)
+
+    _NoTraining.calls.clear()
+    with pytest.warns(PrivauditWarning, match=r"4 shadows \(n_models of 'reference', or "
+                      r"'n_shadows'\).*apollo and u-lira leave them out.*n_shadows >= 5 "
+                      r"covers every record"), pytest.raises(_Trained):
+        audit(_NoTraining(hidden=(8,), epochs=1, classes=np.arange(2)))  # before training
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = audit()
+    said = [str(w.message) for w in caught if w.category is DegenerateInputWarning]
+    for who in ("ULiRAAttack", "ApolloAttack"):
+        assert any(re.match(rf"{who}\.run: 13 of 100 records lack .*left out.*at least 5 "
+                            r".*\(n_shadows\)", m) for m in said), said
+    by_attack = {r.attack: r for r in results}
+    assert by_attack["u-mia"].n_records == 100
+    for name in ("u-lira", "apollo"):
+        result = by_attack[name]
+        assert result.n_records == 87 and result.extra["n_left_out"] == 13
+        assert set(result.record_ids.tolist()) < set(ids.tolist())
+        assert np.isfinite(result.metrics(n_bootstrap=0)["auc"]["value"])
+    # A rerun reuses the subsets as they were saved (not "damaged": other labels).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DamagedResultWarning)
+        warnings.simplefilter("ignore", PrivauditWarning)
+        again = audit()
+    assert again[1].record_ids.tolist() == by_attack["u-lira"].record_ids.tolist()

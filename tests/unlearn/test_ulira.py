@@ -79,3 +79,65 @@ def test_unlearning_recipe_forgets_exactly_the_candidates_it_saw(world):
         UnlearningRecipe(RECIPE, (X[:2], y[:2]), method="GA", params={"rate": 0.1})
     with pytest.raises(ValueError, match=r"'params\.lr' parameter of UnlearningRecipe"):
         UnlearningRecipe(RECIPE, (X[:2], y[:2]), method="GA", params={"lr": -0.1})
+
+
+def _hand_made_reference(in_mask):
+    """Online reference outputs of ``len(in_mask)`` shadows on 10 records, by hand."""
+    from privaudit.attacks.membership import ReferenceOutputs
+    from privaudit.targets import ModelOutputs
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, in_mask.shape[1])
+
+    def outputs():
+        p = rng.uniform(0.05, 0.95, y.size)
+        return ModelOutputs.from_probabilities(y, np.c_[1 - p, p], [0, 1])
+
+    return (ReferenceOutputs(audited=tuple(outputs() for _ in in_mask), audited_in=in_mask,
+                             mode="online"), outputs())
+
+
+def test_records_without_shadows_on_both_sides_are_left_out_not_the_attack():
+    # Too few shadows for a pool's training fraction leave some records with no unlearned
+    # (or no never-trained) shadow. U-LiRA's test is per record: it tests the others and
+    # leaves those out, with a warning, instead of refusing the pool (and losing every
+    # other attack of audit_unlearning with it).
+    from privaudit.attacks.unlearning import ULiRAAttack
+    from privaudit.exceptions import DegenerateInputWarning
+
+    in_mask = np.zeros((4, 10), dtype=bool)
+    in_mask[0, :8] = in_mask[1, :4] = True  # records 8 and 9: no unlearned shadow
+    reference, target = _hand_made_reference(in_mask)
+    labels = np.r_[np.ones(5), np.zeros(5)].astype(np.int8)
+    ids = np.array([f"r{i}" for i in range(10)])
+    attack = ULiRAAttack().fit(reference)
+    scores = attack.score(outputs=target)
+    assert np.isnan(scores[8:]).all() and np.isfinite(scores[:8]).all()
+    with pytest.warns(DegenerateInputWarning, match=r"2 of 10 records lack an unlearned "
+                                                    r"and a never-trained shadow.*left out"):
+        result = attack.run(outputs=target, labels=labels, record_ids=ids)
+    assert result.record_ids.tolist() == ids[:8].tolist()
+    np.testing.assert_array_equal(result.scores, scores[:8])
+    assert result.labels.tolist() == labels[:8].tolist() and result.extra["n_left_out"] == 2
+    # No record with both sides: a result with no information, not an error.
+    reference, target = _hand_made_reference(np.zeros((4, 10), dtype=bool))
+    with pytest.warns(DegenerateInputWarning, match="10 of 10 records.*no information"):
+        empty = ULiRAAttack().fit(reference).run(outputs=target, labels=labels)
+    assert empty.n_records == 10 and not empty.scores.any()
+    assert "too few shadows" in empty.extra["degenerate"]
+    assert empty.metrics(n_bootstrap=0)["auc"]["value"] == 0.5
+
+
+def test_the_shadows_that_cover_every_record():
+    from privaudit.attacks.unlearning._sides import shadows_for_every_record
+    from privaudit.training._pool import balanced_in_mask
+
+    rng = np.random.default_rng(0)
+    for fraction in (0.05, 0.22, 0.5, 0.7, 0.93):
+        for side in (1, 2):
+            n = shadows_for_every_record(fraction, side)
+            for count, covers in ((n, True), (n - 1, False)):
+                n_in = balanced_in_mask(count, 1000, fraction, rng).sum(axis=0)
+                assert (min(n_in.min(), count - n_in.max()) >= side) == covers, (fraction,
+                                                                                  side)
+    assert shadows_for_every_record(1.0) is None

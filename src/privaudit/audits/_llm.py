@@ -366,20 +366,59 @@ class LLMAudit(SharedPassKind):
         return {"executor": o.resolved_executor, "cache_dir": o.cache_dir}
 
     def _result(self, statistic: str, values: NDArray[np.float64]) -> AttackResult:
+        """The result of ``statistic`` on the texts it is defined for.
+
+        A text with no token to score is left out (with a warning). When no text is left,
+        the result has no information: see :meth:`_no_information`.
+        """
         values = np.asarray(values, dtype=np.float64)
         keep = np.isfinite(values)
+        if not keep.any():
+            return self._no_information(statistic, values)
         if not keep.all():
             warnings.warn(
                 f"{_FUNC}: {statistic} is undefined for {int((~keep).sum())} of {keep.size} "
                 "texts (no token to score: empty, or one token); they are left out of its "
                 "result.", DegenerateInputWarning, stacklevel=5)
+        return self._attack_result(statistic, -values[keep], values[keep], keep)
+
+    def _no_information(self, statistic: str, values: NDArray[np.float64]) -> AttackResult:
+        """Every text unscorable: a result with no information, not a failed audit.
+
+        As the membership attacks do with a statistic undefined on every record
+        (``MembershipAttack._package``): every text kept with the score 0 (AUC 0.5),
+        ``raw_statistic`` NaN, ``extra["degenerate"]`` saying why, and a warning. Leaving
+        the texts out as above would leave no record, and an empty result cannot be
+        built. An error before scoring would not fit either: whether a text has a token
+        to score depends on its form (a pair's one-token answer is scored after its
+        prompt), the tokenizer's special tokens and ``compat`` (MIMIR's DC-PDD scores a
+        text's first token), so one statistic may be undefined where another is not, and
+        the defined ones, the blind baseline and the compared models would be lost with it.
+        """
+        warnings.warn(
+            f"{_FUNC}: {statistic} is undefined for every one of the {values.size} texts "
+            "(no token to score: empty, or one token), so it has no information on this "
+            "model: its result keeps every text with the score 0 (AUC 0.5), which says "
+            "nothing of what the model memorised; audit longer texts.",
+            DegenerateInputWarning, stacklevel=6)
+        keep = np.ones(values.size, dtype=bool)
+        return self._attack_result(
+            statistic, np.zeros(values.size), values, keep,
+            extra={"degenerate": f"{statistic} is undefined for every text (no token to "
+                                 "score): no information, every score 0"})
+
+    def _attack_result(self, statistic: str, scores: NDArray[np.float64],
+                       raw: NDArray[np.float64], keep: NDArray[np.bool_],
+                       extra: dict[str, Any] | None = None) -> AttackResult:
+        """The kept texts' result of ``statistic``: ``scores`` and ``raw`` are theirs."""
         s, t = self.llm_settings, self.corpus.texts
         return AttackResult(
-            labels=t.labels[keep], scores=-values[keep], record_ids=t.record_ids[keep],
+            labels=t.labels[keep], scores=scores, record_ids=t.record_ids[keep],
             attack=statistic, target=self.lm.name, dataset=self.options.dataset,
-            raw_statistic=values[keep], raw_statistic_name=statistic,
+            raw_statistic=raw, raw_statistic_name=statistic,
             parameters={"k": float(s.k), "p": str(s.norm), "max_length": s.max_length,
-                        "compat": s.compat, "sets": list(t.names)})
+                        "compat": s.compat, "sets": list(t.names)},
+            extra=dict(extra or {}))
 
 
 #: Folds of the blind baseline's out-of-fold classifier (fewer when a side is smaller).
@@ -493,7 +532,9 @@ def audit_llm(
         directory (:func:`privaudit.targets.load_causal_lm`: safetensors only, no hub).
     members, non_members : sequence of str or (prompt, answer) pairs
         Texts the model trained on, and texts it did not (from the same distribution: the
-        blind baseline checks). For a pair, only the answer's tokens are scored.
+        blind baseline checks). For a pair, only the answer's tokens are scored. A text
+        in both is refused, unless it has nothing to score (empty, or a pair's empty
+        answer): such texts are left out of the results anyway.
     forget, holdout : sequence of str or pairs
         The unlearning form, instead of ``members``/``non_members``: the forget set (label
         1) and held-out texts never trained on (label 0), as open-unlearning's
@@ -595,7 +636,9 @@ def audit_llm(
         their name); with ``checks``, the memorisation results follow the target's
         statistics in ``results``. Iterated as a list, in that order. Texts whose statistic is
         undefined (no scored token) are left out of that result, with a
-        :class:`~privaudit.exceptions.DegenerateInputWarning`.
+        :class:`~privaudit.exceptions.DegenerateInputWarning`; when it is undefined on
+        every text, its result has no information (every text with the score 0, AUC 0.5,
+        ``extra["degenerate"]``), with the same warning.
 
     References
     ----------
@@ -626,7 +669,8 @@ def audit_llm(
         forget_accuracy=forget_accuracy, retain_accuracy=retain_accuracy,
         red_flag_thresholds=red_flag_thresholds)
     settings.check(_FUNC)
-    texts = _audited_texts(members, non_members, forget, holdout, record_ids)
+    texts = _audited_texts(members, non_members, forget, holdout, record_ids,
+                           chat_template=settings.chat_template)
     lm = _as_lm(target, tokenizer, "target")
     corpus = _Corpus(texts, None if reference_model is None
                      else _as_lm(reference_model, lm.tokenizer, "reference_model"),
@@ -724,8 +768,13 @@ def planned_statistics(attacks: tuple[str, ...] | None,
 
 def _audited_texts(members: Sequence[Text] | None, non_members: Sequence[Text] | None,
                    forget: Sequence[Text] | None, holdout: Sequence[Text] | None,
-                   record_ids: Sequence[Any] | NDArray[Any] | None) -> _AuditedTexts:
-    """The two text sets, from exactly one of the two forms, checked."""
+                   record_ids: Sequence[Any] | NDArray[Any] | None, *,
+                   chat_template: bool = False) -> _AuditedTexts:
+    """The two text sets, from exactly one of the two forms, checked.
+
+    ``chat_template``: pairs are rendered by the chat template, whose end of turn is
+    scored even after an empty answer (see :func:`_check_no_shared_text`).
+    """
     pair_given = members is not None or non_members is not None
     unlearn_given = forget is not None or holdout is not None
     if pair_given == unlearn_given:
@@ -736,7 +785,7 @@ def _audited_texts(members: Sequence[Text] | None, non_members: Sequence[Text] |
     one, zero = (members, non_members) if pair_given else (forget, holdout)
     first = _check_texts(one, names[0].replace("-", "_"))
     second = _check_texts(zero, names[1].replace("-", "_"))
-    _check_no_shared_text(first, second, names)
+    _check_no_shared_text(first, second, names, chat_template=chat_template)
     labels = np.r_[np.ones(len(first), np.int8), np.zeros(len(second), np.int8)]
     n = len(labels)
     ids = np.arange(n, dtype=np.int64) if record_ids is None else np.asarray(record_ids)
@@ -746,10 +795,15 @@ def _audited_texts(members: Sequence[Text] | None, non_members: Sequence[Text] |
     return _AuditedTexts(first + second, labels, ids, names)
 
 
-def _check_no_shared_text(first: list[Text], second: list[Text], names: tuple[str, str]
-                          ) -> None:
-    """A text on both sides is both trained on and not: the audit would be meaningless."""
-    keys = {_text_key(t) for t in first}
+def _check_no_shared_text(first: list[Text], second: list[Text], names: tuple[str, str], *,
+                          chat_template: bool = False) -> None:
+    """A text on both sides is both trained on and not: the audit would be meaningless.
+
+    A text with nothing of its own to score (:func:`_nothing_to_score`) is not checked:
+    it is left out of every statistic's result anyway, with a DegenerateInputWarning,
+    as it is when it is on one side only (an empty line in both lists of a corpus).
+    """
+    keys = {_text_key(t) for t in first if not _nothing_to_score(t, chat_template)}
     both = [t for t in second if _text_key(t) in keys]
     if both:
         raise param_error(names[1].replace("-", "_"), _FUNC, f"texts not in {names[0]}",
@@ -789,6 +843,20 @@ def _check_texts(texts: object, param: str) -> list[Text]:
         raise param_error(param, _FUNC, "texts (str) or (prompt, answer) pairs of str",
                           f"<{type(text).__name__} at position {i}>", error=TypeError)
     return out
+
+
+def _nothing_to_score(text: Text, chat_template: bool) -> bool:
+    """Whether ``text`` has no token of its own to score: empty, or a pair's empty answer.
+
+    Such a text gets no scored token (NaN, left out of every result) whatever the
+    statistic; a tokenizer that adds an end-of-text token would score that token alone,
+    the same on both sides, which is still no text trained on and not. A pair's empty
+    answer in a chat template is not such a text: the template's end of turn is scored.
+    A one-token text is checked: a pair's prompt or MIMIR's DC-PDD scores its token.
+    """
+    if isinstance(text, str):
+        return text == ""
+    return text[1] == "" and not chat_template
 
 
 def _text_key(text: Text) -> str:

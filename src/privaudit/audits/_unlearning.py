@@ -12,6 +12,7 @@ kind, :func:`~privaudit.audits._template.drive` its loop.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -36,6 +37,7 @@ from privaudit.audits._inputs import reference_fields_set, reference_spec
 from privaudit.audits._run import AuditRun
 from privaudit.audits._template import AuditKind, AuditSettings, Job, RunOptions, drive
 from privaudit.audits._unlearning_attacks import UNLEARNING_RUNNERS
+from privaudit.exceptions import PrivauditWarning
 
 __all__ = ["UNLEARNING_ATTACKS", "UnlearningAudit", "UnlearningSettings",
            "audit_unlearning"]
@@ -43,6 +45,8 @@ __all__ = ["UNLEARNING_ATTACKS", "UnlearningAudit", "UnlearningSettings",
 _FUNC = "audit_unlearning"
 #: Every unlearning attack, in the paper's table order.
 UNLEARNING_ATTACKS: tuple[str, ...] = ("u-mia", "u-lira", "apollo", "apollo-offline")
+#: The attacks that test each record against its own shadows of the online pool.
+_PER_RECORD: tuple[str, ...] = ("u-lira", "apollo")
 
 
 def _pair(value: Any, param: str) -> tuple[NDArray[Any], NDArray[Any]]:
@@ -289,6 +293,7 @@ class UnlearningAudit(AuditKind):
                 train_size = len(training_set[1])
         self.inputs = _inputs(forget, holdout, population, train_size)
         self.record_ids = _record_ids(record_ids, len(self.inputs.labels))
+        self._check_shadow_count()
         self.recipe = as_recipe(s.reference.recipe, func=_FUNC)
         self._pools: dict[str, Any] = {}
         self._outputs: Any = None
@@ -304,6 +309,70 @@ class UnlearningAudit(AuditKind):
 
     def target_name(self) -> str:
         return str(self.target.name)
+
+    @property
+    def online_fraction(self) -> float:
+        """Each online shadow's share of the audited and population records (train_size)."""
+        i = self.inputs
+        return min(1.0, i.train_size / (len(i.y) + len(i.y_pop)))
+
+    def _check_shadow_count(self) -> None:
+        """Before any shadow trains: the count the per-record tests need.
+
+        U-LiRA and online Apollo test a record against its own unlearned and
+        never-trained shadows of the online pool. Fewer shadows than U-LiRA's
+        ``2 min_per_side`` is refused (no record could be tested). Too few for the pool's
+        training fraction leave some records with one side only: a warning, not an error,
+        since the count is valid for the other attacks and these two still test the
+        records with both sides (leaving out the others, with a warning saying how many);
+        the user learns it before the minutes of training, with the count that covers
+        every record.
+        """
+        from privaudit.attacks.unlearning._sides import shadows_for_every_record
+
+        sides = self._sides_needed()
+        counts = {name: shadows_for_every_record(self.online_fraction, side)
+                  for name, side in sides.items()}
+        short = {name: n for name, n in counts.items() if n is not None and self.n_shadows < n}
+        if not short:
+            return
+        i, needed = self.inputs, max(short.values())
+        who = (f"{' and '.join(sorted(short))} leave them out of their results" if len(short) > 1
+               else f"{next(iter(short))} leaves them out of its result")
+        warnings.warn(
+            f"{_FUNC}: with {self.n_shadows} shadows (n_models of 'reference', or "
+            f"'n_shadows'), each trained on {self.online_fraction:.0%} of the audited and "
+            f"population records (train_size {i.train_size} of "
+            f"{len(i.y) + len(i.y_pop)}), some audited records will lack an unlearned or "
+            f"a never-trained shadow: {who} (a test per record; the other attacks are not "
+            f"affected). n_shadows >= {needed} covers every record.",
+            PrivauditWarning, stacklevel=4)
+
+    def _sides_needed(self) -> dict[str, int]:
+        """Shadows each per-record attack run needs on each side of a record."""
+        sides = {name: 1 for name in _PER_RECORD if name in self.names}
+        if "u-lira" in sides:
+            side = int(self.attack_params.get("u-lira", {}).get("min_per_side", 1))
+            if self.n_shadows < 2 * side:  # else U-LiRA's fit refuses it, after training
+                raise param_error(
+                    "attack_params", _FUNC, "a 'u-lira' min_per_side of at most half the "
+                    f"shadows ({self.n_shadows}, n_models of 'reference' or 'n_shadows'): "
+                    "every record needs that many shadows on each side",
+                    f"<min_per_side {side}>")
+            sides["u-lira"] = side
+        return sides
+
+    def consistent(self, job: Job) -> Any:
+        # The per-record attacks leave out the records with no shadow on one side: a
+        # saved result of theirs may hold a subset of the audited records.
+        return self._subset_of_audited if job.name in _PER_RECORD else self.labels
+
+    def _subset_of_audited(self, saved: Any) -> bool:
+        """Whether a saved result's records are audited records, with their labels."""
+        ids = np.arange(len(self.labels)) if self.record_ids is None else self.record_ids
+        position = {rid: i for i, rid in enumerate(ids.tolist())}
+        rows = [position.get(rid) for rid in saved.record_ids.tolist()]
+        return None not in rows and np.array_equal(self.labels[rows], saved.labels)
 
     def identity(self) -> tuple[Any, ...]:
         from privaudit.targets import target_fingerprint
@@ -334,8 +403,8 @@ class UnlearningAudit(AuditKind):
     def run_job(self, job: Job, run: AuditRun) -> Any:
         result = UNLEARNING_RUNNERS[job.name](self, dict(job.params), run.progress)
         result.parameters["method"] = self.settings.method
-        if self.record_ids is not None:
-            result = replace(result, record_ids=self.record_ids)
+        if self.record_ids is not None:  # its ids are positions (of the tested records)
+            result = replace(result, record_ids=self.record_ids[result.record_ids])
         return result
 
     # --- what the attacks read, made once --------------------------------------------
@@ -366,8 +435,8 @@ class UnlearningAudit(AuditKind):
             s, i = self.settings, self.inputs
             recipe = UnlearningRecipe(self.recipe, (i.X, i.y), method=s.method,
                                       params=dict(s.params or {}))
-            fraction = min(1.0, i.train_size / (len(i.y) + len(i.y_pop)))
-            self._pools["online"] = self._pool(recipe, "online", fraction, progress)
+            self._pools["online"] = self._pool(recipe, "online", self.online_fraction,
+                                               progress)
         return self._pools["online"]
 
     def offline_pool(self, progress: Any) -> Any:
@@ -431,7 +500,11 @@ def audit_unlearning(
         is allowed, the paper's Table V) and ``n_models`` (shadows per pool, at least 2,
         default 16: the paper uses 16 to 32, its Figure 6b finds more than 16 no better).
         Its ``mode`` and ``train_fraction`` stay unset: the attacks fix which pool they
-        read and ``train_size`` the fractions.
+        read and ``train_size`` the fractions. U-LiRA and online Apollo test each record
+        against its own shadows, some that unlearned it and some that never saw it: too
+        few shadows for the online pool's training fraction leave some records with one
+        side only, and those two attacks leave them out of their results (a warning
+        before any training gives the count that covers every record).
     params : dict, optional
         The algorithm's hyperparameters (``{"lr": 0.002, "epochs": 5}``), checked before
         any work by :func:`privaudit.unlearn.check_method_params`: a key the method does
@@ -485,7 +558,7 @@ def audit_unlearning(
         Overlapping forget / holdout / population records, forgotten records outside
         or held-out records inside ``training_set``, an unknown method or attack, a bad
         value in ``params``, probability attacks on a label-only target, a bad
-        ``train_size``, too few shadows.
+        ``train_size``, fewer than 2 shadows (or than twice U-LiRA's ``min_per_side``).
     TypeError
         A key of ``params`` the method does not take.
 

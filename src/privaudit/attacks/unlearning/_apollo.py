@@ -15,11 +15,12 @@ import numbers
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from privaudit._validation import param_error
 from privaudit.attacks._base import BaseAttack
 from privaudit.attacks._tags import AttackTags
+from privaudit.attacks.unlearning._sides import covered
 from privaudit.exceptions import NotFittedError
 from privaudit.results import AttackResult
 
@@ -159,6 +160,11 @@ class ApolloAttack(BaseAttack):
             A fitted pool of torch classifiers of one architecture (it may differ from
             the target's): online, over an :class:`~privaudit.unlearn.UnlearningRecipe`
             of the audited algorithm; offline, of the plain recipe, in offline mode.
+            Online, a record without an unlearned and a never-trained shadow (too few
+            shadows for the pool's training fraction) is not searched: :meth:`run`
+            leaves it out of the result, with a
+            :class:`~privaudit.exceptions.DegenerateInputWarning` (no record searched:
+            a result with no information, every score 0, ``extra["degenerate"]``).
         audited : array-like of int, optional
             Rows of the pool's data that are the audited records, in the order ``run``
             gets them (default: the pool's ``audited`` rows).
@@ -180,12 +186,16 @@ class ApolloAttack(BaseAttack):
                               "was fitted without audited=)", "<no rows>")
         in_mask = np.asarray(shadows.in_mask_)[:, rows]
         if self.online:
-            _check_online(shadows, in_mask, func)
+            _check_online(shadows, func)
         elif in_mask.any():
             raise param_error("shadows", func, "an offline pool (no shadow trained on an "
                               "audited record) for offline Apollo", "<an online pool>")
         self.models_ = models
         self.in_mask_ = in_mask
+        # Online, a record's search weighs its own unlearned and never-trained shadows:
+        # one without both is left out of the result (run warns), not searched.
+        self.covered_ = covered(in_mask) if self.online else np.ones(rows.size, dtype=bool)
+        self.train_fraction_ = getattr(shadows, "train_fraction", None)
         self.calibration_ = _check_calibration(calibration, len(models), func)
         return self
 
@@ -249,16 +259,10 @@ def _check_calibration(value: Any, n_models: int, func: str) -> dict[str, Any] |
     return {**value, "in_mask": mask}
 
 
-def _check_online(pool: Any, in_mask: NDArray[np.bool_], func: str) -> None:
+def _check_online(pool: Any, func: str) -> None:
     from privaudit.unlearn import UnlearningRecipe
 
     if not isinstance(getattr(pool, "recipe", None), UnlearningRecipe):
         raise param_error("shadows", func, "a pool over an UnlearningRecipe for online "
                           "Apollo (shadows that unlearned the records they saw)",
                           f"<a pool over {type(getattr(pool, 'recipe', None)).__name__}>")
-    n_in = in_mask.sum(axis=0)
-    short = np.flatnonzero((n_in == 0) | (n_in == in_mask.shape[0]))
-    if short.size:
-        raise param_error("shadows", func, "an unlearned and a never-trained shadow for "
-                          "every audited record: use more shadow models",
-                          f"<{short.size} of {in_mask.shape[1]} records lack one side>")

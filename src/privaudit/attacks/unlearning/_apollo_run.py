@@ -151,20 +151,22 @@ def _heatmap(answers: dict[str, Any], labels: NDArray[np.int8], eps: float,
     }
 
 
-def _calibration_case(attack: Any, flat: NDArray[np.float32], y: NDArray[Any]
+def _calibration_case(attack: Any, flat: NDArray[np.float32], y: NDArray[Any],
+                      in_mask: NDArray[np.bool_]
                       ) -> tuple[Any, NDArray[Any], NDArray[Any], NDArray[np.bool_],
                                  NDArray[np.bool_]] | None:
     """(pseudo-target, records, labels, which other shadows saw each, truth) or None.
 
-    Online: the first shadow plays the target on the audited records (it unlearned those
-    it saw). Offline: the ``calibration`` given to ``fit`` (a surrogate that unlearned some
-    population records, e.g. U-MIA's, and its forgotten vs unseen records).
+    Online: the first shadow plays the target on the searched records (it unlearned those
+    it saw; ``in_mask`` is theirs). Offline: the ``calibration`` given to ``fit`` (a
+    surrogate that unlearned some population records, e.g. U-MIA's, and its forgotten vs
+    unseen records).
     """
     if attack.online:
-        truth = attack.in_mask_[0]
+        truth = in_mask[0]
         if len(attack.models_) < 3 or truth.all() or not truth.any():
             return None
-        return attack.models_[0], flat, y, attack.in_mask_[1:], truth
+        return attack.models_[0], flat, y, in_mask[1:], truth
     cal = getattr(attack, "calibration_", None)
     if cal is None:
         return None
@@ -175,8 +177,8 @@ def _calibration_case(attack: Any, flat: NDArray[np.float32], y: NDArray[Any]
 
 
 def _calibrated_kind(attack: Any, flat: NDArray[np.float32], y: NDArray[Any],
-                     classes: Any, tail: tuple[int, ...], settings: dict[str, Any]
-                     ) -> tuple[str, dict[str, float]]:
+                     in_mask: NDArray[np.bool_], classes: Any, tail: tuple[int, ...],
+                     settings: dict[str, Any]) -> tuple[str, dict[str, float]]:
     """The search kind that finds the unlearned records of a model playing the target.
 
     Shadows that know which records they unlearned answer as the target would (labels
@@ -188,7 +190,7 @@ def _calibrated_kind(attack: Any, flat: NDArray[np.float32], y: NDArray[Any],
 
     from privaudit.attacks.unlearning._search import ShadowStack
 
-    case = _calibration_case(attack, flat, y)
+    case = _calibration_case(attack, flat, y, in_mask)
     if case is None or not case[4].any() or case[4].all():
         return "under", {}
     pseudo, X_cal, y_cal, seen, truth = case
@@ -207,8 +209,13 @@ def _calibrated_kind(attack: Any, flat: NDArray[np.float32], y: NDArray[Any],
 
 def apollo_run(attack: Any, target: Any, X: Any, y: Any, labels: Any, *, record_ids: Any,
                dataset: str, trajectories: bool, func: str) -> AttackResult:
-    """The body of :meth:`ApolloAttack.run`."""
-    from privaudit.attacks.unlearning._search import ShadowStack
+    """The body of :meth:`ApolloAttack.run`.
+
+    Online, the records without an unlearned and a never-trained shadow (``covered_``)
+    are neither searched nor asked about: they are left out of the result, with a
+    warning (none searched: a result with no information).
+    """
+    from privaudit.attacks.unlearning._sides import warn_left_out
 
     resolved = as_target(target)
     if getattr(resolved, "task", None) != "classification":
@@ -223,20 +230,67 @@ def apollo_run(attack: Any, target: Any, X: Any, y: Any, labels: Any, *, record_
     if n != attack.in_mask_.shape[1]:
         raise param_error("X", func, f"the {attack.in_mask_.shape[1]} audited records "
                           "given to fit", f"<{n} records>")
-    classes = getattr(attack.models_[0], "classes_", resolved.classes_)
-    y_idx = label_indices(y_arr, classes, func=func).astype(np.int64)
+    # The search's scale and bounds come from every audited record, searched or not.
     eps = (_auto_eps(flat, int(attack.n_rounds)) if isinstance(attack.eps, str)
            else float(attack.eps))
     low, high = _bounds(attack, flat, func)
     settings = dict(eps=eps, n_rounds=int(attack.n_rounds), alpha=float(attack.alpha),
                     beta=float(attack.beta), low=low, high=high)
-    masks = (attack.in_mask_, ~attack.in_mask_)
+    keep = getattr(attack, "covered_", np.ones(n, dtype=bool))
+    warn_left_out(func, keep, 1, getattr(attack, "train_fraction_", None))
+    if not keep.any():
+        return _no_information(attack, resolved, labels_arr, record_ids, dataset, eps)
+    ids: Any = record_ids
+    extra: dict[str, Any] = {}
+    if not keep.all():
+        ids = np.arange(n) if record_ids is None else np.asarray(record_ids)
+        if ids.shape != (n,):
+            raise param_error("record_ids", func, f"one id per record ({n})",
+                              f"<shape {ids.shape}>")
+        flat, y_arr, labels_arr, ids = flat[keep], y_arr[keep], labels_arr[keep], ids[keep]
+        extra["n_left_out"] = int(n - keep.sum())
+    return _search_and_score(attack, resolved, flat, tail, y_arr, labels_arr,
+                             attack.in_mask_[:, keep], settings, trajectories, func,
+                             record_ids=ids, dataset=dataset, extra=extra)
+
+
+def _no_information(attack: Any, resolved: Any, labels: NDArray[np.int8], record_ids: Any,
+                    dataset: str, eps: float) -> AttackResult:
+    """No record has shadows on both sides: every score 0 (AUC 0.5), nothing asked."""
+    return AttackResult(
+        labels=labels, scores=np.zeros(labels.size), record_ids=record_ids,
+        attack=attack.name, target=resolved.name, dataset=dataset,
+        parameters=_parameters(attack, eps), queries_per_record=0.0,
+        extra={"degenerate": "no record has an unlearned and a never-trained shadow (too "
+                             "few shadows): no information, every score 0"})
+
+
+def _parameters(attack: Any, eps: float) -> dict[str, Any]:
+    return {"online": bool(attack.online), "kind": attack.kind, "eps": eps,
+            "n_rounds": int(attack.n_rounds), "alpha": float(attack.alpha),
+            "beta": float(attack.beta), "n_shadows": len(attack.models_)}
+
+
+def _search_and_score(attack: Any, resolved: Any, flat: NDArray[np.float32],
+                      tail: tuple[int, ...], y_arr: NDArray[Any], labels_arr: NDArray[np.int8],
+                      in_mask: NDArray[np.bool_], settings: dict[str, Any],
+                      trajectories: bool, func: str, *,
+                      record_ids: Any, dataset: str, extra: dict[str, Any]) -> AttackResult:
+    """Apollo's searches on the records given (those with both sides), and their result."""
+    from privaudit.attacks.unlearning._search import ShadowStack
+
+    n = flat.shape[0]
+    classes = getattr(attack.models_[0], "classes_", resolved.classes_)
+    y_idx = label_indices(y_arr, classes, func=func).astype(np.int64)
+    eps = settings["eps"]
+    masks = (in_mask, ~in_mask)
     stack = ShadowStack(attack.models_)
     asker = _Asker(resolved, y_arr, tail)
     start = int(getattr(resolved, "n_queries", 0))
     kind, calibration = attack.kind, {}
     if kind == "auto":
-        kind, calibration = _calibrated_kind(attack, flat, y_arr, classes, tail, settings)
+        kind, calibration = _calibrated_kind(attack, flat, y_arr, in_mask, classes, tail,
+                                             settings)
     every_round = bool(trajectories)
     kinds = ("under", "over") if kind == "both" or every_round else (kind,)
     found = {k: _one_search(attack, k, stack, flat, y_idx, masks, settings, asker,
@@ -245,7 +299,8 @@ def apollo_run(attack: Any, target: Any, X: Any, y: Any, labels: Any, *, record_
         scores = np.maximum(_ranks(found["under"][0]), _ranks(found["over"][0]))
     else:
         scores = found[kind][0]
-    extra: dict[str, Any] = {
+    extra = {
+        **extra,
         "calibration_auc": calibration,
         "eps": eps,
         "flagged": {k: v[2] for k, v in found.items()},
@@ -258,10 +313,7 @@ def apollo_run(attack: Any, target: Any, X: Any, y: Any, labels: Any, *, record_
                             for k, v in found.items()}
     return AttackResult(
         labels=labels_arr, scores=scores, record_ids=record_ids, attack=attack.name,
-        target=resolved.name, dataset=dataset,
-        parameters={"online": bool(attack.online), "kind": attack.kind, "eps": eps,
-                    "n_rounds": int(attack.n_rounds), "alpha": float(attack.alpha),
-                    "beta": float(attack.beta), "n_shadows": len(attack.models_)},
+        target=resolved.name, dataset=dataset, parameters=_parameters(attack, eps),
         extra=extra, search_kind=kind, heatmap=heatmap,
         queries_per_record=(int(getattr(resolved, "n_queries", 0)) - start) / n,
     )
