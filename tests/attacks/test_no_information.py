@@ -57,3 +57,16 @@ def test_scores_nan_on_some_records_only_are_still_refused():
     assert isinstance(attack._package(
         labels=np.r_[1, 0].astype(np.int8), scores=np.r_[0.5, 1.0], target_name="m",
         record_ids=None, dataset="", raw=None, raw_name="", extra={}), AttackResult)
+
+
+def test_the_report_calls_a_result_with_no_information_not_interpretable(constant):
+    """AUC 0.5 from scores of 0 is no evidence of safety: the verdict must not say 'minimal'."""
+    model, X, y, labels = constant
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = privaudit.audit_model(
+            model, X[:120], y[:120], labels, population=(X[120:], y[120:]),
+            attacks=["lira-online"], recipe=DummyClassifier(strategy="uniform"),
+            n_reference_models=4, random_state=0)
+    verdict = report.with_settings(n_bootstrap=0).verdict
+    assert verdict.severity == "undefined" and "measured nothing" in verdict.text

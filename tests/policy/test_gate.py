@@ -322,3 +322,14 @@ def test_one_folder_reached_by_two_paths_is_gated_once(tmp_path):
     checked = gate([folder, tmp_path / "latest"], {"rules": [{"auc": {"max": 1.0}}]},
                    n_bootstrap=N_BOOTSTRAP)
     assert len(checked.checks) == 1
+
+
+def test_a_result_its_attack_could_not_measure_is_unmeasurable_not_passed():
+    """Scores of 0 (no information) read AUC 0.5: never a pass on no evidence."""
+    blind = attack_result("model", signal=0.0, target="m")
+    blind.extra["degenerate"] = "every score was NaN: no information, every score 0"
+    checked = _gate([blind], [{"auc": {"max": 0.6}, "tpr_at_fpr": {"fpr": 0.1, "max": 0.5}}])
+    assert [c.outcome for c in checked.checks] == ["warn", "warn"]
+    assert all("no information" in c.note for c in checked.checks)
+    strict = _gate([blind], [{"auc": {"max": 0.6}}], policy={"unmeasurable": "fail"})
+    assert strict.exit_code == 1

@@ -96,7 +96,16 @@ class Readings:
         }
 
     def read(self, metric: str, result: Any, budget: Any, basis: str) -> Reading:
-        """The reading of ``metric`` on ``result`` for ``budget`` at ``basis``."""
+        """The reading of ``metric`` on ``result`` for ``budget`` at ``basis``.
+
+        A result its attack could not measure (``extra["degenerate"]``: a statistic
+        undefined on every record, e.g. LiRA on a constant model, an LLM statistic on
+        one-token texts) is unmeasurable: its scores of 0 read AUC 0.5, which would pass
+        any budget on no evidence.
+        """
+        degenerate = (getattr(result, "extra", None) or {}).get("degenerate")
+        if isinstance(degenerate, str):
+            return Reading(math.nan, f"unmeasurable: {degenerate}")
         return self.readers[metric](result, budget, basis)
 
     def _attack_metrics(self, result: Any) -> dict[str, Any]:

@@ -368,7 +368,8 @@ def result_verdict(result: Any, metrics: Mapping[str, Any]) -> Verdict:
     """The verdict on one :class:`~privaudit.results.AttackResult`, all rules applied.
 
     :func:`attack_verdict` with the result's kind and audit role (a blind baseline reads
-    as one), then :func:`disqualified` by the audit's critical findings.
+    as one), then :func:`disqualified` by the audit's critical findings, or when the
+    attack measured nothing (``extra["degenerate"]``).
     """
     audit = getattr(result, "audit", None)
     role = getattr(audit, "role", None)
@@ -378,6 +379,11 @@ def result_verdict(result: Any, metrics: Mapping[str, Any]) -> Verdict:
         return verdict
     reasons = [f.message for f in getattr(audit, "findings", ()) or ()
                if f.severity == "critical"]
+    # An attack that could not measure anything (its scores all 0: AUC 0.5) is no
+    # evidence of safety either.
+    degenerate = (getattr(result, "extra", None) or {}).get("degenerate")
+    if isinstance(degenerate, str):
+        reasons.append(f"It measured nothing: {degenerate}.")
     return disqualified(verdict, reasons)
 
 
