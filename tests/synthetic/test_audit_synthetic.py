@@ -132,3 +132,28 @@ def test_text_columns_get_a_memorisation_check_beside_the_holdout():
     with pytest.raises(ValueError, match="text-memorization only with text columns"):
         privaudit.audit_synthetic(original[["source"]], original[["source"]],
                                   checks=["text_memorization"])
+
+
+def test_a_synthetic_table_of_one_repeated_row_is_never_a_severe_linkability_risk():
+    """Finding 2 of the degenerate-input review: ties shared by every target made the
+    risk 0.99 [0.98, 1.0] ("Severe risk") with seed 0, NaN with 1, 0 with 3; now each
+    target breaks its ties on its own and the risk is near 0 whatever the seed, with a
+    warning that the synthetic table is collapsed."""
+    from privaudit.exceptions import DegenerateInputWarning
+
+    def table(n, seed):
+        r = np.random.default_rng(seed)
+        return pd.DataFrame({"age": r.integers(18, 80, n),
+                             "income": r.normal(50, 10, n).round(1),
+                             "sex": r.choice(["F", "M"], n),
+                             "region": r.choice(list("ABCD"), n)})
+
+    original, holdout = table(200, 1), table(200, 2)
+    synthetic = pd.concat([original.iloc[[0]]] * 200, ignore_index=True)
+    for seed in range(4):
+        with pytest.warns(DegenerateInputWarning, match="1 distinct row"):
+            report = privaudit.audit_synthetic(synthetic, original, holdout=holdout,
+                                               checks=["linkability"], random_state=seed)
+        row = report.to_frame().iloc[0]
+        assert row["risk"] < 0.25 and row["risk_low"] < 0.1, (seed, row["risk"])
+        assert report.verdict is None or report.verdict.severity not in ("critical", "high")

@@ -65,6 +65,55 @@ def test_top_k_is_the_sorted_brute_force_with_ties_to_the_lowest_position(tables
         np.testing.assert_allclose(dist[i], full[i, order], atol=2e-9)
 
 
+def _seeds(n, seed):
+    return np.random.default_rng(seed).integers(0, 2**64, size=n, dtype=np.uint64)
+
+
+@pytest.mark.parametrize("k", [1, 3, 12])
+def test_tie_seeds_keep_the_exact_neighbours_and_shuffle_only_ties(tables, slow, k):
+    """Each row's first k in the order (distance, its own random key): the distances are
+    the brute force's, every candidate nearer than the k-th is kept, and a row without
+    ties gets the engine's usual neighbours."""
+    a, b = tables
+    b_twice = pd.concat([b, b], ignore_index=True)
+    full = np.hstack([slow, slow])
+    plain = nearest_neighbors(a, b, n_neighbors=k)
+    dist, idx = nearest_neighbors(a, b_twice, n_neighbors=k, tie_seeds=_seeds(len(a), 0))
+    for i in range(len(a)):
+        assert len(set(idx[i])) == k
+        np.testing.assert_allclose(dist[i], np.sort(full[i])[:k], atol=2e-9)
+        np.testing.assert_allclose(full[i, idx[i]], dist[i], atol=2e-9)
+        assert set(np.flatnonzero(full[i] < dist[i, -1] - 1e-8)) <= set(idx[i])
+    assert 0.25 < np.mean(idx >= len(b)) < 0.75  # the copy as often as the first row
+    # Without ties (b alone: distinct distances in these tables), the exact neighbours.
+    alone = nearest_neighbors(a, b, n_neighbors=k, tie_seeds=_seeds(len(a), 1))
+    assert np.array_equal(alone[1], plain[1]) and np.array_equal(alone[0], plain[0])
+
+
+@pytest.mark.parametrize(("xs", "k", "outcomes"), [
+    ([1.0] * 4, 4, 24),               # 4 copies, all kept: their 24 orders
+    ([1.0] * 4, 2, 12),               # 2 of 4 copies drawn: 12 ordered pairs
+    ([0.0] + [1.0] * 5, 3, 20),       # the nearest, then 2 of 5 copies: 20 ordered pairs
+])
+def test_tie_seeds_draw_each_rows_ties_uniformly_and_independently(xs, k, outcomes):
+    """Every query sees the same ties: each row's neighbours are its own uniform draw among
+    them (every outcome about equally often), not one draw shared by every row."""
+    candidates = pd.DataFrame({"x": xs})
+    queries = pd.DataFrame({"x": np.zeros(4800)})
+    _, idx = nearest_neighbors(queries, candidates, n_neighbors=k, tie_seeds=_seeds(4800, 2),
+                               fit_frames=[pd.DataFrame({"x": [0.0, 1.0]})])
+    counts = pd.Series([tuple(r) for r in idx]).value_counts()
+    expected = 4800 / outcomes  # binomial sd below sqrt(expected): 5 sd either side
+    assert len(counts) == outcomes
+    assert counts.min() > expected - 5 * expected**0.5
+    assert counts.max() < expected + 5 * expected**0.5
+    if xs[0] == 0.0:
+        assert np.all(idx[:, 0] == 0)  # the one nearer candidate always comes first
+    again = nearest_neighbors(queries, candidates, n_neighbors=k, tie_seeds=_seeds(4800, 2),
+                              fit_frames=[pd.DataFrame({"x": [0.0, 1.0]})])[1]
+    assert np.array_equal(idx, again)
+
+
 def test_exclude_self_finds_the_closest_other_row_and_twins_at_zero():
     a = mixed_table(30, 3)
     a = pd.concat([a, a.iloc[[4]]], ignore_index=True)  # row 30 duplicates row 4
@@ -94,19 +143,24 @@ def test_ranges_come_from_the_fit_frames():
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.integers(1, 60), st.integers(1, 4))
-def test_chunking_never_changes_the_answer(chunk_size, k):
+@given(st.integers(1, 60), st.integers(1, 12), st.booleans())
+def test_chunking_never_changes_the_answer(chunk_size, k, random_ties):
     a, b = mixed_table(37, 5), mixed_table(23, 6)
-    whole = nearest_neighbors(a, b, n_neighbors=k)
-    chunked = nearest_neighbors(a, b, n_neighbors=k, chunk_size=chunk_size)
+    b = pd.concat([b, b.iloc[::2]], ignore_index=True)  # ties to break
+    seeds = {"tie_seeds": _seeds(len(a), 3)} if random_ties else {}
+    whole = nearest_neighbors(a, b, n_neighbors=k, **seeds)
+    chunked = nearest_neighbors(a, b, n_neighbors=k, chunk_size=chunk_size, **seeds)
     assert np.array_equal(whole[1], chunked[1]) and np.array_equal(whole[0], chunked[0])
 
 
 def test_worker_processes_give_the_same_numbers():
     a, b = mixed_table(120, 7), mixed_table(90, 8)
-    inline = nearest_neighbors(a, b, n_neighbors=2)
-    spread = nearest_neighbors(a, b, n_neighbors=2, chunk_size=25, executor="local", n_jobs=2)
-    assert np.array_equal(inline[0], spread[0]) and np.array_equal(inline[1], spread[1])
+    b = pd.concat([b, b], ignore_index=True)
+    for seeds in ({}, {"tie_seeds": _seeds(len(a), 4)}):
+        inline = nearest_neighbors(a, b, n_neighbors=2, **seeds)
+        spread = nearest_neighbors(a, b, n_neighbors=2, chunk_size=25, executor="local",
+                                   n_jobs=2, **seeds)
+        assert np.array_equal(inline[0], spread[0]) and np.array_equal(inline[1], spread[1])
 
 
 def test_progress_bar_counts_the_chunks():
@@ -133,6 +187,9 @@ def test_explicit_categorical_columns_compare_numbers_as_labels():
     ({"columns": ["nope"]}, "columns"),
     ({"categorical": ["nope"]}, "categorical"),
     ({"exclude_self": True}, "exclude_self"),
+    ({"tie_seeds": np.arange(4, dtype=np.uint64)}, "tie_seeds"),
+    ({"tie_seeds": np.array([1, 2, 3, 4, -5])}, "tie_seeds"),
+    ({"tie_seeds": np.linspace(0, 1, 5)}, "tie_seeds"),
 ])
 def test_bad_arguments_name_the_parameter(kwargs, param):
     a, b = mixed_table(5, 11), mixed_table(6, 12)

@@ -2,6 +2,7 @@
 formulas by hand, and the risks' qualitative behaviour on real data."""
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
+from privaudit.exceptions import DegenerateInputWarning
 from privaudit.synthetic import (
     Counts,
     InferenceEvaluator,
@@ -143,7 +145,7 @@ def test_linkability_of_copies_and_of_independent_columns(tables):
     copy = LinkabilityEvaluator(original, original, aux_cols=aux, n_attacks=200,
                                 random_state=0).evaluate()
     # Each target finds itself at distance 0 twice, unless other records tie with it on
-    # one half (survey answers often do) and the lowest position wins that tie.
+    # one half (survey answers often do) and its own random tie-break picks one of them.
     assert copy.results().n_success >= 0.6 * 200 > 10 * copy.results().n_baseline
     shuffled = LinkabilityEvaluator(original, safe, aux_cols=aux, n_attacks=200,
                                     n_neighbors=5, control=control, random_state=0).evaluate()
@@ -221,3 +223,111 @@ def test_bulk_record_queries_count_as_their_query_objects(tables):
         assert _record_counts(fallback, rows, draws, columns).tolist() == expected
     finally:
         so._BITS_BUDGET = budget
+
+
+# ------------------------------------------------------- ties: one draw per target (finding 2)
+
+
+def _people(n, seed, region_p=None):
+    r = np.random.default_rng(seed)
+    return pd.DataFrame({"age": r.integers(18, 80, n), "income": r.normal(50, 10, n).round(1),
+                         "sex": r.choice(["F", "M"], n),
+                         "region": r.choice(list("ABCD"), n, p=region_p)})
+
+
+COPIES_AUX = (["age", "income"], ["sex", "region"])
+
+
+@pytest.fixture(scope="module")
+def copies():
+    """200 original and 200 control records, and a synthetic table of ONE of them, 200 times."""
+    original, control = _people(200, 1), _people(200, 2)
+    return original, control, pd.concat([original.iloc[[0]]] * 200, ignore_index=True)
+
+
+def _linkability_of_copies(copies, seed, k):
+    original, control, synthetic = copies
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)  # its own test below
+        return LinkabilityEvaluator(original, synthetic, aux_cols=COPIES_AUX, n_attacks=200,
+                                    n_neighbors=k, control=control,
+                                    random_state=seed).evaluate()
+
+
+def test_a_table_of_copies_links_by_chance_whatever_the_seed(copies):
+    """Every synthetic row ties: each target's k neighbours per half are its own random draw,
+    so a link has the chance of two random k-subsets of 200 meeting (0.41 for k=10, 0.005
+    for k=1), target by target. One tie order shared by all targets linked all of them or
+    none: risk 0.99 [0.98, 1.0], NaN or 0 depending on the seed."""
+    chance = 1 - math.comb(190, 10) / math.comb(200, 10)
+    for seed in range(6):
+        ev = _linkability_of_copies(copies, seed, 10)
+        counts, risk = ev.results(), ev.risk()
+        for n in (counts.n_success, counts.n_control):  # binomial(200, 0.41): sd 7
+            assert abs(n - 200 * chance) < 25, (seed, n)
+        assert risk.value < 0.25 and risk.low < 0.1, (seed, risk)
+        assert ev.results(n_neighbors=1).n_success <= 8  # 1 expected
+    # One neighbour: 200 targets pick among 200 copies on their own (about 126 distinct).
+    first = _linkability_of_copies(copies, 0, 1)._links["ori"][0][:, 0]
+    assert len(np.unique(first)) > 100
+
+
+def test_the_per_target_tie_break_is_reproducible_and_chunking_free(copies, monkeypatch):
+    import privaudit.synthetic._neighbors as engine
+
+    links = [_linkability_of_copies(copies, s, 3)._links for s in (7, 7, 8)]
+    monkeypatch.setattr(engine, "_CHUNK_ELEMENTS", 1000)  # 5 targets per chunk
+    chunked = _linkability_of_copies(copies, 7, 3)._links
+    for key in ("ori", "control", "baseline"):
+        for half in (0, 1):
+            assert np.array_equal(links[0][key][half], links[1][key][half])
+            assert np.array_equal(links[0][key][half], chunked[key][half])
+    assert not np.array_equal(links[0]["ori"][0], links[2]["ori"][0])
+
+
+def test_inference_from_tied_rows_guesses_each_targets_secret_on_its_own():
+    """Every synthetic row has the same aux values and its own secret (A 70%, B-D 10%
+    each): each target's guess is the secret of a random synthetic row, right about
+    0.7^2 + 3 x 0.1^2 = 52% of the time, on the original and control alike. One shared
+    tie order gave all original targets one guess and all control targets another: A
+    (70% right) against B (10%), a risk of 0.62 [0.54, 0.69] on aux columns that say
+    nothing."""
+    p = [0.7, 0.1, 0.1, 0.1]
+    original, control = _people(200, 1, p), _people(200, 2, p)
+    synthetic = original.assign(age=40, income=50.0, sex="F")
+    for seed in range(6):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateInputWarning)
+            ev = InferenceEvaluator(original, synthetic, aux_cols=["age", "income", "sex"],
+                                    secret="region", n_attacks=200, control=control,
+                                    random_state=seed).evaluate()
+        counts = ev.results()
+        for n in (counts.n_success, counts.n_control):  # binomial(200, 0.52): sd 7
+            assert abs(n - 0.52 * 200) < 25, (seed, n)
+        assert ev.risk().value < 0.25, (seed, ev.risk())
+
+
+def test_a_collapsed_synthetic_table_is_warned_naming_the_columns(copies):
+    original, control, synthetic = copies
+    with pytest.warns(DegenerateInputWarning) as caught:
+        LinkabilityEvaluator(original, synthetic, aux_cols=COPIES_AUX, n_attacks=50,
+                             control=control, random_state=0).evaluate()
+    messages = [str(w.message) for w in caught]
+    assert any("1 distinct row(s) on aux_cols[0] ['age', 'income']" in m for m in messages)
+    assert any("on aux_cols[1] ['sex', 'region'] (200 rows; the original has 8" in m
+               for m in messages)
+    # A few distinct rows, fewer than the original's: (almost) copies as well.
+    few = pd.concat([original.iloc[[0, 1]]] * 100, ignore_index=True)
+    with pytest.warns(DegenerateInputWarning, match=r"2 distinct row.*aux_cols \['age', "):
+        InferenceEvaluator(original, few, aux_cols=["age", "income"], secret="sex",
+                           n_attacks=50, random_state=0).evaluate()
+
+
+def test_no_collapse_warning_for_ordinary_tables():
+    original, control, synthetic = _people(200, 1), _people(200, 2), _people(200, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateInputWarning)
+        LinkabilityEvaluator(original, synthetic, aux_cols=COPIES_AUX, n_attacks=100,
+                             control=control, random_state=0).evaluate()
+        InferenceEvaluator(original, synthetic, aux_cols=["sex", "region"], secret="age",
+                           n_attacks=100, random_state=0).evaluate()

@@ -26,7 +26,10 @@ query side ``l`` and the candidate side ``r`` of the product differ.
 Queries are scanned in chunks of bounded memory (``chunk_size x n_candidates`` distances
 at a time), the chunks optionally spread over the executor (local processes or Ray; same
 numbers whatever the executor). Top-k is exact, ties broken by the lowest candidate
-position.
+position, or, given one seed per query row (``tie_seeds``), at random and independently
+per row: row ``i`` orders equally distant candidates by the SplitMix64 stream [3]_ seeded
+with its seed (candidate ``j``'s key is the stream's ``j + 1``-th draw), so a row's
+neighbours depend on its own seed only, never on the chunking or the executor.
 
 References
 ----------
@@ -34,6 +37,8 @@ References
    Biometrics 27(4), 1971.
 .. [2] Giomi, M., Boenisch, F., Wehmeyer, C. and Tasnádi, B. "A Unified Framework for
    Quantifying Privacy Risk in Synthetic Data." PoPETs 2023 (anonymeter).
+.. [3] Steele, G. L., Lea, D. and Flood, C. H. "Fast Splittable Pseudorandom Number
+   Generators." OOPSLA 2014 (SplitMix64).
 """
 
 from __future__ import annotations
@@ -62,6 +67,9 @@ _CHUNK_ELEMENTS = 1 << 22
 PARALLEL_MIN_DISTANCES = 1 << 30
 #: Added and removed to snap column sums (at most the number of columns) to a 2**-30 grid.
 _SNAP = float(2**22)
+#: SplitMix64's increment and output multipliers (Steele et al. 2014).
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
 
 
 @dataclass
@@ -353,14 +361,92 @@ def _top_k(distances: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
             np.take_along_axis(columns, order, axis=1).astype(np.int64))
 
 
+def _tie_keys(seeds: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The draws number ``positions + 1`` of the SplitMix64 streams of ``seeds`` (broadcast).
+
+    SplitMix64's n-th output is a bijective mix of ``seed + n * gamma`` [3]_, so any draw of
+    a row's stream is computed directly from its position: the keys of the tied
+    candidates alone, vectorised over rows, without running the stream up to them.
+    """
+    with np.errstate(over="ignore"):  # uint64 arithmetic wraps, as SplitMix64 intends
+        z = seeds + (positions.astype(np.uint64) + np.uint64(1)) * _GAMMA
+        z = (z ^ (z >> np.uint64(30))) * _MIX[0]
+        z = (z ^ (z >> np.uint64(27))) * _MIX[1]
+        return z ^ (z >> np.uint64(31))
+
+
+def _random_ties(sums: np.ndarray, nearest: np.ndarray, index: np.ndarray,
+                 seeds: np.ndarray) -> np.ndarray:
+    """``index`` (``_top_k``'s) with ties among equal ``sums`` broken at random, per row.
+
+    Every candidate nearer than the row's k-th distance is kept; when others lie AT it
+    besides the kept ones, the places left go to a uniform draw without replacement
+    among all of them; then equal distances are put in the order of the candidates'
+    keys. Each row draws from its own seed only. Rows without ties keep ``_top_k``'s
+    neighbours, in the same order. ``sums`` is overwritten.
+    """
+    k = index.shape[1]
+    kth = nearest[:, -1:]
+    # With the k kept out of the way, a row's minimum is at its k-th distance only when
+    # the boundary holds more candidates than places: one fast reduction finds those rows.
+    sums[np.arange(len(sums))[:, None], index] = np.inf
+    redraw = np.flatnonzero(sums.min(axis=1) <= kth[:, 0])
+    if len(redraw):
+        index = index.copy()
+        ties = sums[redraw]
+        ties[np.arange(len(redraw))[:, None], index[redraw]] = nearest[redraw]
+        at_kth = ties == kth[redraw]
+        nearer = np.count_nonzero(nearest[redraw] < kth[redraw], axis=1)
+        # The boundary's positions, grouped by row (every candidate, for copies of a row).
+        tied = np.flatnonzero(at_kth)
+        tied %= sums.shape[1]
+        drawn, group, slot = _draw_without_replacement(
+            tied, np.count_nonzero(at_kth, axis=1), k - nearer, seeds[redraw])
+        index[redraw[group], nearer[group] + slot] = drawn
+    if k == 1:
+        return index
+    order = np.lexsort((_tie_keys(seeds[:, None], index), nearest), axis=1)
+    return np.take_along_axis(index, order, axis=1)
+
+
+def _draw_without_replacement(values: np.ndarray, sizes: np.ndarray, takes: np.ndarray,
+                              seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``takes[g]`` of group ``g``'s ``sizes[g]`` values, uniformly without replacement.
+
+    ``values`` holds the groups one after the other; it is shuffled in place. The first
+    ``takes[g]`` steps of a Fisher-Yates shuffle of each group, vectorised over the
+    groups: at most k passes over the groups, however large they are (sorting every tied
+    candidate by its key took 20 times the search itself on a table of copies). Group
+    ``g``'s draws are the SplitMix64 stream of ``seeds[g]`` with its top bit flipped: a
+    stretch of the stream that never meets the candidates' keys (they would meet only
+    2**63 draws apart). The modulo's bias is below ``sizes / 2**64``.
+
+    Returns the drawn values, each one's group and its rank in its group's draw.
+    """
+    start = np.cumsum(sizes) - sizes
+    stream = seeds ^ np.uint64(1 << 63)
+    for step in range(int(takes.max())):
+        live = np.flatnonzero(takes > step)
+        here = start[live] + step
+        left = (sizes[live] - step).astype(np.uint64)
+        there = here + (_tie_keys(stream[live], np.uint64(step)) % left).astype(np.int64)
+        values[here], values[there] = values[there], values[here]
+    group = np.repeat(np.arange(len(sizes)), takes)
+    slot = np.arange(len(group)) - np.repeat(np.cumsum(takes) - takes, takes)
+    return values[start[group] + slot], group, slot
+
+
 def _chunk_neighbors(start: int, stop: int, queries: EncodedTable, candidates: EncodedTable,
-                     k: int, exclude_self: bool) -> tuple[np.ndarray, np.ndarray]:
+                     k: int, exclude_self: bool,
+                     tie_seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     sums = _column_sums(queries.rows(slice(start, stop)), candidates)
     if exclude_self:
         rows = np.arange(stop - start)
         sums[rows, start + rows] = np.inf
     # The division by the number of columns keeps the order: only the k kept are divided.
     nearest, index = _top_k(sums, k)
+    if tie_seeds is not None:
+        index = _random_ties(sums, nearest, index, tie_seeds[start:stop])
     return nearest / queries.n_columns, index
 
 
@@ -369,7 +455,7 @@ def nearest_neighbors(
     columns: Sequence[str] | None = None, categorical: Sequence[str] | None = None,
     fit_frames: Sequence[pd.DataFrame] | None = None, exclude_self: bool = False,
     executor: Any = None, n_jobs: int | None = None, chunk_size: int | None = None,
-    progress: Any = None,
+    progress: Any = None, tie_seeds: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``n_neighbors`` nearest candidates of every query row, exactly.
 
@@ -401,17 +487,26 @@ def nearest_neighbors(
         Query rows per chunk (default: about 4 million distances at a time).
     progress : None, bool, callable(str) or Progress
         A bar over the chunks.
+    tie_seeds : array of n_queries unsigned 64-bit integers, optional
+        Break exact ties at random, independently per query row: row ``i`` orders its
+        equally distant candidates by the SplitMix64 stream seeded with ``tie_seeds[i]``
+        (see the module). Each row's neighbours are then a draw of its own, the same
+        whatever the chunking or the executor; an attack on many targets needs this,
+        where one shared order would give every target the same pick among tied rows.
+        Default: ties go to the lowest position.
 
     Returns
     -------
     distances : ndarray of shape (n_queries, n_neighbors)
         Gower distances in [0, 1] (see the module), nearest first.
     indices : ndarray of shape (n_queries, n_neighbors)
-        Positions in ``candidates``; ties go to the lowest position.
+        Positions in ``candidates``; ties go to the lowest position (without
+        ``tie_seeds``).
     """
     from privaudit._progress import as_progress
 
     k, chunk = _check_search(queries, candidates, n_neighbors, exclude_self, chunk_size)
+    seeds = _check_tie_seeds(tie_seeds, len(queries))
     cols = list(candidates.columns if columns is None else columns)
     frames = [queries] if exclude_self else [queries, candidates]
     encoder = MixedTypeEncoder(cols, categorical).fit(*frames, range_frames=fit_frames)
@@ -423,7 +518,7 @@ def nearest_neighbors(
     idx = np.empty((len(q), k), dtype=np.int64)
     bar = as_progress(progress)
     with bar.task("Nearest neighbours", total=len(tasks)) as step:
-        for i, (d, j) in _map_chunks(tasks, q, c, k, exclude_self, executor, n_jobs):
+        for i, (d, j) in _map_chunks(tasks, q, c, k, exclude_self, seeds, executor, n_jobs):
             start, stop = tasks[i]
             dist[start:stop], idx[start:stop] = d, j
             step.advance()
@@ -449,16 +544,18 @@ def worth_workers(n_distances: int, executor: Any, n_jobs: Any) -> bool:
 
 
 def _map_chunks(tasks: list[tuple[int, int]], q: EncodedTable, c: EncodedTable, k: int,
-                exclude_self: bool, executor: Any, n_jobs: Any) -> Any:
+                exclude_self: bool, tie_seeds: np.ndarray | None, executor: Any,
+                n_jobs: Any) -> Any:
     if not worth_workers(len(q) * len(c), executor, n_jobs):
         for i, (start, stop) in enumerate(tasks):
-            yield i, _chunk_neighbors(start, stop, q, c, k, exclude_self)
+            yield i, _chunk_neighbors(start, stop, q, c, k, exclude_self, tie_seeds)
         return
     from privaudit.training import get_executor
 
     runner = get_executor("local" if executor is None else executor, n_jobs=n_jobs,
                           func=_FUNC)
-    shared = {"queries": q, "candidates": c, "k": k, "exclude_self": exclude_self}
+    shared = {"queries": q, "candidates": c, "k": k, "exclude_self": exclude_self,
+              "tie_seeds": tie_seeds}
     yield from runner.map_unordered(_chunk_neighbors, tasks, shared=shared)
 
 
@@ -483,3 +580,16 @@ def _check_search(queries: Any, candidates: Any, n_neighbors: Any, exclude_self:
             chunk_size < 1):
         raise param_error("chunk_size", _FUNC, "a positive integer", chunk_size)
     return int(n_neighbors), int(chunk_size)
+
+
+def _check_tie_seeds(tie_seeds: Any, n_queries: int) -> np.ndarray | None:
+    """``tie_seeds`` as uint64, one per query row (None: ties to the lowest position)."""
+    if tie_seeds is None:
+        return None
+    seeds = np.asarray(tie_seeds)
+    if seeds.shape != (n_queries,) or seeds.dtype.kind not in "ui" or (
+            seeds.dtype.kind == "i" and seeds.size and seeds.min() < 0):
+        raise param_error("tie_seeds", _FUNC, f"None or {n_queries} non-negative integers "
+                          "(one seed per query row)", f"<array of shape {seeds.shape}, "
+                          f"dtype {seeds.dtype}>")
+    return seeds.astype(np.uint64)

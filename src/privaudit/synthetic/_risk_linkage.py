@@ -13,16 +13,22 @@ Baseline: the secret of a random synthetic record.
 
 Both attack ``n_attacks`` original records and as many control records, drawn without
 replacement with ``random_state`` (anonymeter draws them unseeded). Exact ties between
-synthetic neighbours are broken at random (a seeded shuffle per search), never by position:
-two searches favouring the same positions would link by accident. Neighbours come from
+synthetic neighbours are broken at random, independently per target and per search (each
+its own seed drawn from ``random_state``), never by position: two searches favouring the
+same positions would link by accident, and one order shared by all targets would give
+every target the same pick among tied rows, so that on a table of copies all targets
+were linked or none (one draw counted as ``n_attacks``). Neighbours come from
 :func:`~privaudit.synthetic.nearest_neighbors`: Gower's distance with the numeric ranges
-of the two tables compared, as anonymeter's, exact ties broken by the lowest synthetic
-position; anonymeter lets a missing number turn the distance into NaN, here a missing
-value against a value counts as a full mismatch (see the engine).
+of the two tables compared, as anonymeter's; anonymeter lets a missing number turn the
+distance into NaN, here a missing value against a value counts as a full mismatch (see
+the engine).
 
 Differences from anonymeter, on purpose: seeded draws; for a numeric secret, the guess is
 right when ``|guess - secret| <= tolerance * |guess|`` (anonymeter divides by the signed
-guess, so every negative guess passes its test).
+guess, so every negative guess passes its test); ties broken per target (anonymeter's
+``argsort`` puts tied rows in one order for every target and both pieces: on a table of
+one repeated row it links all 200 of 200 targets and 200 of 200 controls, a risk it
+cannot estimate). Without ties the neighbours are the same.
 
 References
 ----------
@@ -39,7 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privaudit._validation import check_fraction, check_random_state, param_error
+from privaudit._validation import check_fraction, check_random_state, param_error, warn_degenerate
 from privaudit.synthetic._neighbors import nearest_neighbors, worth_workers
 from privaudit.synthetic._risk_counts import (
     Counts,
@@ -50,6 +56,11 @@ from privaudit.synthetic._risk_counts import (
 )
 
 __all__ = ["InferenceEvaluator", "LinkabilityEvaluator", "inference_guesses_correct"]
+
+#: A synthetic table is (almost) copies on a column set, and warned about, when it has one
+#: distinct row there, or at most this share of its rows distinct AND fewer distinct rows
+#: than the original (a few categories on both sides is the data, not a collapsed table).
+COLLAPSED_SHARE = 0.01
 
 
 def _columns(value: Any, frame: pd.DataFrame, param: str, func: str) -> list[str]:
@@ -91,20 +102,43 @@ class _Evaluator:
         rows = np.sort(rng.choice(len(table), self.n_attacks, replace=False))
         return table.iloc[rows].reset_index(drop=True)
 
+    def _warn_collapsed(self, column_sets: dict[str, list[str]]) -> None:
+        """Warn for each column set on which the synthetic rows are (almost) all copies.
+
+        There every target is about as close to every synthetic row: its neighbours are a
+        random pick among copies (ties are broken at random per target), so the attack is
+        close to its baseline and a risk near 0 describes a collapsed table (a generator
+        that outputs one record), not a private useful one.
+        """
+        for label, columns in column_sets.items():
+            distinct = len(self.syn[columns].drop_duplicates())
+            original = len(self.ori[columns].drop_duplicates())
+            if distinct == 1 or (distinct <= COLLAPSED_SHARE * len(self.syn)
+                                 and distinct < original):
+                warn_degenerate(
+                    f"{self._FUNC}: the synthetic table has {distinct} distinct row(s) on "
+                    f"{label} {columns} ({len(self.syn)} rows; the original has "
+                    f"{original} distinct): each target's nearest synthetic rows there are "
+                    "a random pick among copies, so the attack is close to its random "
+                    "baseline; a risk near 0 says that the synthetic table is degenerate, "
+                    "not that a useful one is private.", stacklevel=4)
+
     def _neighbours(self, targets: pd.DataFrame, columns: list[str], k: int,
                     rng: np.random.Generator) -> np.ndarray:
-        """The ``k`` nearest synthetic rows of each target, ties broken at random.
+        """The ``k`` nearest synthetic rows of each target, ties broken at random per target.
 
-        The engine breaks exact ties by the lowest position; survey-like tables tie
-        often, and two searches that both favour the lowest positions could share
-        neighbours by that alone. So each search runs on its own seeded shuffle of the
-        synthetic rows, as anonymeter's unstable sort leaves ties in an arbitrary order.
+        Survey-like tables tie often (a table of copies: every row). By the lowest
+        position, two searches would share neighbours by that alone; by one shuffle per
+        search, every target would take the same pick among the tied rows, and the rates
+        of [1]_ (successes of independent attacks) would count one draw ``n_attacks``
+        times. So each target draws its own tie-break: a seed from ``rng`` per target and
+        per search, read by the engine whatever its chunks or workers. Without ties the
+        neighbours are the exact ones, whatever the seeds.
         """
-        order = rng.permutation(len(self.syn))
+        seeds = rng.integers(0, 2**64, size=len(targets), dtype=np.uint64)
         runner = getattr(self, "_runner", None)
-        found = nearest_neighbors(targets[columns], self.syn.iloc[order][columns],
-                                  n_neighbors=k, executor=runner)[1]
-        return order[found]
+        return nearest_neighbors(targets[columns], self.syn[columns], n_neighbors=k,
+                                 executor=runner, tie_seeds=seeds)[1]
 
     @contextlib.contextmanager
     def _workers(self, n_searches: int) -> Iterator[None]:
@@ -207,6 +241,7 @@ class LinkabilityEvaluator(_Evaluator):
         constructor's; the counts are the same whatever it is.
         """
         self._jobs(n_jobs)
+        self._warn_collapsed({f"aux_cols[{i}]": list(c) for i, c in enumerate(self.aux_cols)})
         rng = check_random_state(self.random_state, func=self._FUNC)
         k = self.n_neighbors
         with self._workers(2 * (1 + (self.control is not None))):
@@ -337,6 +372,8 @@ class InferenceEvaluator(_Evaluator):
         constructor's; the counts are the same whatever it is.
         """
         self._jobs(n_jobs)
+        if self.inference_model is None:  # a custom model's guesses need no neighbours
+            self._warn_collapsed({"aux_cols": self.aux_cols})
         rng = check_random_state(self.random_state, func=self._FUNC)
         n_baseline = self._baseline(rng)
         searches = 0 if self.inference_model is not None else 1 + (self.control is not None)
