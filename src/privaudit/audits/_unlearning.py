@@ -328,7 +328,7 @@ class UnlearningAudit(AuditKind):
         the user learns it before the minutes of training, with the count that covers
         every record.
         """
-        from privaudit.attacks.unlearning._sides import shadows_for_every_record
+        from privaudit.attacks.unlearning import shadows_for_every_record
 
         sides = self._sides_needed()
         counts = {name: shadows_for_every_record(self.online_fraction, side)

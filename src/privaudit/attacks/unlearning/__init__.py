@@ -15,8 +15,10 @@ from privaudit.attacks.unlearning._registry import (
     unlearning_attack_class,
     unread_unlearning_settings,
 )
+from privaudit.attacks.unlearning._sides import shadows_for_every_record
 from privaudit.attacks.unlearning._ulira import ULiRAAttack
 from privaudit.attacks.unlearning._umia import UMIAAttack
 
 __all__ = ["SET_BY_AUDIT", "UNLEARNING_ATTACK_CLASSES", "ApolloAttack", "ULiRAAttack",
-           "UMIAAttack", "unlearning_attack_class", "unread_unlearning_settings"]
+           "UMIAAttack", "shadows_for_every_record", "unlearning_attack_class",
+           "unread_unlearning_settings"]
