@@ -72,8 +72,9 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], *,
 
     Notes
     -----
-    A ``path`` that is a character device or a pipe (``/dev/null``, ``/dev/stdout``, a
-    FIFO a CI step reads; ``root`` not given) is written to directly, never renamed over.
+    A ``path`` under ``/dev`` or ``/proc`` (``/dev/null``, ``/dev/stdout``) or a named
+    pipe (a FIFO a CI step reads), ``root`` not given, is written to directly, never
+    renamed over (:func:`_is_stream`).
     The temporary file is flushed with ``fsync`` before the rename, so that the rename
     cannot reach the disk before the data does; on any failure (an exception in
     ``write``, a full disk, ``KeyboardInterrupt``) it is removed and the destination is
@@ -105,23 +106,27 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], *,
 
 
 def _is_stream(dest: Path) -> bool:
-    """Whether ``dest`` (links followed) is a character device or a pipe, checked first.
+    """Whether ``dest`` is to be written in place, never renamed over; checked first.
 
-    A rename would replace the node itself: ``--junit /dev/null`` run as root would
-    turn the system's ``/dev/null`` into a regular file. A folder, a block device or a
-    socket is refused here with one line naming the path, before anything is written.
+    A rename replaces the node itself: ``--junit /dev/null`` run as root turned the
+    system's ``/dev/null`` into a regular file, and ``/dev/stdout`` (a link to
+    ``/proc/self/fd/1``) would become one too. So a path under ``/dev`` or ``/proc`` is
+    written in place, links followed (a pipe, a terminal, or the file behind a
+    descriptor), and so is a named pipe (FIFO) elsewhere. Any other link is still
+    replaced, never followed (a link planted in a results folder). A folder, a block
+    device, a socket or a device node outside ``/dev`` is refused, naming the path,
+    before anything is written.
     """
+    system = os.path.abspath(dest).startswith(("/dev/", "/proc/"))
     try:
-        mode = os.stat(dest).st_mode
+        mode = (os.stat if system else os.lstat)(dest).st_mode
     except OSError:  # absent (or a dangling link): an ordinary new file
         return False
-    if stat.S_ISREG(mode):
-        return False
-    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
-        return True
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(f"Cannot write {dest}: it is a folder. Name a file in it.")
-    raise OSError(f"Cannot write {dest}: it is a block device or a socket, not a file.")
+    if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and not system):
+        raise OSError(f"Cannot write {dest}: it is a device or a socket, not a file.")
+    return system or stat.S_ISFIFO(mode)
 
 
 def _write_stream(dest: Path, write: Callable[[Path], None]) -> Path:

@@ -113,6 +113,16 @@ def test_the_junit_file_can_be_a_device_or_a_pipe_never_replaced(saved, tmp_path
     reader.join(timeout=30)
     assert result.exit_code == 0, result.output
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and received[0].startswith("<?xml")
+    # /dev/stdout is a link to /proc/self/fd/1: written through, the link kept
+    import subprocess
+    import sys
+
+    shown = subprocess.run(
+        [sys.executable, "-c", "from privaudit.cli import main; main()", "gate",
+         str(saved), "--policy", str(policy),
+         *FAST, "--junit", "/dev/stdout"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "<testsuites" in shown.stdout and os.path.islink("/dev/stdout")
 
 
 def test_missing_files_and_unmatched_budgets(saved, tmp_path):
