@@ -103,6 +103,7 @@ def test_data_checks_come_before_the_query(data, tmp_path):
         ({"feature_scale": np.ones(3)}, "feature_scale"),
         ({"attack": "lira-online"}, "attack"),
         ({"radii": [1e-20]}, "radii"),  # a neighbour equal to its member (X + 100)
+        ({"radii": [1e300]}, "radii"),  # neighbours overflow to infinity
     ]
     for kwargs, param in cases:
         with pytest.raises((TypeError, ValueError), match=f"'{param}' parameter"):

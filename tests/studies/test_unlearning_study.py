@@ -119,3 +119,13 @@ def test_bad_arguments_fail_before_any_work(kwargs, match, tmp_path):
     with pytest.raises(ValueError, match=match):
         run_unlearning_study(directory=tmp_path, **kwargs)
     assert not any(tmp_path.iterdir())
+
+
+def test_a_study_without_apollo_runs(tmp_path):
+    """Apollo's trajectories are asked for only when an Apollo attack runs."""
+    from privaudit.studies import UnlearningSetting
+
+    tiny = UnlearningSetting(n_rows=400, n_train=20, n_forget=2, n_heldout=2, n_population=40,
+                             hidden=(4,), epochs=1, n_shadows=2)
+    results = run_unlearning_study(setting=tiny, algorithms=["RT"], attacks=["u-mia"])
+    assert [(r.target, r.attack) for r in results] == [("RT", "u-mia")]

@@ -933,6 +933,13 @@ def _neighbour_labels(how: NeighbourLabels, neighbours: dict[float, NDArray[np.f
 
 def _check_not_members(near: NDArray[np.float64], flat: NDArray[np.float64], r: float,
                        func: str) -> None:
+    if not np.all(np.isfinite(near)):
+        # A radius far beyond the features' scale overflows: the target would be asked
+        # about points at infinity, and answer an ordinary-looking AUC.
+        raise param_error("radii", func, "small enough that every neighbour is finite "
+                          "(lower the radius, or scale the features)",
+                          f"<radius {r:g}: {int(np.sum((~np.isfinite(near)).any(axis=1)))} "
+                          "neighbours not finite>")
     # Features alone: a neighbour with a member's features is not a neighbour, whatever
     # its label. population_overlap matches (features, label): one label for all.
     fake = np.zeros(flat.shape[0], dtype=np.int8)
