@@ -250,6 +250,7 @@ class StrongMembershipAudit(AuditKind):
         finite = [r for r in s.radii if math.isfinite(r)]
         near, active = _draw_neighbours(rng, m.flat, self.scale, s.n_neighbours, s.metric,
                                         s.radial, finite)
+        _check_finite(near, self.func)
         # Drawn after the neighbours' blocks: the finite radii do not depend on it.
         pop_index = None
         if self.population is not None and math.inf in s.radii:
@@ -931,15 +932,24 @@ def _neighbour_labels(how: NeighbourLabels, neighbours: dict[float, NDArray[np.f
     return {r: given[i * m:(i + 1) * m] for i, r in enumerate(finite)}
 
 
+def _check_finite(near: dict[float, NDArray[np.float64]], func: str) -> None:
+    """Every neighbour within float32's range, refused naming ``radii`` otherwise.
+
+    A radius far beyond the features' scale overflows: the target would be asked about
+    points at infinity (an ordinary-looking AUC), or refuse them in its own input checks
+    (scikit-learn's trees read float32).
+    """
+    limit = float(np.finfo(np.float32).max)
+    for r, points in near.items():
+        bad = int(np.sum((~(np.abs(points) < limit)).any(axis=1)))
+        if bad:
+            raise param_error("radii", func, "small enough that every neighbour is a finite "
+                              "float32 (lower the radius, or scale the features)",
+                              f"<radius {r:g}: {bad} neighbours beyond it>")
+
+
 def _check_not_members(near: NDArray[np.float64], flat: NDArray[np.float64], r: float,
                        func: str) -> None:
-    if not np.all(np.isfinite(near)):
-        # A radius far beyond the features' scale overflows: the target would be asked
-        # about points at infinity, and answer an ordinary-looking AUC.
-        raise param_error("radii", func, "small enough that every neighbour is finite "
-                          "(lower the radius, or scale the features)",
-                          f"<radius {r:g}: {int(np.sum((~np.isfinite(near)).any(axis=1)))} "
-                          "neighbours not finite>")
     # Features alone: a neighbour with a member's features is not a neighbour, whatever
     # its label. population_overlap matches (features, label): one label for all.
     fake = np.zeros(flat.shape[0], dtype=np.int8)
