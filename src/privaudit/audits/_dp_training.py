@@ -128,6 +128,25 @@ def _check_dataset(dataset: Any) -> tuple[NDArray[np.float64], NDArray[Any]]:
     return X.astype(np.float64), y
 
 
+def _check_classes(y: NDArray[Any], kind: str) -> None:
+    """Input-space canaries need two classes, and a record to copy beside one per class.
+
+    Checked before any training, naming ``dataset``: the canaries' labels are drawn
+    among the dataset's classes (a flipped label differs from the record's own), and
+    each class keeps a training record (the model must know a canary's label).
+    """
+    n_classes = np.unique(y).size
+    if n_classes < 2:
+        raise param_error("dataset", _FUNC, f"labels of at least 2 classes for {kind!r} "
+                          "canaries (a canary's label is drawn among the dataset's "
+                          "classes)", "<labels that take one value>")
+    if len(y) <= n_classes:
+        raise param_error("dataset", _FUNC, f"more records than classes ({n_classes}) for "
+                          f"{kind!r} canaries (one record of every class stays in "
+                          "training, another is held out for the canaries to copy)",
+                          f"<{len(y)} records>")
+
+
 def _seed(random_state: int, stream: int, index: int = 0) -> int:
     """An independent seed per (stream, run): the same whatever the executor or n_jobs."""
     return int(np.random.SeedSequence([random_state, stream, index]).generate_state(1)[0])
@@ -178,6 +197,8 @@ class DPTrainingAudit(AuditKind):
             raise param_error("name", _FUNC, "None or a str", name, error=TypeError)
         self.train = train
         self.X, self.y = _check_dataset(dataset)
+        if settings.canaries != "dirac-gradient":
+            _check_classes(self.y, settings.canaries)
         self.name = name or _train_name(train)
         self._canaries: Any = None
 
@@ -218,16 +239,32 @@ class DPTrainingAudit(AuditKind):
                                  n_parameters=_n_parameters(self.train, dataset),
                                  parameter_indices=_dirac_coordinates(self.train, dataset),
                                  random_state=_seed(o.random_state, _CANARIES)), dataset
-        # Records a canary copies are held out of training: the canary is then the only
-        # record of its kind (a flipped label beside the true one would mask it).
-        rng = np.random.default_rng(_seed(o.random_state, _HOLDOUT))
-        n_held = min(s.n_canaries, len(self.y) // 2)
-        order = rng.permutation(len(self.y))
-        held, kept = order[:n_held], np.sort(order[n_held:])
+        held, kept = self._holdout()
+        # The labels are drawn among the dataset's classes, not the held-out sample's:
+        # a small or imbalanced sample misses classes (one class left: no flipped label).
         canaries = make_canaries(s.canaries, s.n_canaries, features=self.X[held],
-                                 labels=self.y[held], n_classes=None,
+                                 labels=self.y[held], classes=np.unique(self.y),
                                  random_state=_seed(o.random_state, _CANARIES))
         return canaries, (self.X[kept], self.y[kept])
+
+    def _holdout(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """The records input-space canaries copy (held out of training) and those kept.
+
+        Held out, a copied record leaves its canary the only record of its kind (a
+        flipped label beside the true one would mask it). The last record of each class
+        in the random order is never held out, so that training sees every class a
+        canary label may take; on a large dataset these sit past the held-out part, so
+        the draw is the plain first ``n_held`` of the order.
+        """
+        rng = np.random.default_rng(_seed(self.options.random_state, _HOLDOUT))
+        order = rng.permutation(len(self.y))
+        _, last = np.unique(self.y[order[::-1]], return_index=True)
+        reserved = np.zeros(len(order), dtype=bool)
+        reserved[len(order) - 1 - last] = True
+        candidates = order[~reserved]
+        n_held = min(self.settings.n_canaries, len(self.y) // 2, candidates.size)
+        held = candidates[:n_held]
+        return held, np.setdiff1d(order, held)
 
     def inclusions(self) -> NDArray[np.bool_]:
         """Every run's inclusion, drawn up front (row ``i``: run ``i``)."""
@@ -323,9 +360,25 @@ class DPTrainingAudit(AuditKind):
             for method in s.methods}
 
     def _gdp(self, scores: NDArray[np.float64], included: NDArray[np.bool_]) -> Any:
-        from privaudit.metrics import gdp_epsilon_estimate
+        """Nasr et al.'s estimate over the runs whose scores are all finite.
+
+        A diverged run (NaN scores, already warned of and given NaN bounds by
+        :meth:`_bounds`) says nothing about the others: the estimate reads the finite
+        runs only, and is NaN, with a warning, when no run is finite.
+        """
+        from privaudit.metrics import GdpEstimate, gdp_epsilon_estimate
 
         s = self.settings
+        finite = np.isfinite(scores).all(axis=1)
+        if not finite.any():
+            from privaudit._validation import warn_degenerate
+
+            warn_degenerate(f"{_FUNC}: no run of {self.name} scored its canaries finite "
+                            "(did the training diverge?); the Gaussian-DP estimate is NaN.",
+                            stacklevel=4)
+            nan = math.nan
+            return GdpEstimate(nan, nan, nan, nan, nan, nan, nan, s.confidence, s.delta)
+        scores, included = scores[finite], included[finite]
         threshold = s.threshold if isinstance(s.threshold, str) else float(s.threshold)
         return gdp_epsilon_estimate(scores[included], scores[~included], delta=s.delta,
                                     confidence=s.confidence, threshold=threshold,
@@ -460,7 +513,9 @@ def audit_dp_training(
         :class:`~privaudit.dp.OpacusRecipe` is one (``pip install 'privaudit[dp]'``).
     dataset : (features, labels)
         The training data (numeric features). Records that input-space canaries copy are
-        held out of it.
+        held out of it (never the last record of a class); their labels are drawn among
+        the dataset's classes, so input-space canaries need at least 2 classes and more
+        records than classes.
     claimed_epsilon : float or dict
         The claim audited, or one per accountant (``{"rdp": 8.0, "prv": 7.6}``): the
         verdict reads the smallest (the strongest claim made). Must be > 0.

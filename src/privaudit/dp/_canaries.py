@@ -112,6 +112,7 @@ def _check_n_canaries(n: Any, func: str) -> int:
 
 def make_canaries(kind: str, n_canaries: int, *, features: ArrayLike | None = None,
                   labels: ArrayLike | None = None, n_classes: int | None = None,
+                  classes: ArrayLike | None = None,
                   n_parameters: int | None = None, parameter_indices: ArrayLike | None = None,
                   random_state: Any = None) -> CanarySet:
     """Build ``n_canaries`` canaries of one kind.
@@ -145,6 +146,12 @@ def make_canaries(kind: str, n_canaries: int, *, features: ArrayLike | None = No
         ``"out-of-distribution"`` take the classes from them unless ``n_classes`` is given).
     n_classes : int, optional
         Labels ``0 .. n_classes - 1`` (instead of those in ``labels``).
+    classes : array-like, optional
+        The classes the canary labels are drawn among, instead of those in ``labels`` (or
+        ``n_classes``): at least 2, holding every value of ``labels``. For records
+        sampled from a dataset, pass the dataset's classes: the sample's may be fewer
+        (a rare class it missed), which would narrow the flipped labels or leave one
+        class.
     n_parameters : int, optional
         Flat parameter count of the model (``"dirac-gradient"``; at least ``n_canaries``).
     parameter_indices : array-like of int, optional
@@ -167,7 +174,8 @@ def make_canaries(kind: str, n_canaries: int, *, features: ArrayLike | None = No
     if kind == "dirac-gradient":
         return _dirac_canaries(m, n_parameters, parameter_indices, rng)
     X = _check_features(features, func)
-    classes = _classes(labels, n_classes, X.shape[0], kind, func)
+    classes = (_classes(labels, n_classes, X.shape[0], kind, func) if classes is None
+               else _given_classes(classes, labels, X.shape[0], kind, func))
     if kind == "out-of-distribution":
         feats = _far_points(X, m, rng)
         labs = classes[rng.integers(0, classes.size, size=m)]
@@ -230,6 +238,27 @@ def _classes(labels: Any, n_classes: Any, n: int, kind: str, func: str) -> NDArr
     if classes.size < 2:
         raise param_error("labels", func, "labels of at least 2 classes", "<one class only>")
     return classes
+
+
+def _given_classes(classes: Any, labels: Any, n: int, kind: str,
+                   func: str) -> NDArray[Any]:
+    """``classes`` checked: at least 2, and holding every label a flipped one starts from."""
+    values = np.unique(np.asarray(classes))
+    if values.ndim != 1 or values.size < 2:
+        raise param_error("classes", func, "at least 2 distinct classes",
+                          f"<{values.size} class(es)>")
+    if labels is not None:
+        y = np.asarray(labels)
+        if y.shape != (n,):
+            raise param_error("labels", func, f"one label per record ({n})",
+                              f"<array of shape {y.shape}>")
+        if not np.isin(y, values).all():
+            raise param_error("labels", func, "labels among `classes`",
+                              "<labels outside them>")
+    elif kind == "flipped-label":
+        raise param_error("labels", func, "given for 'flipped-label' canaries (the "
+                          "records' labels)", None)
+    return values
 
 
 def _flipped(own: NDArray[Any], classes: NDArray[Any], rng: np.random.Generator) -> NDArray[Any]:

@@ -158,15 +158,31 @@ def score_canaries(run: DPTrainingRun, canaries: CanarySet) -> NDArray[np.float6
     if canaries.kind == "dirac-gradient":
         scores = _dirac_scores(run, canaries, func)
     else:
-        from privaudit.targets import as_target
-
-        outputs = as_target(run.model).query(canaries.features, canaries.labels)
-        scores = -np.asarray(outputs.loss, dtype=np.float64)
+        scores = _input_scores(run, canaries)
     if not np.all(np.isfinite(scores)):
         scores = np.where(np.isfinite(scores), scores, np.nan)
         warn_degenerate(f"{int(np.isnan(scores).sum())} of {scores.size} canary scores are "
                         "not finite (did the training diverge?); they are NaN")
     return scores
+
+
+def _input_scores(run: DPTrainingRun, canaries: CanarySet) -> NDArray[np.float64]:
+    """Minus the model's loss on each canary; NaN everywhere if its outputs are not finite.
+
+    A target refuses non-finite outputs (a torch module's logits, a function's
+    probabilities) with a ValueError: from a diverged training that is the NaN score
+    the audit reads as "undefined", as for Dirac canaries, not an error about a target
+    the user never passed. Any other error still propagates.
+    """
+    from privaudit.targets import as_target
+
+    try:
+        outputs = as_target(run.model).query(canaries.features, canaries.labels)
+    except ValueError as exc:
+        if "non-finite" not in str(exc):
+            raise
+        return np.full(len(canaries), np.nan)
+    return -np.asarray(outputs.loss, dtype=np.float64)
 
 
 def _dirac_scores(run: DPTrainingRun, canaries: CanarySet, func: str) -> NDArray[np.float64]:

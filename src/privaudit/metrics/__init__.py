@@ -28,6 +28,7 @@ from privaudit.metrics._one_run import (
     CanaryBound,
     canary_epsilon_lower_bound,
     one_run_epsilon_lower_bound,
+    top_k_epsilon_lower_bound,
 )
 from privaudit.metrics._resolution import (
     false_positives_allowed,
@@ -84,6 +85,7 @@ __all__ = [
     "roc_auc",
     "roc_curve",
     "smallest_resolvable_fpr",
+    "top_k_epsilon_lower_bound",
     "tpr_at_fpr",
     "wilson_interval",
 ]

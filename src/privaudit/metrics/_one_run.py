@@ -31,7 +31,8 @@ from privaudit.metrics._guesses import (
 )
 from privaudit.metrics._intervals import _clopper_pearson_bounds
 
-__all__ = ["CanaryBound", "canary_epsilon_lower_bound", "one_run_epsilon_lower_bound"]
+__all__ = ["CanaryBound", "canary_epsilon_lower_bound", "one_run_epsilon_lower_bound",
+           "top_k_epsilon_lower_bound"]
 
 ONE_RUN_METHODS = ("steinke", "fdp")
 CANARY_METHODS = ("steinke", "fdp", "clopper-pearson")
@@ -302,6 +303,54 @@ def _bound_of(g: Guesses, method: str, significance: float, delta: float,
         return max(floor, _clopper_pearson_epsilon(g, significance, delta))
     bound = steinke_bound if method == "steinke" else fdp_bound
     return bound(g.n_canaries, g.n_guesses, g.n_correct, significance, delta, floor)
+
+
+def top_k_epsilon_lower_bound(
+    n_canaries: int, n_included: int, k: int, n_correct: int, *, delta: float,
+    confidence: float = 0.95, method: str = "steinke",
+) -> float:
+    """The bound of ``method`` if "in" was guessed for exactly the top ``k`` canaries.
+
+    Every method of :func:`canary_epsilon_lower_bound` for one fixed one-sided rule (no
+    correction for choosing ``k``): ``"steinke"`` / ``"fdp"`` equal
+    :func:`one_run_epsilon_lower_bound` on ``(n_canaries, k, n_correct)``;
+    ``"clopper-pearson"`` needs the number of included canaries too (its rates are over
+    the included and the excluded), and is NaN when either group is empty, as in
+    :func:`canary_epsilon_lower_bound` (no warning: the caller warned for the bound).
+
+    Parameters
+    ----------
+    n_canaries : int >= 2
+    n_included : int in [0, n_canaries]
+        Canaries that were included.
+    k : int in [0, n_canaries]
+        Canaries guessed "in" (the top-scored).
+    n_correct : int in [0, min(k, n_included)]
+        Included canaries among them.
+    delta : float in [0, 1)
+    confidence : float in (0, 1), default=0.95
+    method : {"steinke", "fdp", "clopper-pearson"}, default="steinke"
+
+    Returns
+    -------
+    float
+        The epsilon lower bound (>= 0, or NaN as said).
+    """
+    func = "top_k_epsilon_lower_bound"
+    m = check_count(n_canaries, "n_canaries", func, 2)
+    n_in = check_count(n_included, "n_included", func, 0, m)
+    k = check_count(k, "k", func, 0, m)
+    v = check_count(n_correct, "n_correct", func, max(0, k - (m - n_in)), min(k, n_in))
+    method = _check_method(method, CANARY_METHODS, func)
+    if method != "clopper-pearson":
+        return one_run_epsilon_lower_bound(m, k, v, delta=delta, confidence=confidence,
+                                           method=method)
+    delta = _check_delta_for(delta, method, func)
+    significance = 1 - check_confidence(confidence, func)
+    if n_in in (0, m):
+        return math.nan
+    guesses = Guesses(m, n_in, k, 0, v, 0, math.nan, math.nan)
+    return float(_bound_of(guesses, method, significance, delta))
 
 
 def _rule_family(n_canaries: int, two_sided: bool) -> list[tuple[int, int]]:

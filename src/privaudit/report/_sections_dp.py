@@ -59,20 +59,24 @@ def dp_rows(result: Any) -> list[dict[str, Any]]:
 def bound_curve(result: Any, method: str, run: int = 0) -> tuple[list[int], list[float]]:
     """The bound if the attacker had guessed "in" for exactly the top ``k`` canaries.
 
-    For log-spaced ``k``, :func:`~privaudit.metrics.one_run_epsilon_lower_bound` of the
-    ``k`` highest-scored canaries of run ``run`` at the result's per-bound confidence. A
+    For log-spaced ``k``, :func:`~privaudit.metrics.top_k_epsilon_lower_bound`
+    of the ``k`` highest-scored canaries of run ``run`` at the result's per-bound
+    confidence, for any method of the audit (``"clopper-pearson"`` reads the included
+    count too; NaN, left out of the plot, when every canary or none was included). A
     point is the bound of a ``k`` fixed in advance: the audit's own bound chose among the
     counts with a Bonferroni correction, so it sits at or below the curve's peak.
     """
-    from privaudit.metrics import one_run_epsilon_lower_bound
+    from privaudit.metrics import top_k_epsilon_lower_bound
 
     scores, included = result.scores[run], result.included[run]
     order = np.argsort(-scores, kind="stable")
     correct = np.cumsum(included[order])
     m = result.n_canaries
     counts = sorted({int(k) for k in np.unique(np.geomspace(1, m, _CURVE_POINTS).round())})
-    bounds = [one_run_epsilon_lower_bound(m, k, int(correct[k - 1]), delta=result.delta,
-                                          confidence=result.bound_confidence, method=method)
+    n_included = int(included.sum())
+    bounds = [top_k_epsilon_lower_bound(m, n_included, k, int(correct[k - 1]),
+                                        delta=result.delta,
+                                        confidence=result.bound_confidence, method=method)
               for k in counts]
     return counts, [float(b) for b in bounds]
 
@@ -138,13 +142,29 @@ def _curve_figure(result: Any) -> bytes:
     return figure_png(fig, dpi=90)
 
 
+def _bound_method(result: Any) -> str:
+    """The method the verdict read; the undefined ones when no bound was read."""
+    if math.isnan(result.epsilon_lower_bound) and result.undefined_methods:
+        return ", ".join(result.undefined_methods) + " undefined"
+    return str(result.best_method)
+
+
+def _undefined_note(result: Any) -> str:
+    """A sentence naming the methods whose bound is undefined (NaN), or nothing."""
+    undefined = result.undefined_methods
+    if not undefined:
+        return ""
+    return (f" The {', '.join(undefined)} bound is undefined (NaN: a diverged run, or "
+            "clopper-pearson without both included and excluded canaries) and not read.")
+
+
 def _block(result: Any) -> dict[str, Any]:
     gdp = result.gdp
     return {
         "name": artefact_name(result), "canaries": result.canaries,
         "n_canaries": fmt_int(result.n_canaries), "n_runs": result.n_runs,
         "delta": f"{result.delta:g}", "verdict": result.verdict, "refuted": result.refuted,
-        "bound": _eps(result.epsilon_lower_bound), "method": result.best_method,
+        "bound": _eps(result.epsilon_lower_bound), "method": _bound_method(result),
         "claims": [{"accountant": k, "epsilon": _eps(v)}
                    for k, v in result.claimed_epsilon.items()],
         "confidence": f"{result.confidence:.0%}", "rows": dp_rows(result),
@@ -185,11 +205,11 @@ class DPTrainingSection(ReportSection):
             out.append(Finding(
                 artefact=artefact_name(r), kind="dp-training", severity=severity,
                 label=DP_CLAIM_LABELS.get(severity, "Undefined"),
-                attack=f"{r.canaries} canaries ({r.best_method})",
+                attack=f"{r.canaries} canaries ({_bound_method(r)})",
                 metric=f"ε ≥ {_eps(bound)} vs claimed {_eps(claim)}",
                 interval=f"{r.confidence:.0%} confidence",
                 text=(f"The audited ε lower bound {_eps(bound)} {relation} the claimed ε "
                       f"{_eps(claim)} ({r.claim_accountant}, δ = {r.delta:g}) at "
-                      f"{r.confidence:.0%} confidence: {r.verdict}."),
+                      f"{r.confidence:.0%} confidence: {r.verdict}.{_undefined_note(r)}"),
                 section=self.name, strength=strength if math.isfinite(strength) else 0.0))
         return out

@@ -210,18 +210,31 @@ class DPAuditResult(ResultFamily):
         return math.nan if any(v != v for v in values) else max(values)
 
     @property
+    def undefined_methods(self) -> list[str]:
+        """The methods whose bound is NaN (:meth:`bound_of`), in the order asked."""
+        return [m for m in self.methods if math.isnan(self.bound_of(m))]
+
+    @property
+    def diverged(self) -> bool:
+        """Whether a run has no defined bound at all (its canary scores were not finite)."""
+        return any(all(math.isnan(float(b.epsilon)) for b in run.values())
+                   for run in self.bounds)
+
+    @property
     def epsilon_lower_bound(self) -> float:
-        """The audited epsilon: the largest bound over methods and runs.
+        """The audited epsilon: the largest defined bound over methods and runs.
 
         Valid at :attr:`confidence`: each bound was computed at the Bonferroni-adjusted
         level (:attr:`bound_confidence`). NaN when a run's canary scores were not finite
-        (a diverged training) and nothing refutes the claim.
+        (a diverged training) and nothing refutes the claim, or when no method's bound
+        is defined. A method undefined on its own (``"clopper-pearson"`` with every
+        canary included, or none) is left out: the others' bounds still hold.
         """
         values = [self.bound_of(m) for m in self.methods]
         finite = [v for v in values if v == v]
         if finite and max(finite) > self.claim:
             return max(finite)  # the NaN runs cannot undo a refutation by the others
-        return math.nan if len(finite) < len(values) else max(values)
+        return math.nan if self.diverged or not finite else max(finite)
 
     @property
     def best_method(self) -> str:
