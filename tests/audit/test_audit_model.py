@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits
@@ -201,19 +203,75 @@ def test_class_the_target_never_saw_is_refused(digits_setup):
         privaudit.audit_model(s["model"], s["X"], y, s["labels"], attacks=["loss"])
 
 
-def test_reference_model_missing_a_class_is_refused(digits_setup):
-    # Reference models trained on data without class 9 cannot score class-9 records:
-    # refused with a clear error rather than a silently misaligned probability column.
+def test_reference_model_missing_a_class_gives_it_probability_zero(digits_setup):
+    # Reference models trained without class 9 are legitimate models giving it probability
+    # 0: their outputs are spread over every audited class (never a misaligned column),
+    # with one warning counting them.
     from privaudit.attacks.membership import collect_reference_outputs
+    from privaudit.exceptions import DegenerateInputWarning
 
     s = digits_setup
     keep = s["population"][1] != 9
-    with pytest.raises(ValueError, match=r"'y' parameter"):
-        collect_reference_outputs(
+    with pytest.warns(DegenerateInputWarning, match=r"2 of the 2 reference models"):
+        ref = collect_reference_outputs(
             LogisticRegression(max_iter=200), s["X"], s["y"], mode="offline",
             X_population=s["population"][0][keep], y_population=s["population"][1][keep],
             n_models=2, random_state=0,
         )
+    for o in ref.audited:
+        assert o.classes.tolist() == list(range(10))
+        assert np.all(o.probabilities[:, 9] == 0)
+        np.testing.assert_allclose(o.probabilities.sum(axis=1), 1.0)
+    nines = s["y"] == 9
+    assert np.all(np.isfinite(ref.signal("logit_confidence")))
+    assert np.all(ref.signal("cross_entropy")[:, nines] > 30)  # saturated, clipped
+
+
+def _rare_class_data(rare_label, n_rare):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 3))
+    y = rng.integers(0, 2, 240)
+    y[[0, 1, 60, 61]] = 2 if rare_label == 2 else y[[0, 1, 60, 61]]
+    model = LogisticRegression().fit(X[:60], y[:60])
+    labels = np.r_[np.ones(60), np.zeros(60)].astype(int)
+    y_pop = y[120:].copy() if rare_label == 2 else np.zeros(120, int)
+    y_pop[:n_rare] = rare_label
+    return model, X[:120], y[:120], labels, (X[120:], y_pop)
+
+
+@pytest.mark.parametrize("rare_label", [1, 2])
+@pytest.mark.parametrize("attack", ["lira-offline", "lira-online", "shadow", "rmia"])
+def test_rare_class_in_population_keeps_every_result(rare_label, attack):
+    # 2 population records of a class: some reference models would train without it
+    # (rare_label=2: a third class they cannot be queried on) or on one class only
+    # (rare_label=1: unfittable); the audit keeps every attack's result.
+    model, X, y, labels, population = _rare_class_data(rare_label, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = privaudit.audit_model(model, X, y, labels, population=population,
+                                        attacks=["loss", attack], n_reference_models=4,
+                                        random_state=0)
+    assert [r.attack for r in results] == ["loss", attack]
+    assert all(np.isfinite(roc_auc(labels, r.scores)) for r in results)
+
+
+_TRAINED: list[int] = []
+
+
+def _counting_recipe(X, y, *, random_state=None):
+    # Records each model it trains, to show that a refusal comes before any training.
+    _TRAINED.append(len(y))
+    return LogisticRegression().fit(X, y)
+
+
+def test_one_class_population_is_refused_before_training():
+    model, X, y, labels, population = _rare_class_data(1, 0)
+    _TRAINED.clear()
+    with pytest.raises(ValueError, match=r"'population'.*1 class\(es\).*at least 2"):
+        privaudit.audit_model(model, X, y, labels, population=population,
+                              attacks=["loss", "lira-offline"], random_state=0,
+                              reference=ReferenceSpec(recipe=_counting_recipe, n_models=4))
+    assert _TRAINED == []
 
 
 def test_saved_result_of_another_model_is_not_reused(tmp_path):

@@ -228,6 +228,79 @@ def balanced_in_mask(
     return ranks < k[None, :]
 
 
+#: Draws of the in/out mask tried before giving up on giving every model two labels.
+MAX_MASK_DRAWS = 1000
+
+
+def _candidate_labels(y: Any, candidates: NDArray[np.int64]) -> NDArray[np.intp] | None:
+    """Codes of the candidates' labels; None for targets that are not class labels.
+
+    Floating-point targets with a fractional value are a regressor's, and 2-D targets
+    cannot be compared: neither is checked. Whole-valued floats (TV16's 0.0/1.0) are
+    labels.
+    """
+    y_arr = np.asarray(y)
+    if y_arr.ndim != 1:
+        return None
+    if y_arr.dtype.kind == "f" and not np.all(np.mod(y_arr[candidates], 1) == 0):
+        return None
+    try:
+        return np.unique(y_arr[candidates], return_inverse=True)[1].ravel()
+    except TypeError:
+        return None
+
+
+def _mixed_label_mask(
+    n_models: int, n_candidates: int, train_fraction: float, rng: np.random.Generator,
+    codes: NDArray[np.intp] | None,
+) -> NDArray[np.bool_]:
+    """A :func:`balanced_in_mask` in which every model trains on at least two labels.
+
+    A model trained on one label is a constant predictor that most learners refuse to fit
+    (scikit-learn: "needs samples of at least 2 classes"), which would lose the whole
+    audit. The mask is redrawn from the same generator until every model sees two labels:
+    this conditions the random design on that event and keeps it intact (every record IN
+    for the same number of models, seeded, independent of the executor). The first draw
+    is the unconditioned one, so ordinary data (where it passes) keeps exactly the mask,
+    models and cache of before.
+
+    Raises
+    ------
+    ValueError
+        Naming ``population`` when the candidates have one label only, or too few records
+        outside their most frequent label for every model to get one; raised before any
+        model trains.
+    """
+    mask = balanced_in_mask(n_models, n_candidates, train_fraction, rng)
+    if codes is None or _every_model_mixed(mask, codes) or not mask.any(axis=1).all():
+        return mask  # a model without records is reported by fit itself
+    counts = np.bincount(codes)
+    # Each record is IN for at most ceil(f·N) models, so the records outside the most
+    # frequent label can reach every model only if there are at least this many of them.
+    needed = max(1, math.ceil(n_models / math.ceil(train_fraction * n_models - 1e-9)))
+    n_other = int(codes.size - counts.max())
+    for _ in range(MAX_MASK_DRAWS - 1 if n_other >= needed else 0):
+        mask = balanced_in_mask(n_models, n_candidates, train_fraction, rng)
+        if _every_model_mixed(mask, codes):
+            return mask
+    raise ValueError(
+        f"{_NAME}.fit: the 'population' is too poor in classes for {n_models} reference "
+        f"models to each train on two classes (a model of one class cannot be fitted): "
+        f"its candidate records (offline the population, online the audited records too) "
+        f"hold {counts.size} class(es), with {n_other} record(s) outside the most frequent "
+        f"one; at least {needed} such records are needed"
+        + ("" if n_other < needed else
+           f", and more for random training sets to reach every model (none of "
+           f"{MAX_MASK_DRAWS} draws did)")
+        + ". Give more population records of the rare classes, or fewer reference models.")
+
+
+def _every_model_mixed(mask: NDArray[np.bool_], codes: NDArray[np.intp]) -> bool:
+    """Whether every row of ``mask`` selects records of at least two labels."""
+    first = codes[np.argmax(mask, axis=1)]  # the label of each model's first record
+    return bool(np.all(np.any(mask & (codes[None, :] != first[:, None]), axis=1)))
+
+
 class ReferencePool:
     """N reference (shadow) models, each trained on a random part of a dataset.
 
@@ -458,9 +531,9 @@ class ReferencePool:
         seeds = np.array(
             [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children[1:]], dtype=np.int64
         )
-        sub_mask = balanced_in_mask(
+        sub_mask = _mixed_label_mask(
             self.n_models, candidates.size, float(self.train_fraction),
-            np.random.default_rng(children[0]),
+            np.random.default_rng(children[0]), _candidate_labels(y, candidates),
         )
         in_mask = np.zeros((self.n_models, n_records), dtype=bool)
         in_mask[:, candidates] = sub_mask

@@ -11,6 +11,7 @@ read; nothing is queried twice.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,6 +26,7 @@ from privaudit.attacks.membership._augment import (
     check_augmentations,
     split_outputs,
 )
+from privaudit.exceptions import DegenerateInputWarning
 from privaudit.targets import ModelOutputs, Target, as_target
 
 __all__ = ["ReferenceOutputs", "collect_reference_outputs", "stack_signal"]
@@ -183,17 +185,84 @@ class ReferenceOutputs:
         return self.population_in
 
 
-def _query_model(model: Any, X: Any, y: Any, *,
-                 to_target: Callable[[Any], Target]) -> ModelOutputs:
+def _query_full_classes(target: Target, X: Any, y: Any,
+                        classes: NDArray[Any] | None) -> ModelOutputs:
+    """Query ``target``, its outputs spread over every class of the audit.
+
+    A reference model whose random training set held no record of some class is still a
+    legitimate model "like the target": it gives that class probability 0 (Carlini et al.
+    2022; Zarifzadeh et al. 2024; Shokri et al. 2017). Its outputs are therefore mapped
+    onto ``classes`` (the labels of every audited and population record) with zeros for
+    the classes it never saw, so that records of those classes get a saturated loss and
+    logit (which the signals clip) instead of making the model impossible to query.
+    Models that know every label (the usual case) are queried unchanged.
+    """
+    own = getattr(target, "classes_", None)
+    if classes is None or own is None:
+        return target.query(X, y)
+    own = np.asarray(own)
+    y_arr = np.asarray(y)
+    known = np.isin(y_arr, own)
+    if known.all():
+        return target.query(X, y)
+    # Query with a label the model knows in place of the unknown ones (the probabilities
+    # do not depend on the label), then rebuild the outputs with the true labels.
+    out = target.query(X, np.where(known, y_arr, own[0]))
+    full = np.union1d(own, classes)
+    columns = np.searchsorted(full, own)
+    if out.probabilities is None:
+        assert out.predictions is not None
+        return ModelOutputs.from_labels(y_arr, out.predictions, full)
+    proba = np.zeros((len(y_arr), full.shape[0]))
+    proba[:, columns] = out.probabilities
+    return ModelOutputs.from_probabilities(y_arr, proba, full)
+
+
+def _query_model(model: Any, X: Any, y: Any, *, to_target: Callable[[Any], Target],
+                 classes: NDArray[Any] | None = None) -> ModelOutputs:
     # Module level so that worker processes and Ray can unpickle it.
-    return to_target(model).query(X, y)
+    return _query_full_classes(to_target(model), X, y, classes)
 
 
 def _query_model_split(
-    model: Any, X: Any, y: Any, *, to_target: Callable[[Any], Target], n_parts: int
+    model: Any, X: Any, y: Any, *, to_target: Callable[[Any], Target], n_parts: int,
+    classes: NDArray[Any] | None = None,
 ) -> tuple[ModelOutputs, ...]:
     # One query on the stacked augmented copies, cut back into one outputs per copy.
-    return split_outputs(to_target(model).query(X, y), n_parts)
+    return split_outputs(_query_full_classes(to_target(model), X, y, classes), n_parts)
+
+
+def _audit_classes(y_all: Any) -> NDArray[Any] | None:
+    """The distinct labels of every record, or None when they cannot be listed.
+
+    For regression the values are listed too, harmlessly: a regressor has no ``classes_``,
+    so its outputs are never mapped.
+    """
+    y_arr = np.asarray(y_all)
+    if y_arr.ndim != 1:
+        return None  # multi-output targets: nothing to map
+    try:
+        return np.unique(y_arr)
+    except TypeError:  # unorderable mixed labels: leave the models' own checks to speak
+        return None
+
+
+def _warn_missing_classes(pool: Any, y_all: Any, classes: NDArray[Any] | None,
+                          outputs: tuple[ModelOutputs, ...]) -> None:
+    """One warning counting the reference models that trained on no record of a class."""
+    if classes is None or outputs[0].task != "classification":
+        return
+    y_arr = np.asarray(y_all)
+    missed = [np.setdiff1d(classes, y_arr[idx]) for idx in pool.train_indices_]
+    n_missed = sum(m.size > 0 for m in missed)
+    if n_missed:
+        example = np.unique(np.concatenate(missed))[:5].tolist()
+        warnings.warn(
+            f"collect_reference_outputs: {n_missed} of the {len(missed)} reference models "
+            f"trained on no record of some class (e.g. {example}); they give such classes "
+            "probability 0, so those records get a saturated loss in these models. Give "
+            "more population records of the rare classes for a finer reference.",
+            DegenerateInputWarning, stacklevel=3)
 
 
 def _concat_rows(a: Any, b: Any) -> Any:
@@ -309,7 +378,8 @@ def collect_reference_outputs(
     )
     pool.fit(X_all, y_all, audited=audited_idx,
              population=population_idx if has_population else None, progress=progress)
-    query = functools.partial(_query_model, to_target=to_target)
+    classes = _audit_classes(y_all)
+    query = functools.partial(_query_model, to_target=to_target, classes=classes)
     if has_population and query_population:
         outputs = pool.map(query, X_all, y_all, stack=False, progress=progress)
         audited = tuple(o.subset(audited_idx) for o in outputs)
@@ -318,13 +388,14 @@ def collect_reference_outputs(
     else:
         audited = tuple(pool.map(query, X, y, stack=False, progress=progress))
         population, population_in = None, None
+    _warn_missing_classes(pool, y_all, classes, audited)
     audited_augmented = None
     if augs is not None:
         if augs:
             X_aug = apply_augmentations(X, augs, func)
             y_aug = np.concatenate([np.asarray(y)] * len(augs))
             split = functools.partial(_query_model_split, to_target=to_target,
-                                      n_parts=len(augs))
+                                      n_parts=len(augs), classes=classes)
             audited_augmented = tuple(tuple(p) for p in pool.map(
                 split, X_aug, y_aug, stack=False, progress=progress,
                 description="querying reference models on augmented records"))
