@@ -333,3 +333,17 @@ def test_a_result_its_attack_could_not_measure_is_unmeasurable_not_passed():
     assert all("no information" in c.note for c in checked.checks)
     strict = _gate([blind], [{"auc": {"max": 0.6}}], policy={"unmeasurable": "fail"})
     assert strict.exit_code == 1
+
+
+def test_a_risk_without_control_records_is_unmeasurable_and_not_a_verdict():
+    """No holdout: the raw success rate (an independent table links 0.66) is no evidence."""
+    from privaudit.results import AuditInfo, RiskResult
+
+    raw = RiskResult(n_attacks=200, n_success=130, n_baseline=10, n_baseline_attacks=200,
+                     attack="linkability", target="synthetic", audit=AuditInfo(kind="synthetic"))
+    checked = _gate([raw], [{"risk": {"max": 0.05}}])
+    assert [c.outcome for c in checked.checks] == ["warn"]
+    assert "no control records" in checked.checks[0].note
+    verdict = AuditReport([raw], kind="synthetic").with_settings(n_bootstrap=0).verdict
+    assert verdict.severity == "undefined" and verdict.label == "No control set"
+    assert "not a residual risk" in verdict.text

@@ -62,6 +62,19 @@ def _from_estimate(value: float, low: float, basis: str) -> Reading:
                    f"estimate is {value:.4g}; n_bootstrap=0?): basis point reads it")
 
 
+def _residual_risk(result: Any, budget: Any, basis: str) -> Reading:
+    """Anonymeter's residual risk; unmeasurable without control records.
+
+    Without a control set the risk is the attack's raw success rate, which includes what
+    it guesses from the population alone (an independent table reads 0.66): no evidence
+    either way, so never a pass or a fail on it.
+    """
+    if result.control_rate is None:
+        return Reading(math.nan, "unmeasurable: no control records (a holdout), so the "
+                       "success rate is not a residual risk")
+    return _from_estimate(*_value_low(result.risk()), basis)
+
+
 class Readings:
     """The readers of every metric, with each result's metrics computed once.
 
@@ -84,8 +97,7 @@ class Readings:
             "advantage": self._threshold_metric("advantage"),
             "tpr_at_fpr": self._tpr_at_fpr,
             "effective_epsilon": self._effective_epsilon,
-            "risk": lambda result, budget, basis: _from_estimate(
-                *_value_low(result.risk()), basis),
+            "risk": _residual_risk,
             "attribute_advantage": lambda result, budget, basis: _from_estimate(
                 *_value_low(result.advantage()), basis),
             "attribute_simulator_advantage": lambda result, budget, basis: _from_estimate(

@@ -53,23 +53,34 @@ class RiskSection(ReportSection):
 
         The residual risk (or the attack's success rate without a control) is read on
         :data:`~privaudit.report._verdict.SHARE_SCALE`; an attack no better than its baseline is
-        ``minimal`` (anonymeter's sanity check failed: nothing is measured).
+        ``minimal`` (anonymeter's sanity check failed: nothing is measured). Without a
+        control set the finding is ``undefined`` ("No control set"): a success rate is no
+        residual risk.
         """
         out = []
         for risk in report.risk_results:
             row, estimate = risk_row(risk), risk.risk()
             severity = (share_level(estimate.low, estimate.value)
                         if risk.better_than_baseline else "minimal")
+            label = RISK_LABELS.get(severity, severity_label(severity))
+            if risk.control_rate is None:
+                # Without control records the success rate includes what the attack
+                # guesses from the population alone (an independent table "links" 0.66
+                # of its targets): no level can be read from it (Giomi et al., Sec. 4).
+                severity, label = "undefined", "No control set"
             out.append(Finding(
                 artefact=artefact_name(risk), kind="synthetic", severity=severity,
-                label=RISK_LABELS.get(severity, severity_label(severity)),
+                label=label,
                 attack=risk.attack or risk.kind,
                 metric=f"{row['risk_label']} {row['risk']['value']}",
                 interval=row["risk"]["ci"],
                 text=(f"{risk.attack or risk.kind}: {row['risk_label']} "
                       f"{row['risk']['value']} {row['risk']['ci']}"
                       + ("" if risk.better_than_baseline
-                         else "; the attack does no better than its baseline")),
+                         else "; the attack does no better than its baseline")
+                      + ("; no control records (a holdout) to subtract what it guesses "
+                         "from the population alone, so this is not a residual risk"
+                         if risk.control_rate is None else "")),
                 section=self.name,
                 strength=estimate.value if estimate.value == estimate.value else 0.0))
         return out
