@@ -244,12 +244,12 @@ class MembershipAttack(BaseAttack):
         """
         scores = np.asarray(scores, dtype=np.float64)
         if scores.size and np.all(np.isnan(scores)):
-            warn_degenerate(f"{type(self).__name__}.run: every score is NaN, so the attack "
-                            "has no information on these records; each gets the score 0 "
-                            "(AUC 0.5).", stacklevel=3)
+            reason = self._no_information_reason()
+            warn_degenerate(f"{type(self).__name__}.run: {reason}, so the attack has no "
+                            "information on these records; each gets the score 0 (AUC 0.5).",
+                            stacklevel=4)
             scores, predictions = np.zeros_like(scores), None
-            extra = {**extra, "degenerate": "every score was NaN (the statistic is "
-                     "undefined on this target): no information, every score 0"}
+            extra = {**extra, "degenerate": f"{reason}: no information, every score 0"}
         return AttackResult(
             labels=labels,
             scores=scores,
@@ -265,6 +265,13 @@ class MembershipAttack(BaseAttack):
             extra=extra,
             out_of_fold=out_of_fold,
         )
+
+    def _no_information_reason(self) -> str:
+        """Why every score is NaN, for the warning and ``extra["degenerate"]``.
+
+        An attack that knows the cause (a statistic constant on its population) says so.
+        """
+        return "every score is NaN (the statistic is undefined on this target)"
 
     def _outputs(
         self, target: Any, X: Any, y: ArrayLike | None, outputs: ModelOutputs | None, func: str

@@ -756,7 +756,7 @@ class QuantileAttack(MembershipAttack):
         self._require_labels(labels, func)
         margins, out, raw, resolved = self._scored(target, X, y, outputs, func)
         lab = self._check_labels(labels, len(out), func)
-        scores, predictions, extra = self._decided(margins, len(out), func)
+        scores, predictions, extra = self._decided(margins, len(out))
         name = target_name if target_name is not None else (resolved.name if resolved else "")
         return self._package(labels=lab, scores=scores, target_name=name,
                              record_ids=record_ids, dataset=dataset, raw=raw,
@@ -787,23 +787,25 @@ class QuantileAttack(MembershipAttack):
                               f"<{features.shape[1]} columns>")
         return self.model_.margin(features, statistic), out, statistic, resolved
 
-    def _decided(self, margins: NDArray[np.float64] | None, n_records: int,
-                 func: str) -> tuple[NDArray[np.float64], NDArray[np.int8] | None,
+    def _decided(self, margins: NDArray[np.float64] | None, n_records: int
+                 ) -> tuple[NDArray[np.float64], NDArray[np.int8] | None,
                                      dict[str, Any]]:
-        """Scores, hard decisions and details of a result (no information without a model)."""
+        """Scores, hard decisions and details of a result.
+
+        Without a model the scores are NaN: :meth:`MembershipAttack._package` turns them
+        into a result with no information (every score 0, AUC 0.5), with this attack's
+        reason (:meth:`_no_information_reason`), so an audit keeps its other results.
+        """
         extra: dict[str, Any] = {"alpha": float(self.alpha), "method": self.method}
         model: QuantileModel | None = self.model_
         if margins is None or model is None:
-            # AttackResult needs finite scores: equal scores are the result that ranks no
-            # record above another (AUC 0.5), so an audit keeps its other attacks' results.
-            reason = self._no_model_reason()
-            warn_degenerate(f"{func}: {reason}; every record gets the score 0 (no "
-                            "information on membership).", stacklevel=4)
-            extra["degenerate"] = f"{reason}: no information (every score 0)"
-            return np.zeros(n_records), None, extra
+            return np.full(n_records, np.nan), None, extra
         extra.update(threshold=float(model.threshold), n_folds=model.n_folds,
                      learning_rate=model.learning_rate)
         return margins, (margins > model.threshold).astype(np.int8), extra
+
+    def _no_information_reason(self) -> str:
+        return self._no_model_reason()
 
     def _no_model_reason(self) -> str:
         return (f"the target's {self.statistic_name_} was the same on every population "
