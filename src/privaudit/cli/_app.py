@@ -425,8 +425,7 @@ def _read_gate_policy(path: Path | None, junit: Path | None = None) -> Any:
     return read_policy(path)
 
 
-def _gate_report(console: Any, policy: Any, out: Path, seed: Any,
-                 junit: Path | None = None) -> None:
+def _gate_report(console: Any, policy: Any, out: Path, junit: Path | None = None) -> None:
     """After an audit with ``--gate``: gate the report's results; exit with the gate's code.
 
     Only the results of the report just written (its manifest's folders): a result an
@@ -438,10 +437,9 @@ def _gate_report(console: Any, policy: Any, out: Path, seed: Any,
     from privaudit.cli._gate import run_gate
     from privaudit.results import report_settings
 
-    own = report_settings(out)  # the bootstrap of the report just written
+    own = report_settings(out)  # the bootstrap the report just written recorded
     code = run_gate(console, _saved_results(_reported_folders(out), strict=True), policy,
-                    junit=junit, n_bootstrap=own["n_bootstrap"],
-                    seed=seed if isinstance(seed, int) else own["random_state"])
+                    junit=junit, n_bootstrap=own["n_bootstrap"], seed=own["random_state"])
     if code:
         raise typer.Exit(code)
 
@@ -571,7 +569,7 @@ def audit_model_command(
     with _progress(console, status="Auditing...") as progress:
         index = run_audit_config(cfg, out=out_dir, progress=progress)
     _finish(console, out_dir, index, verbose=verbose, seed=cfg.random_state)
-    _gate_report(console, policy, out_dir, cfg.random_state, gate_junit)
+    _gate_report(console, policy, out_dir, gate_junit)
 
 
 @audit_app.command("llm")
@@ -780,7 +778,7 @@ def _run_and_report(command: str, run: Any, out: Path | None, runner: Any,
     with _progress(console, status=status) as progress:
         index = runner(run, progress=progress)
     _finish(console, run.out, index, verbose=verbose, seed=_seed_of(run))
-    _gate_report(console, policy, run.out, _seed_of(run), gate[1])
+    _gate_report(console, policy, run.out, gate[1])
 
 
 def _seed_of(run: Any) -> Any:
